@@ -1,0 +1,31 @@
+# Galley: `make demo` sets up, builds and runs the main job on the bundled example;
+# `make test` runs the whole test suite. Both install missing system packages first.
+SWIFT ?= swift
+EXAMPLE ?= Examples/winter-2026
+DEMO_OUT ?= build/demo
+GALLEY = .build/debug/galley
+
+.PHONY: setup build demo test bench clean
+
+setup:
+	@bash scripts/setup.sh
+
+build: setup
+	$(SWIFT) build
+
+demo: build
+	@mkdir -p $(DEMO_OUT)
+	$(GALLEY) pack $(EXAMPLE) --output $(DEMO_OUT) --force
+	@echo
+	@unzip -l $(DEMO_OUT)/*.zip
+
+test: setup
+	$(SWIFT) build
+	$(SWIFT) test
+
+bench: setup
+	$(SWIFT) build -c release
+	python3 bench/pack_bench.py
+
+clean:
+	rm -rf .build build bench/work

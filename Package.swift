@@ -1,0 +1,47 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+    name: "galley",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "galley", targets: ["galley"]),
+        .library(name: "GalleyKit", targets: ["GalleyKit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+    ],
+    targets: [
+        // One system-library target per C library. Only the matching wrapper file in
+        // GalleyKit imports each of them (see docs/architecture.md).
+        .systemLibrary(
+            name: "CArchive", pkgConfig: "libarchive",
+            providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]),
+        .systemLibrary(
+            name: "CCmark", pkgConfig: "libcmark-gfm",
+            providers: [.apt(["libcmark-gfm-dev", "libcmark-gfm-extensions-dev"])]),
+        .systemLibrary(
+            name: "CCrypto", pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"]), .brew(["openssl"])]),
+        .target(
+            name: "GalleyKit",
+            dependencies: [
+                "CArchive", "CCmark", "CCrypto",
+                .product(name: "Yams", package: "Yams"),
+            ]),
+        .executableTarget(
+            name: "galley",
+            dependencies: [
+                "GalleyKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+        .testTarget(
+            name: "GalleyKitTests",
+            dependencies: ["GalleyKit"]),
+        .testTarget(
+            name: "GalleyEndToEndTests",
+            dependencies: ["GalleyKit", "galley"],
+            exclude: []),
+    ]
+)

@@ -1,0 +1,239 @@
+import Foundation
+
+/// One file that goes into the zip.
+public struct ZipEntryPlan: Sendable, Hashable {
+    /// Path inside the issue folder of the zip (without the `<apple_id>/` prefix).
+    public var name: String
+    public var file: SourceFile
+    public var compression: ZipCompression
+}
+
+/// Everything about an issue that is known before its bodies are converted: ids, file names in
+/// the zip, media kinds, dates. Built from an `IssueSource` by `PackPlanner`.
+public struct PackPlan: Sendable {
+    public var issue: IssueRecord
+    public var articles: [PlannedArticle]
+    /// The media files, sorted by name: the order they are written in after `latest.json`.
+    public var entries: [ZipEntryPlan]
+    /// Seconds since 1970 written as every entry's modification time.
+    public var entryTime: Int64
+
+    public var assetCount: Int { issue.images.count + articles.reduce(0) { $0 + $1.record.assets.count } }
+}
+
+public struct PlannedArticle: Sendable {
+    public var source: ArticleSource
+    /// Everything but the body, which is converted while the manifest is written.
+    public var record: ArticleRecord
+    /// Local key → global id, for rewriting the body's placeholders.
+    public var assetIDs: [String: String]
+}
+
+/// Turns an `IssueSource` into a `PackPlan`, probing every media file (a few bytes each).
+public struct PackPlanner {
+    /// The modification time written when neither `SOURCE_DATE_EPOCH` nor the issue gives one
+    /// later than this: DOS times cannot go before 1980.
+    static let earliestZipTime: Int64 = 315_532_800
+
+    public init() {}
+
+    public func plan(_ source: IssueSource, sourceDateEpoch: Int64?) -> (plan: PackPlan?, diagnostics: [Diagnostic]) {
+        var log = DiagnosticLog()
+        let issueID = source.globalID ?? GlobalID.issue(appleID: source.appleID)
+        let lastUpdated = source.lastUpdated ?? source.publishDate
+        var issue = IssueRecord(
+            globalID: issueID, appleID: source.appleID, title: source.title,
+            lastUpdated: DumplingDate.iso(millisecondsSinceEpoch: lastUpdated.millisecondsSinceEpoch),
+            displayDate: source.displayDate ?? source.publishDate.monthAndYear,
+            publishDate: source.publishDate.dumplingPublishDate)
+        issue.description = source.description
+        issue.metadata = source.metadata ?? .object([])
+
+        var names = EntryNames()
+        var ids = IDRegistry()
+        ids.claim(issueID, what: "the issue", at: SourceLocation(path: source.issueFile, jsonPath: "global_id"), &log)
+
+        for asset in source.images {
+            if let record = assetRecord(asset, owner: "", appleID: source.appleID, names: &names, ids: &ids, &log) {
+                if record.kind != .image {
+                    log.add(.error("source.issue-image-kind",
+                                   "the issue image `\(asset.file.relativePath)` is a \(record.kind.rawValue) file, not an image",
+                                   at: asset.location, hint: "An issue's `images` holds its cover and other pictures only."))
+                }
+                issue.images.append(record)
+            }
+        }
+
+        var articles: [PlannedArticle] = []
+        var previousDate: Int64?
+        let baseDate = lastUpdated.millisecondsSinceEpoch
+        for article in source.articles {
+            let articleID = article.id ?? GlobalID.article(appleID: source.appleID, slug: article.slug)
+            ids.claim(articleID, what: "the article `\(article.folder)`", at: SourceLocation(path: article.fieldsFile), &log)
+            // Dumpling sorts articles by date, newest first: derive strictly decreasing dates
+            // where the source gives none, one minute apart, so the issue's order holds.
+            let date: Int64
+            if let given = article.date?.millisecondsSinceEpoch {
+                if let previousDate, given >= previousDate {
+                    log.add(.warning("source.date-order",
+                                     "this article's date is not earlier than the previous article's, so Dumpling apps, which list articles newest first, will show it out of issue order",
+                                     at: article.dateLocation,
+                                     hint: "Give articles decreasing dates in issue order, or leave `date` out to have Galley derive them."))
+                }
+                date = given
+            } else {
+                date = previousDate.map { $0 - 60_000 } ?? baseDate
+            }
+            previousDate = date
+
+            var record = ArticleRecord(
+                globalID: articleID, title: article.title, body: "",
+                dateLastUpdated: DumplingDate.iso(millisecondsSinceEpoch: date))
+            record.description = article.description
+            record.url = article.url
+            record.section = article.section
+            record.authorName = article.authorName
+            record.source = article.source
+            record.dek = article.dek
+            record.authorURL = article.authorURL
+            record.authorBio = article.authorBio
+            record.keywords = article.keywords.map { $0.replacingOccurrences(of: ",", with: " ") }.joined(separator: ",")
+            record.commentary = article.commentary
+            record.type = article.type
+            record.sku = article.sku
+            record.published = article.published
+            record.featured = article.featured
+            record.customMeta = article.metadata ?? .object([])
+            var assetIDs: [String: String] = [:]
+            for asset in article.assets {
+                guard let assetRecord = assetRecord(
+                    asset, owner: article.slug, appleID: source.appleID, names: &names, ids: &ids, &log)
+                else { continue }
+                assetIDs[asset.key] = assetRecord.id
+                switch assetRecord.kind {
+                case .image: record.images.append(assetRecord)
+                case .sound: record.sounds.append(assetRecord)
+                case .video: record.videos.append(assetRecord)
+                }
+            }
+            articles.append(PlannedArticle(source: article, record: record, assetIDs: assetIDs))
+        }
+
+        let entryTime = max(sourceDateEpoch ?? lastUpdated.millisecondsSinceEpoch / 1000, Self.earliestZipTime)
+        guard !log.hasErrors else { return (nil, log.items) }
+        let plan = PackPlan(issue: issue, articles: articles, entries: names.sortedEntries, entryTime: entryTime)
+        return (plan, log.items)
+    }
+
+    private func assetRecord(
+        _ asset: AssetSource, owner: String, appleID: String, names: inout EntryNames, ids: inout IDRegistry,
+        _ log: inout DiagnosticLog
+    ) -> AssetRecord? {
+        guard let probe = probeMedia(asset.file, at: asset.location, &log) else { return nil }
+        var thumbnailName: String?
+        if let thumbnail = asset.thumbnail {
+            guard let thumbProbe = probeMedia(thumbnail, at: asset.location, &log) else { return nil }
+            if thumbProbe.format.kind != .image {
+                log.add(.error("source.thumbnail-kind",
+                               "the thumbnail `\(thumbnail.relativePath)` is a \(thumbProbe.format.kind.rawValue) file, not an image",
+                               at: asset.location, hint: "Use a JPEG or PNG picture as the thumbnail."))
+                return nil
+            }
+            thumbnailName = names.name(for: thumbnail, owner: owner, format: thumbProbe.format)
+        }
+        let fileName = names.name(for: asset.file, owner: owner, format: probe.format)
+        let id = asset.explicitID ?? GlobalID.asset(appleID: appleID, owner: owner, key: asset.key)
+        ids.claim(id, what: "the asset `\(asset.file.relativePath)`", at: asset.location, &log)
+
+        var metadata: [(String, JSONValue)] = []
+        if !asset.alt.isEmpty { metadata.append(("alt", .string(asset.alt))) }
+        if let size = probe.pixelSize {
+            metadata.append(("width", .int(size.width)))
+            metadata.append(("height", .int(size.height)))
+        }
+        metadata.append(("mime_type", .string(probe.format.mimeType)))
+        if case .object(let extra)? = asset.metadata {
+            for (key, value) in extra {
+                metadata.removeAll { $0.0 == key }
+                metadata.append((key, value))
+            }
+        }
+        return AssetRecord(
+            id: id, kind: probe.format.kind, caption: asset.caption, source: asset.credit, fileName: fileName,
+            crop350: thumbnailName ?? fileName, metadata: .object(metadata))
+    }
+
+    private func probeMedia(_ file: SourceFile, at location: SourceLocation, _ log: inout DiagnosticLog) -> MediaProbe? {
+        if file.size == 0 {
+            log.add(.error("source.media-empty", "the file `\(file.relativePath)` is empty", at: location,
+                           hint: "Replace it with the real picture, sound or video."))
+            return nil
+        }
+        let result: MediaProbe?
+        do {
+            result = try MediaProber.probe(file.url)
+        } catch {
+            log.add(.error("source.file-unreadable", "the file `\(file.relativePath)` cannot be read: \(error.localizedDescription)",
+                           at: location, hint: "Check the file's permissions."))
+            return nil
+        }
+        guard let result else {
+            log.add(.error("source.media-unknown",
+                           "cannot tell what kind of media `\(file.relativePath)` is from its content",
+                           at: location,
+                           hint: "Galley packs JPEG, PNG, GIF, WebP, HEIF, AVIF and SVG images; MP3, AAC, M4A, Ogg, FLAC and WAV sound; MP4, MOV and WebM video."))
+            return nil
+        }
+        let ext = (file.relativePath as NSString).pathExtension.lowercased()
+        if !result.format.extensions.contains(ext) {
+            log.add(.warning("source.media-extension-mismatch",
+                             "`\(file.relativePath)` holds \(result.format.mimeType) data, which its extension `.\(ext)` does not suggest",
+                             at: location,
+                             hint: "Rename it to `.\(result.format.extensions[0])` so that apps and servers treat it right."))
+        }
+        return result
+    }
+}
+
+/// Gives every source file one name in the zip: flat, in the producer profile
+/// (`[A-Za-z0-9._-]`), unique even without regard to case.
+struct EntryNames {
+    private var bySource: [String: ZipEntryPlan] = [:]
+    private var taken: Set<String> = ["latest.json"]
+
+    mutating func name(for file: SourceFile, owner: String, format: MediaFormat) -> String {
+        if let existing = bySource[file.relativePath] { return existing.name }
+        let base = SourceTree.zipSafeName((file.relativePath as NSString).lastPathComponent)
+        let wanted = owner.isEmpty ? base : SourceTree.zipSafeName(owner) + "-" + base
+        var candidate = wanted
+        var counter = 2
+        while taken.contains(candidate.lowercased()) {
+            let ext = (wanted as NSString).pathExtension
+            let stem = (wanted as NSString).deletingPathExtension
+            candidate = ext.isEmpty ? "\(stem)-\(counter)" : "\(stem)-\(counter).\(ext)"
+            counter += 1
+        }
+        taken.insert(candidate.lowercased())
+        bySource[file.relativePath] = ZipEntryPlan(
+            name: candidate, file: file, compression: format.isCompressed ? .store : .deflate)
+        return candidate
+    }
+
+    var sortedEntries: [ZipEntryPlan] {
+        bySource.values.sorted { Array($0.name.utf8).lexicographicallyPrecedes(Array($1.name.utf8)) }
+    }
+}
+
+/// Ids must be unique across the issue, its articles and its assets.
+struct IDRegistry {
+    private var owners: [String: String] = [:]
+
+    mutating func claim(_ id: String, what: String, at location: SourceLocation?, _ log: inout DiagnosticLog) {
+        if let owner = owners[id] {
+            log.add(.error("source.id-duplicate", "\(what) has the id `\(id)`, which \(owner) already has",
+                           at: location, hint: "Ids must be unique in an issue: change or remove the explicit `id`."))
+            return
+        }
+        owners[id] = what
+    }
+}

@@ -1,0 +1,195 @@
+import Foundation
+
+public struct PackOptions: Sendable {
+    public var source: URL
+    /// A folder (the zip goes inside as `<apple_id>.zip`) or a path ending in `.zip`;
+    /// `nil` means the current folder.
+    public var output: URL?
+    public var force = false
+    public var allowZip64 = false
+    /// `SOURCE_DATE_EPOCH`: the entries' modification time, in seconds since 1970.
+    public var sourceDateEpoch: Int64?
+    /// Compute the zip's SHA-256 while writing it.
+    public var computeSHA256 = true
+
+    public init(source: URL, output: URL? = nil) {
+        self.source = source
+        self.output = output
+    }
+}
+
+/// What a pack produced.
+public struct PackSummary: Sendable, Codable {
+    public var path: String
+    public var bytes: Int64
+    public var sha256: String?
+    public var appleID: String
+    public var globalID: String
+    public var articles: Int
+    public var assets: Int
+    public var entries: Int
+    public var warnings: [Diagnostic]
+
+    enum CodingKeys: String, CodingKey {
+        case path, bytes, sha256, articles, assets, entries, warnings
+        case appleID = "apple_id"
+        case globalID = "global_id"
+    }
+}
+
+/// How far a pack has got, for a progress bar.
+public struct PackProgress: Sendable {
+    public var bytesDone: Int64
+    public var bytesTotal: Int64
+    public var entriesDone: Int
+    public var entriesTotal: Int
+}
+
+/// `galley pack`: an issue source folder becomes a Dumpling-compatible issue zip.
+///
+/// Work happens in temporary files beside the output; the zip is moved into place only when it
+/// is complete, so the output path never holds a half-written zip.
+public struct Packer {
+    /// Dumpling's readers have no Zip64: the limits of a classic zip.
+    public static let maxEntries = 65_535
+    public static let maxBytes: Int64 = 0xFFFF_FFFF
+
+    public init() {}
+
+    /// Packs, or throws `DiagnosticsError` (the source has problems: exit status 1) or
+    /// `GalleyError` (it could not run: exit status 2). Warnings come back in the summary.
+    public func pack(_ options: PackOptions, progress: ((PackProgress) -> Void)? = nil) throws -> PackSummary {
+        let loaded = try IssueSourceLoader().load(options.source)
+        var diagnostics = loaded.diagnostics
+        guard let source = loaded.source else { throw DiagnosticsError(diagnostics) }
+        let planned = PackPlanner().plan(source, sourceDateEpoch: options.sourceDateEpoch)
+        diagnostics += planned.diagnostics
+        guard let plan = planned.plan else { throw DiagnosticsError(diagnostics) }
+
+        let output = try outputPath(options, appleID: plan.issue.appleID)
+        if output.deletingPathExtension().lastPathComponent != plan.issue.appleID {
+            diagnostics.append(.warning(
+                "pack.zip-name", "the zip is named `\(output.lastPathComponent)`, but Dumpling finds an issue zip by its `apple_id`",
+                at: SourceLocation(path: output.path),
+                hint: "Name it `\(plan.issue.appleID).zip`, or give a folder as --output."))
+        }
+        let directory = output.deletingLastPathComponent()
+        let token = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let manifestURL = directory.appending(path: ".\(plan.issue.appleID).\(token).json.galley-tmp")
+        let zipURL = directory.appending(path: ".\(output.lastPathComponent).\(token).galley-tmp")
+        defer {
+            try? FileManager.default.removeItem(at: manifestURL)
+            try? FileManager.default.removeItem(at: zipURL)
+        }
+
+        // 1. latest.json, one article at a time.
+        let manifest = try ManifestFileWriter(url: manifestURL, issue: plan.issue)
+        var bodyProblems: [Diagnostic] = []
+        let builder = BodyBuilder()
+        for article in plan.articles {
+            var record = article.record
+            let text: String
+            do {
+                text = try String(contentsOf: source.root.appending(path: article.source.bodyFile), encoding: .utf8)
+            } catch {
+                bodyProblems.append(.error("source.file-unreadable", "cannot be read any more",
+                                           at: SourceLocation(path: article.source.bodyFile)))
+                continue
+            }
+            let front = FrontMatter.split(text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text)
+            let built = builder.build(
+                front.body, format: article.source.bodyFormat, file: article.source.bodyFile,
+                lineOffset: front.bodyLineOffset, ids: article.assetIDs)
+            bodyProblems += built.diagnostics
+            record.body = built.body
+            try manifest.append(record)
+        }
+        try manifest.finish()
+        diagnostics += bodyProblems
+        if diagnostics.contains(where: { $0.severity == .error }) { throw DiagnosticsError(diagnostics) }
+
+        // 2. Limits a reader without Zip64 can open.
+        let entryCount = plan.entries.count + 1
+        let payload = plan.entries.reduce(manifest.bytesWritten) { $0 + $1.file.size }
+        let overhead = Int64(entryCount) * Int64(2 * (46 + 24) + 2 * (plan.issue.appleID.utf8.count + 64))
+        if !options.allowZip64 && (entryCount > Self.maxEntries || payload + overhead > Self.maxBytes) {
+            let reason = entryCount > Self.maxEntries
+                ? "\(entryCount) entries (the most a zip without Zip64 holds is \(Self.maxEntries))"
+                : "about \(payload + overhead) bytes (the most a zip without Zip64 holds is 4 GiB)"
+            diagnostics.append(.error(
+                "pack.zip64-required", "the issue needs \(reason), and Dumpling cannot read Zip64",
+                at: SourceLocation(path: source.root.path),
+                hint: "Split the issue or shrink its media; --allow-zip64 packs it anyway for readers that support Zip64."))
+            throw DiagnosticsError(diagnostics)
+        }
+
+        // 3. The zip: latest.json first, then the media by name.
+        if FileManager.default.fileExists(atPath: output.path) && !options.force {
+            throw GalleyError("the output already exists", path: output.path, hint: "Pass --force to replace it.")
+        }
+        let writer = try ZipWriter(url: zipURL, hashing: options.computeSHA256, allowZip64: options.allowZip64)
+        let prefix = plan.issue.appleID + "/"
+        var state = PackProgress(bytesDone: 0, bytesTotal: payload, entriesDone: 0, entriesTotal: entryCount)
+        try writer.addFile(
+            name: prefix + "latest.json", from: manifestURL, size: manifest.bytesWritten, mtime: plan.entryTime,
+            compression: .deflate)
+        state.bytesDone += manifest.bytesWritten
+        state.entriesDone = 1
+        progress?(state)
+        for entry in plan.entries {
+            try writer.addFile(
+                name: prefix + entry.name, from: entry.file.url, size: entry.file.size, mtime: plan.entryTime,
+                compression: entry.compression
+            ) { chunk in
+                state.bytesDone += chunk
+                progress?(state)
+            }
+            state.entriesDone += 1
+        }
+        let (bytes, sha256) = try writer.finish()
+        progress?(state)
+
+        // 4. Into place, atomically; never over an existing file without --force.
+        try moveIntoPlace(zipURL, output, replace: options.force)
+        return PackSummary(
+            path: output.path, bytes: bytes, sha256: sha256, appleID: plan.issue.appleID, globalID: plan.issue.globalID,
+            articles: plan.articles.count, assets: plan.assetCount, entries: entryCount,
+            warnings: diagnostics.filter { $0.severity != .error })
+    }
+
+    func outputPath(_ options: PackOptions, appleID: String) throws -> URL {
+        let given = options.output ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        var isDirectory: ObjCBool = false
+        let exists = FileManager.default.fileExists(atPath: given.path, isDirectory: &isDirectory)
+        if exists && isDirectory.boolValue { return given.appending(path: "\(appleID).zip") }
+        guard given.pathExtension.lowercased() == "zip" else {
+            throw GalleyError(exists ? "the output is neither a folder nor a .zip path" : "no such folder",
+                              path: given.path,
+                              hint: "Give an existing folder (the zip goes inside as \(appleID).zip) or a path ending in .zip.")
+        }
+        let parent = given.deletingLastPathComponent()
+        guard FileManager.default.fileExists(atPath: parent.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw GalleyError("the output's folder does not exist", path: parent.path, hint: "Create it first.")
+        }
+        if exists && !options.force {
+            throw GalleyError("the output already exists", path: given.path, hint: "Pass --force to replace it.")
+        }
+        return given
+    }
+
+    private func moveIntoPlace(_ temporary: URL, _ output: URL, replace: Bool) throws {
+        if replace {
+            guard rename(temporary.path, output.path) == 0 else {
+                throw GalleyError("cannot move the zip into place: \(String(cString: strerror(errno)))", path: output.path)
+            }
+            return
+        }
+        // link() fails if the output appeared meanwhile: nothing is ever overwritten.
+        guard link(temporary.path, output.path) == 0 else {
+            let reason = errno == EEXIST ? "the output already exists" : String(cString: strerror(errno))
+            throw GalleyError("cannot move the zip into place: \(reason)", path: output.path,
+                              hint: errno == EEXIST ? "Pass --force to replace it." : nil)
+        }
+        unlink(temporary.path)
+    }
+}

@@ -1,0 +1,451 @@
+import Foundation
+import Yams
+
+/// Reads an issue source folder into an `IssueSource`, collecting every problem it finds
+/// (not only the first) as located diagnostics.
+public struct IssueSourceLoader {
+    public static let issueFileNames = ["issue.yaml", "issue.yml", "issue.json"]
+    public static let bodyFileNames: [(String, BodyFormat)] = [
+        ("article.md", .markdown), ("article.markdown", .markdown), ("article.html", .html), ("article.htm", .html),
+    ]
+    static let issueKeys = [
+        "title", "apple_id", "global_id", "description", "display_date", "publish_date", "last_updated",
+        "metadata", "images", "order",
+    ]
+    static let articleKeys = [
+        "id", "title", "dek", "description", "section", "type", "author", "author_name", "author_url", "author_bio",
+        "keywords", "commentary", "url", "source", "sku", "featured", "published", "date", "metadata", "assets",
+    ]
+    static let assetKeys = ["file", "id", "caption", "credit", "alt", "thumbnail", "metadata"]
+
+    public init() {}
+
+    /// Loads the folder at `root`. Throws `GalleyError` when it is not a folder at all, and
+    /// returns the findings (errors included) otherwise; `source` is `nil` when an error
+    /// prevented reading the issue.
+    public func load(_ root: URL) throws -> (source: IssueSource?, diagnostics: [Diagnostic]) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory) else {
+            throw GalleyError("no such folder", path: root.path, hint: "Give the path of an issue source folder.")
+        }
+        guard isDirectory.boolValue else {
+            throw GalleyError("not a folder", path: root.path,
+                              hint: "`galley pack` takes an issue source folder (with issue.yaml inside).")
+        }
+        var log = DiagnosticLog()
+        let tree = SourceTree(root: root)
+        let source = loadIssue(tree, &log)
+        return (log.hasErrors ? nil : source, log.items)
+    }
+
+    private func loadIssue(_ tree: SourceTree, _ log: inout DiagnosticLog) -> IssueSource? {
+        let present = Self.issueFileNames.filter {
+            FileManager.default.fileExists(atPath: tree.url($0).path)
+        }
+        guard let issueFile = present.first else {
+            log.add(.error(
+                "source.issue-file-missing", "the folder has no issue.yaml",
+                at: SourceLocation(path: tree.root.path),
+                hint: "Create issue.yaml with at least `title`, `apple_id` and `publish_date` (see docs/source-format.md)."))
+            return nil
+        }
+        if present.count > 1 {
+            log.add(.error(
+                "source.issue-file-ambiguous", "the folder has \(present.joined(separator: " and ")); only one may exist",
+                at: SourceLocation(path: issueFile), hint: "Keep one of them."))
+            return nil
+        }
+        if tree.isSymbolicLink(issueFile) && !tree.staysInside(issueFile) {
+            log.add(.error(
+                "source.symlink-outside", "`\(issueFile)` is a symbolic link to a place outside the issue folder; it is not followed",
+                at: SourceLocation(path: issueFile), hint: "Replace the link with the file itself."))
+            return nil
+        }
+        guard let text = readText(tree.url(issueFile), display: issueFile, &log) else { return nil }
+        let fields = YAMLFields(file: issueFile, lineOffset: 0)
+        guard let node = fields.parse(text, into: &log) else {
+            if !log.hasErrors {
+                log.add(.error("source.field-missing", "\(issueFile) is empty", at: SourceLocation(path: issueFile),
+                               hint: "Give at least `title`, `apple_id` and `publish_date`."))
+            }
+            return nil
+        }
+        guard let map = YAMLMapping(node, fields: fields, keyPath: "", log: &log, what: issueFile) else { return nil }
+        map.reportUnknownKeys(Self.issueKeys, log: &log, what: issueFile)
+
+        let title = map.string("title", required: true, log: &log)
+        let appleID = map.string("apple_id", required: true, log: &log,
+                                 hint: "Add the issue's store id, e.g. `apple_id: com.example.mag.issue.2015.01`.")
+        if let appleID, let problem = Self.appleIDProblem(appleID) {
+            log.add(.error(
+                "source.apple-id-invalid", "`apple_id` \(problem): `\(appleID)`",
+                at: fields.at(map.value("apple_id"), "apple_id"),
+                hint: "It names the zip and its folder: use letters, digits, `.`, `-` and `_` only."))
+        }
+        let globalID = map.string("global_id", log: &log)
+        if let globalID, let problem = GlobalID.problem(with: globalID) {
+            log.add(.error("source.id-unsafe", "`global_id` \(problem)", at: fields.at(map.value("global_id"), "global_id"),
+                           hint: "Leave it out to get a derived id, or use 24 hex digits."))
+        }
+        let publishDate = map.date("publish_date", required: true, log: &log)
+        let lastUpdated = map.date("last_updated", log: &log)
+        let metadata = map.jsonObject("metadata", log: &log)
+        let images = loadAssets(map, directory: "", owner: "", tree: tree, fields: fields, &log)
+        let articles = loadArticles(tree, order: map, fields: fields, &log)
+
+        guard let title, let appleID, let publishDate else { return nil }
+        return IssueSource(
+            root: tree.root, issueFile: issueFile, appleID: appleID, globalID: globalID, title: title,
+            description: map.string("description", log: &log) ?? "",
+            displayDate: map.string("display_date", log: &log), publishDate: publishDate,
+            lastUpdated: lastUpdated, metadata: metadata, images: images, articles: articles)
+    }
+
+    static func appleIDProblem(_ id: String) -> String? {
+        if id.isEmpty { return "is empty" }
+        if id.utf8.count > 200 { return "is longer than 200 characters" }
+        if id.hasPrefix(".") || id.hasPrefix("-") { return "starts with `\(id.first!)`" }
+        let allowed = id.unicodeScalars.allSatisfy {
+            $0.isASCII && (CharacterSet.alphanumerics.contains($0) || $0 == "." || $0 == "-" || $0 == "_")
+        }
+        return allowed ? nil : "contains characters other than letters, digits, `.`, `-` and `_`"
+    }
+
+    // MARK: Articles
+
+    private func loadArticles(
+        _ tree: SourceTree, order map: YAMLMapping, fields: YAMLFields, _ log: inout DiagnosticLog
+    ) -> [ArticleSource] {
+        let articlesURL = tree.url("articles")
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: articlesURL.path, isDirectory: &isDirectory), isDirectory.boolValue
+        else {
+            log.add(.warning("source.no-articles", "the issue has no articles/ folder, so it has no articles",
+                             at: SourceLocation(path: "articles"),
+                             hint: "Create articles/<slug>/article.md for each article."))
+            return []
+        }
+        if tree.isSymbolicLink("articles") && !tree.staysInside("articles") {
+            log.add(.error("source.symlink-outside",
+                           "`articles` is a symbolic link to a place outside the issue folder; it is not followed",
+                           at: SourceLocation(path: "articles"), hint: "Replace the link with the folder itself."))
+            return []
+        }
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: articlesURL.path)) ?? [])
+            .filter { !$0.hasPrefix(".") }
+        var folders: [String] = []
+        for name in names {
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: articlesURL.appending(path: name).path, isDirectory: &isDir),
+               isDir.boolValue {
+                folders.append(name)
+            } else {
+                log.add(.warning("source.stray-file", "`articles/\(name)` is not an article folder; it is ignored",
+                                 at: SourceLocation(path: "articles/\(name)"),
+                                 hint: "Put each article in its own folder: articles/<slug>/article.md."))
+            }
+        }
+        folders = orderFolders(folders, map: map, fields: fields, &log)
+
+        var articles: [ArticleSource] = []
+        var slugs: [String: String] = [:]
+        for folder in folders {
+            let slug = Self.slug(of: folder)
+            if let other = slugs[slug.lowercased()] {
+                log.add(.error("source.slug-duplicate",
+                               "the article folders `\(other)` and `\(folder)` have the same slug `\(slug)`",
+                               at: SourceLocation(path: "articles/\(folder)"),
+                               hint: "Rename one of them: ids are derived from the name without its number prefix."))
+                continue
+            }
+            slugs[slug.lowercased()] = folder
+            if let article = loadArticle(folder: folder, slug: slug, tree: tree, &log) {
+                articles.append(article)
+            }
+        }
+        return articles
+    }
+
+    /// Folder order: the issue's `order` list when given, else by number prefix, then name.
+    private func orderFolders(
+        _ folders: [String], map: YAMLMapping, fields: YAMLFields, _ log: inout DiagnosticLog
+    ) -> [String] {
+        let natural = folders.sorted { a, b in
+            let (na, nb) = (Self.numberPrefix(a), Self.numberPrefix(b))
+            if na != nb { return (na ?? Int.max) < (nb ?? Int.max) }
+            return Array(a.utf8).lexicographicallyPrecedes(Array(b.utf8))
+        }
+        guard let order = map.stringList("order", log: &log) else { return natural }
+        var result: [String] = []
+        for (index, entry) in order.enumerated() {
+            guard let folder = natural.first(where: { $0 == entry || Self.slug(of: $0) == entry }) else {
+                log.add(.error("source.order-unknown", "`order` names `\(entry)`, which is not a folder in articles/",
+                               at: fields.at(map.value("order"), "order[\(index)]"),
+                               hint: "List article folder names (or their slugs) exactly as they are spelled."))
+                continue
+            }
+            if result.contains(folder) {
+                log.add(.error("source.order-duplicate", "`order` lists `\(entry)` twice",
+                               at: fields.at(map.value("order"), "order[\(index)]"), hint: "List each article once."))
+                continue
+            }
+            result.append(folder)
+        }
+        for folder in natural where !result.contains(folder) {
+            log.add(.error("source.order-missing", "the article folder `\(folder)` is not listed in `order`",
+                           at: fields.at(map.value("order"), "order"),
+                           hint: "Add `\(Self.slug(of: folder))` to `order` where it belongs, or remove the folder."))
+        }
+        return result
+    }
+
+    static func numberPrefix(_ folder: String) -> Int? {
+        let digits = folder.prefix { $0.isASCII && $0.isNumber }
+        return digits.isEmpty ? nil : Int(digits.prefix(18))
+    }
+
+    /// The folder name without an ordering prefix such as `01-` or `2_`.
+    public static func slug(of folder: String) -> String {
+        if let match = folder.wholeMatch(of: /[0-9]+[-_. ]+(.+)/) { return String(match.1) }
+        return folder
+    }
+
+    private func loadArticle(
+        folder: String, slug: String, tree: SourceTree, _ log: inout DiagnosticLog
+    ) -> ArticleSource? {
+        let directory = "articles/\(folder)"
+        if tree.isSymbolicLink(directory) && !tree.staysInside(directory) {
+            log.add(.error("source.symlink-outside",
+                           "`\(directory)` is a symbolic link to a place outside the issue folder; it is not followed",
+                           at: SourceLocation(path: directory), hint: "Replace the link with the folder itself."))
+            return nil
+        }
+        if let problem = SourceTree.nameProblem(folder) {
+            log.add(.error("source.name-unsafe", "the folder name `\(folder)` \(problem)", at: SourceLocation(path: directory),
+                           hint: "Rename it using letters, digits, `.`, `-` and `_`."))
+            return nil
+        }
+        let bodies = Self.bodyFileNames.filter { FileManager.default.fileExists(atPath: tree.url("\(directory)/\($0.0)").path) }
+        guard let (bodyName, format) = bodies.first else {
+            log.add(.error("source.body-missing", "the article folder has no article.md or article.html",
+                           at: SourceLocation(path: directory),
+                           hint: "Add article.md (Markdown) or article.html with the article's text."))
+            return nil
+        }
+        if bodies.count > 1 {
+            log.add(.error("source.body-ambiguous",
+                           "the article folder has \(bodies.map(\.0).joined(separator: " and ")); only one body may exist",
+                           at: SourceLocation(path: directory), hint: "Keep one of them."))
+            return nil
+        }
+        let bodyFile = "\(directory)/\(bodyName)"
+        if tree.isSymbolicLink(bodyFile) && !tree.staysInside(bodyFile) {
+            log.add(.error("source.symlink-outside",
+                           "`\(bodyFile)` is a symbolic link to a place outside the issue folder; it is not followed",
+                           at: SourceLocation(path: bodyFile), hint: "Replace the link with the file itself."))
+            return nil
+        }
+        guard let text = readText(tree.url(bodyFile), display: bodyFile, &log) else { return nil }
+        let front = FrontMatter.split(text)
+
+        let sidecars = ["article.yaml", "article.yml"].filter {
+            FileManager.default.fileExists(atPath: tree.url("\(directory)/\($0)").path)
+        }
+        var fieldsFile = bodyFile
+        var yamlText: String
+        var lineOffset = 1
+        if let sidecar = sidecars.first {
+            if front.yaml != nil {
+                log.add(.error("source.fields-twice",
+                               "the article has both front matter in \(bodyName) and \(sidecar)",
+                               at: SourceLocation(path: bodyFile, line: 1),
+                               hint: "Keep the fields in one place: remove the front matter or the \(sidecar) file."))
+                return nil
+            }
+            fieldsFile = "\(directory)/\(sidecar)"
+            if tree.isSymbolicLink(fieldsFile) && !tree.staysInside(fieldsFile) {
+                log.add(.error("source.symlink-outside",
+                               "`\(fieldsFile)` is a symbolic link to a place outside the issue folder; it is not followed",
+                               at: SourceLocation(path: fieldsFile), hint: "Replace the link with the file itself."))
+                return nil
+            }
+            guard let sidecarText = readText(tree.url(fieldsFile), display: fieldsFile, &log) else { return nil }
+            yamlText = sidecarText
+            lineOffset = 0
+        } else if let yaml = front.yaml {
+            yamlText = yaml
+        } else {
+            log.add(.error("source.fields-missing", "the article has no front matter and no article.yaml",
+                           at: SourceLocation(path: bodyFile, line: 1),
+                           hint: "Start \(bodyName) with a block between `---` lines holding at least `title: ...`."))
+            return nil
+        }
+        let fields = YAMLFields(file: fieldsFile, lineOffset: lineOffset)
+        guard let node = fields.parse(yamlText, into: &log) else {
+            if !log.hasErrors {
+                log.add(.error("source.field-missing", "the article's fields are empty", at: SourceLocation(path: fieldsFile),
+                               hint: "Give at least `title: ...`."))
+            }
+            return nil
+        }
+        guard let map = YAMLMapping(node, fields: fields, keyPath: "", log: &log, what: "the article's fields")
+        else { return nil }
+        map.reportUnknownKeys(Self.articleKeys, log: &log, what: "the article's fields")
+        guard let title = map.string("title", required: true, log: &log) else { return nil }
+
+        var article = ArticleSource(
+            folder: folder, slug: slug, fieldsFile: fieldsFile, bodyFile: bodyFile, bodyFormat: format,
+            bodyLineOffset: front.bodyLineOffset, title: title)
+        article.id = map.string("id", log: &log)
+        if let id = article.id, let problem = GlobalID.problem(with: id) {
+            log.add(.error("source.id-unsafe", "`id` \(problem)", at: fields.at(map.value("id"), "id"),
+                           hint: "Leave it out to get a derived id, or use 24 hex digits."))
+        }
+        article.dek = map.string("dek", log: &log) ?? ""
+        article.description = map.string("description", log: &log) ?? ""
+        article.section = map.string("section", log: &log) ?? ""
+        article.type = map.string("type", log: &log) ?? "article"
+        loadAuthor(map, into: &article, &log)
+        article.keywords = map.stringList("keywords", log: &log) ?? []
+        article.commentary = map.string("commentary", log: &log) ?? ""
+        article.url = map.string("url", log: &log) ?? ""
+        article.source = map.string("source", log: &log) ?? ""
+        article.sku = map.string("sku", log: &log)
+        article.featured = map.bool("featured", log: &log) ?? false
+        article.published = map.bool("published", log: &log) ?? true
+        article.date = map.date("date", log: &log)
+        article.dateLocation = fields.at(map.value("date"), "date")
+        article.metadata = map.jsonObject("metadata", log: &log)
+        article.assets = loadAssets(map, directory: directory, owner: slug, tree: tree, fields: fields, &log)
+        return article
+    }
+
+    private func loadAuthor(_ map: YAMLMapping, into article: inout ArticleSource, _ log: inout DiagnosticLog) {
+        if let author = map.value("author") {
+            if case .scalar(let scalar) = author {
+                article.authorName = scalar.string
+            } else if let sub = YAMLMapping(author, fields: map.fields, keyPath: "author", log: &log, what: "`author`") {
+                sub.reportUnknownKeys(["name", "url", "bio"], log: &log, what: "`author`")
+                article.authorName = sub.string("name", log: &log) ?? ""
+                article.authorURL = sub.string("url", log: &log) ?? ""
+                article.authorBio = sub.string("bio", log: &log) ?? ""
+            }
+        }
+        if let name = map.string("author_name", log: &log) { article.authorName = name }
+        if let url = map.string("author_url", log: &log) { article.authorURL = url }
+        if let bio = map.string("author_bio", log: &log) { article.authorBio = bio }
+    }
+
+    // MARK: Assets
+
+    private func loadAssets(
+        _ map: YAMLMapping, directory: String, owner: String, tree: SourceTree, fields: YAMLFields,
+        _ log: inout DiagnosticLog
+    ) -> [AssetSource] {
+        let listKey = owner.isEmpty ? "images" : "assets"
+        guard let listNode = map.value(listKey) else { return [] }
+        guard case .sequence(let items) = listNode else {
+            log.add(.error("source.type-mismatch", "`\(listKey)` must be a list", at: fields.at(listNode, listKey),
+                           hint: "Write one `- file: name.jpg` entry per line."))
+            return []
+        }
+        var assets: [AssetSource] = []
+        var keys: [String: Int] = [:]
+        for (index, item) in items.enumerated() {
+            let path = "\(listKey)[\(index)]"
+            let location = fields.at(item, path)
+            var written: String
+            var entry: YAMLMapping?
+            switch item {
+            case .scalar(let scalar):
+                written = scalar.string
+            default:
+                guard let sub = YAMLMapping(item, fields: fields, keyPath: path, log: &log, what: "an asset") else { continue }
+                sub.reportUnknownKeys(Self.assetKeys, log: &log, what: "an asset")
+                guard let file = sub.string("file", required: true, log: &log,
+                                            hint: "Name the asset's file with `file: photo.jpg`.") else { continue }
+                written = file
+                entry = sub
+            }
+            let resolved = tree.resolveFile(written, from: directory, at: location, what: "asset")
+            guard case .success(let file) = resolved else {
+                if case .failure(let diagnostic) = resolved { log.add(diagnostic) }
+                continue
+            }
+            var asset = AssetSource(key: written.split(separator: "/").last.map(String.init) ?? written,
+                                    file: file, location: location)
+            if let entry {
+                asset.explicitID = entry.string("id", log: &log)
+                if let id = asset.explicitID {
+                    if let problem = GlobalID.problem(with: id) {
+                        log.add(.error("source.id-unsafe", "the asset `id` \(problem)",
+                                       at: fields.at(entry.value("id"), "\(path).id"),
+                                       hint: "Use letters, digits, `-` and `_`, or leave `id` out."))
+                    }
+                    asset.key = id
+                }
+                asset.caption = entry.string("caption", log: &log) ?? ""
+                asset.credit = entry.string("credit", log: &log) ?? ""
+                asset.alt = entry.string("alt", log: &log) ?? ""
+                asset.metadata = entry.jsonObject("metadata", log: &log)
+                if let thumb = entry.string("thumbnail", log: &log) {
+                    switch tree.resolveFile(thumb, from: directory, at: fields.at(entry.value("thumbnail"), "\(path).thumbnail"),
+                                            what: "thumbnail") {
+                    case .success(let file): asset.thumbnail = file
+                    case .failure(let diagnostic): log.add(diagnostic)
+                    }
+                }
+            }
+            if let first = keys[asset.key] {
+                log.add(.error("source.asset-key-duplicate",
+                               "two assets have the key `\(asset.key)` (entries \(first + 1) and \(index + 1) of `\(listKey)`)",
+                               at: location,
+                               hint: "Give one of them an explicit `id:` so placeholders can tell them apart."))
+                continue
+            }
+            keys[asset.key] = index
+            assets.append(asset)
+        }
+        return assets
+    }
+
+    // MARK: Files
+
+    private func readText(_ url: URL, display: String, _ log: inout DiagnosticLog) -> String? {
+        guard let data = try? Data(contentsOf: url) else {
+            log.add(.error("source.file-unreadable", "cannot be read", at: SourceLocation(path: display),
+                           hint: "Check that it is a readable file."))
+            return nil
+        }
+        guard var text = String(data: data, encoding: .utf8) else {
+            log.add(.error("source.encoding", "is not valid UTF-8 text", at: SourceLocation(path: display),
+                           hint: "Save the file as UTF-8."))
+            return nil
+        }
+        if text.hasPrefix("\u{FEFF}") { text.removeFirst() }
+        return text
+    }
+}
+
+/// Splits YAML front matter (between `---` lines at the top) from the body that follows.
+enum FrontMatter {
+    static func split(_ text: String) -> (yaml: String?, body: String, bodyLineOffset: Int) {
+        let normalized = LineEndings.normalize(text)
+        guard normalized.hasPrefix("---\n") || normalized == "---" else { return (nil, normalized, 0) }
+        let lines = normalized.split(separator: "\n", omittingEmptySubsequences: false)
+        for index in 1..<lines.count where lines[index] == "---" || lines[index] == "..." {
+            let yaml = lines[1..<index].joined(separator: "\n")
+            let body = lines[(index + 1)...].joined(separator: "\n")
+            return (yaml, body, index + 1)
+        }
+        return (nil, normalized, 0)
+    }
+}
+
+/// Line endings: LF only, as Dumpling's placeholder search needs.
+public enum LineEndings {
+    public static func normalize(_ text: String) -> String {
+        guard text.utf8.contains(13) else { return text }
+        return text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
+    }
+}

@@ -1,0 +1,151 @@
+import Foundation
+
+/// A file inside an issue source folder, found and checked.
+public struct SourceFile: Sendable, Hashable {
+    /// Path relative to the issue folder, `/`-separated, without `.` or `..`.
+    public var relativePath: String
+    public var url: URL
+    public var size: Int64
+}
+
+/// The issue source folder: resolves paths written in source files to real files, refusing
+/// anything that would leave the folder, including through a symbolic link (never followed
+/// outside).
+struct SourceTree {
+    let root: URL
+    private let realRoot: String
+
+    init(root: URL) {
+        self.root = root.standardizedFileURL
+        self.realRoot = self.root.resolvingSymlinksInPath().path
+    }
+
+    func url(_ relativePath: String) -> URL {
+        relativePath.isEmpty ? root : root.appending(path: relativePath)
+    }
+
+    /// Whether a path relative to the folder resolves, through any symbolic links, to a place
+    /// inside it.
+    func staysInside(_ relativePath: String) -> Bool {
+        let resolved = url(relativePath).resolvingSymlinksInPath().path
+        return resolved == realRoot || resolved.hasPrefix(realRoot + "/")
+    }
+
+    func isSymbolicLink(_ relativePath: String) -> Bool {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: url(relativePath).path)) != nil
+    }
+
+    /// Resolves `written` (as an editor wrote it, relative to the folder `directory`) to a
+    /// readable regular file inside the issue folder.
+    func resolveFile(
+        _ written: String, from directory: String, at location: SourceLocation, what: String
+    ) -> Result<SourceFile, Diagnostic> {
+        func fail(_ id: String, _ message: String, _ hint: String) -> Result<SourceFile, Diagnostic> {
+            .failure(.error(id, message, at: location, hint: hint))
+        }
+        if written.isEmpty {
+            return fail("source.path-unsafe", "the \(what) path is empty", "Give the file's name, e.g. `photo.jpg`.")
+        }
+        if let problem = SourceTree.pathProblem(written) {
+            return fail("source.path-unsafe", "the \(what) path `\(written)` \(problem)",
+                        "Use a relative path with forward slashes, e.g. `images/photo.jpg`.")
+        }
+        var parts: [String] = directory.isEmpty ? [] : directory.split(separator: "/").map(String.init)
+        for part in written.split(separator: "/", omittingEmptySubsequences: true) {
+            switch part {
+            case ".": continue
+            case "..":
+                if parts.isEmpty {
+                    return fail("source.path-outside", "the \(what) path `\(written)` leaves the issue folder",
+                                "Copy the file into the issue folder and refer to it from there.")
+                }
+                parts.removeLast()
+            default: parts.append(String(part))
+            }
+        }
+        let relative = parts.joined(separator: "/")
+        if let name = parts.last, let problem = SourceTree.nameProblem(name) {
+            return fail("source.name-unsafe", "the file name `\(name)` \(problem)",
+                        "Rename the file using letters, digits, `.`, `-` and `_`.")
+        }
+        // Check every step for symbolic links that lead outside, before touching the file.
+        for depth in 1...parts.count {
+            let prefix = parts.prefix(depth).joined(separator: "/")
+            if isSymbolicLink(prefix) && !staysInside(prefix) {
+                return fail(
+                    "source.symlink-outside",
+                    "`\(prefix)` is a symbolic link to a place outside the issue folder; it is not followed",
+                    "Replace the link with a copy of the file inside the issue folder.")
+            }
+        }
+        let fileURL = url(relative)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: fileURL.path, isDirectory: &isDirectory) else {
+            var hint = "Check the spelling; paths are relative to the folder of the file that names them."
+            if let near = nearestName(to: parts.last ?? "", in: parts.dropLast().joined(separator: "/")) {
+                hint = "Did you mean `\(near)`?"
+            }
+            return fail("source.file-missing", "the \(what) file `\(written)` does not exist", hint)
+        }
+        if isDirectory.boolValue {
+            return fail("source.file-missing", "the \(what) path `\(written)` is a folder, not a file",
+                        "Name a file inside it.")
+        }
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: fileURL.path),
+              (attributes[.type] as? FileAttributeType) == .typeRegular || isSymbolicLink(relative),
+              FileManager.default.isReadableFile(atPath: fileURL.path),
+              let handle = try? FileHandle(forReadingFrom: fileURL)
+        else {
+            return fail("source.file-unreadable", "the \(what) file `\(written)` cannot be read",
+                        "Check the file's permissions (it must be a readable regular file).")
+        }
+        try? handle.close()
+        let size = (try? FileManager.default.attributesOfItem(atPath: fileURL.resolvingSymlinksInPath().path)[.size])
+            .flatMap { $0 as? NSNumber }?.int64Value ?? 0
+        return .success(SourceFile(relativePath: relative, url: fileURL, size: size))
+    }
+
+    private func nearestName(to name: String, in directory: String) -> String? {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: url(directory).path) else { return nil }
+        let best = names.min { editDistance($0.lowercased(), name.lowercased()) < editDistance($1.lowercased(), name.lowercased()) }
+        guard let best, editDistance(best.lowercased(), name.lowercased()) <= max(2, name.count / 4) else { return nil }
+        return best
+    }
+
+    /// What makes a written path unusable, if anything.
+    static func pathProblem(_ path: String) -> String? {
+        if path.hasPrefix("/") || path.hasPrefix("~") { return "is absolute" }
+        if path.contains("\\") { return "contains a backslash" }
+        if path.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            return "contains a control character"
+        }
+        if path.count >= 2, path.dropFirst().first == ":", path.first?.isLetter == true { return "is a drive path" }
+        return nil
+    }
+
+    /// What makes a file name unsafe inside a zip, if anything.
+    static func nameProblem(_ name: String) -> String? {
+        if name.utf8.count > 255 { return "is longer than 255 bytes" }
+        if name.hasPrefix(" ") || name.hasSuffix(" ") { return "starts or ends with a space" }
+        if name.hasSuffix(".") { return "ends with a dot" }
+        for scalar in name.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F { return "contains a control character" }
+            if "\\:*?\"<>|".unicodeScalars.contains(scalar) { return "contains `\(scalar)`" }
+        }
+        return nil
+    }
+
+    /// A name in the zip producer profile (`[A-Za-z0-9._-]`), made from any file name.
+    static func zipSafeName(_ name: String) -> String {
+        var out = ""
+        for scalar in name.unicodeScalars {
+            let keep = scalar.isASCII
+                && (CharacterSet.alphanumerics.contains(scalar) || scalar == "." || scalar == "_" || scalar == "-")
+            let c: Character = keep ? Character(scalar) : "-"
+            if c == "-" && out.last == "-" { continue }
+            out.append(c)
+        }
+        while let first = out.first, first == "." || first == "-" { out.removeFirst() }
+        return out.isEmpty ? "file" : out
+    }
+}

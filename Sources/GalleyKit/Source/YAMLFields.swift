@@ -1,0 +1,224 @@
+import Foundation
+import Yams
+
+/// Parses a YAML (or JSON) text and reads typed fields from it, turning every problem into a
+/// diagnostic located at the file, line and column, with the key path of the value.
+struct YAMLFields {
+    /// The display path of the file (relative to the issue folder).
+    let file: String
+    /// Lines before the YAML text in its file (front matter starts after `---`).
+    let lineOffset: Int
+
+    /// Parses `text`. Returns `nil` and logs an error when it is not valid YAML.
+    func parse(_ text: String, into log: inout DiagnosticLog) -> Node? {
+        do {
+            return try Yams.compose(yaml: text)
+        } catch let error as YamlError {
+            log.add(diagnostic(for: error))
+            return nil
+        } catch {
+            log.add(.error("source.yaml-invalid", "cannot be parsed: \(error)", at: SourceLocation(path: file)))
+            return nil
+        }
+    }
+
+    private func diagnostic(for error: YamlError) -> Diagnostic {
+        let hint = "Check the indentation and quoting near that line; a value containing `: ` or `#` must be quoted."
+        switch error {
+        case let .scanner(_, problem, mark, _), let .parser(_, problem, mark, _), let .composer(_, problem, mark, _):
+            return .error(
+                "source.yaml-invalid", "invalid YAML: \(problem)", at: at(mark), hint: hint)
+        case let .duplicatedKeysInMapping(duplicates, context):
+            return .error(
+                "source.yaml-duplicate-key",
+                "the key \(duplicates.map { "`\($0)`" }.joined(separator: ", ")) is given more than once",
+                at: at(context.mark), hint: "Keep one of them: YAML keys must be unique in a mapping.")
+        case let .reader(problem, _, _, _):
+            return .error("source.yaml-invalid", "cannot read the text: \(problem)", at: SourceLocation(path: file),
+                          hint: "Save the file as UTF-8.")
+        default:
+            return .error("source.yaml-invalid", "invalid YAML: \(error)", at: SourceLocation(path: file), hint: hint)
+        }
+    }
+
+    func at(_ mark: Mark?, _ keyPath: String? = nil) -> SourceLocation {
+        SourceLocation(
+            path: file, line: mark.map { $0.line + lineOffset }, column: mark?.column, jsonPath: keyPath)
+    }
+
+    func at(_ node: Node?, _ keyPath: String? = nil) -> SourceLocation { at(node?.mark, keyPath) }
+}
+
+/// A YAML mapping being read: remembers which keys were read so the rest can be reported.
+struct YAMLMapping {
+    let node: Node
+    let fields: YAMLFields
+    let keyPath: String
+    private(set) var entries: [(key: String, keyNode: Node, value: Node)] = []
+
+    init?(_ node: Node, fields: YAMLFields, keyPath: String, log: inout DiagnosticLog, what: String) {
+        guard case .mapping(let mapping) = node else {
+            log.add(.error(
+                "source.type-mismatch", "\(what) must be a mapping of keys to values",
+                at: fields.at(node, keyPath.isEmpty ? nil : keyPath)))
+            return nil
+        }
+        self.node = node
+        self.fields = fields
+        self.keyPath = keyPath
+        for (key, value) in mapping {
+            entries.append((key.string ?? "", key, value))
+        }
+    }
+
+    func path(_ key: String) -> String { keyPath.isEmpty ? key : keyPath + "." + key }
+
+    func value(_ key: String) -> Node? {
+        guard let value = entries.first(where: { $0.key == key })?.value else { return nil }
+        if case .scalar(let scalar) = value, scalar.style == .plain, value.null != nil { return nil }
+        return value
+    }
+
+    func has(_ key: String) -> Bool { value(key) != nil }
+
+    /// Text of a scalar field. Numbers and dates are read as written; lists and mappings are errors.
+    func string(_ key: String, required: Bool = false, log: inout DiagnosticLog, hint: String? = nil) -> String? {
+        guard let value = value(key) else {
+            if required {
+                log.add(.error(
+                    "source.field-missing", "the required field `\(key)` is missing",
+                    at: fields.at(node, keyPath.isEmpty ? key : path(key)),
+                    hint: hint ?? "Add `\(key): ...` to this file."))
+            }
+            return nil
+        }
+        guard case .scalar(let scalar) = value else {
+            log.add(.error(
+                "source.type-mismatch", "`\(key)` must be text, not a list or mapping",
+                at: fields.at(value, path(key))))
+            return nil
+        }
+        return scalar.string
+    }
+
+    func bool(_ key: String, log: inout DiagnosticLog) -> Bool? {
+        guard let value = value(key) else { return nil }
+        if case .scalar(let scalar) = value, scalar.style == .plain, let flag = value.bool { return flag }
+        log.add(.error(
+            "source.type-mismatch", "`\(key)` must be true or false", at: fields.at(value, path(key)),
+            hint: "Write `\(key): true` or `\(key): false` without quotes."))
+        return nil
+    }
+
+    func date(_ key: String, required: Bool = false, log: inout DiagnosticLog) -> ISODateTime? {
+        guard let text = string(key, required: required, log: &log,
+                                hint: "Add `\(key): 2015-01-01` (an ISO 8601 date) to this file.")
+        else { return nil }
+        guard let date = ISODateTime(parsing: text) else {
+            log.add(.error(
+                "source.date-invalid", "`\(key)` is not an ISO 8601 date: `\(text)`",
+                at: fields.at(value(key), path(key)),
+                hint: "Write a date like 2015-01-01 or a date-time like 2015-01-01T10:00:00Z."))
+            return nil
+        }
+        return date
+    }
+
+    /// A list of strings, or one comma-separated string.
+    func stringList(_ key: String, log: inout DiagnosticLog) -> [String]? {
+        guard let value = value(key) else { return nil }
+        switch value {
+        case .scalar(let scalar):
+            return scalar.string.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }
+        case .sequence(let items):
+            var out: [String] = []
+            for (index, item) in items.enumerated() {
+                guard case .scalar(let scalar) = item else {
+                    log.add(.error(
+                        "source.type-mismatch", "`\(key)` must be a list of texts",
+                        at: fields.at(item, "\(path(key))[\(index)]")))
+                    continue
+                }
+                out.append(scalar.string.trimmingCharacters(in: .whitespaces))
+            }
+            return out
+        default:
+            log.add(.error(
+                "source.type-mismatch", "`\(key)` must be a list of texts", at: fields.at(value, path(key))))
+            return nil
+        }
+    }
+
+    /// A free-form mapping, converted to JSON (scalars typed the YAML way, key order kept).
+    func jsonObject(_ key: String, log: inout DiagnosticLog) -> JSONValue? {
+        guard let value = value(key) else { return nil }
+        guard case .mapping = value else {
+            log.add(.error(
+                "source.type-mismatch", "`\(key)` must be a mapping of keys to values",
+                at: fields.at(value, path(key)), hint: "Write each entry on its own line as `name: value`."))
+            return nil
+        }
+        return YAMLFields.json(from: value)
+    }
+
+    /// Reports every key that is not in `known`, with a suggestion when one is close.
+    func reportUnknownKeys(_ known: [String], log: inout DiagnosticLog, what: String) {
+        for entry in entries where !known.contains(entry.key) {
+            let suggestion = known.min { editDistance($0, entry.key) < editDistance($1, entry.key) }
+            var hint = "Remove it, or check its spelling."
+            if let suggestion, editDistance(suggestion, entry.key) <= 2 {
+                hint = "Did you mean `\(suggestion)`?"
+            }
+            log.add(.warning(
+                "source.unknown-key", "unknown key `\(entry.key)` in \(what); it is ignored",
+                at: fields.at(entry.keyNode, path(entry.key)), hint: hint))
+        }
+    }
+}
+
+extension YAMLFields {
+    /// Converts a YAML node into JSON: plain scalars become null, booleans and numbers the way
+    /// YAML reads them; quoted scalars, dates and everything else stay text.
+    static func json(from node: Node) -> JSONValue {
+        switch node {
+        case .scalar(let scalar):
+            guard scalar.style == .plain else { return .string(scalar.string) }
+            if node.null != nil { return .null }
+            if let flag = node.bool { return .bool(flag) }
+            if let int = node.int { return .int(int) }
+            if node.float != nil, let number = jsonNumber(scalar.string) { return .number(number) }
+            return .string(scalar.string)
+        case .sequence(let items):
+            return .array(items.map { json(from: $0) })
+        case .mapping(let mapping):
+            return .object(mapping.map { ($0.key.string ?? "", json(from: $0.value)) })
+        case .alias:
+            return .null
+        }
+    }
+
+    /// The text of a YAML float as a JSON number, or `nil` for `.inf` and `.nan`.
+    static func jsonNumber(_ text: String) -> String? {
+        guard let value = Double(text), value.isFinite else { return nil }
+        let pattern = /-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/
+        if text.wholeMatch(of: pattern) != nil { return text }
+        return String(value)
+    }
+}
+
+/// Levenshtein distance, for "did you mean" hints on short keys.
+func editDistance(_ a: String, _ b: String) -> Int {
+    let a = Array(a), b = Array(b)
+    if a.isEmpty { return b.count }
+    if b.isEmpty { return a.count }
+    var previous = Array(0...b.count)
+    for i in 1...a.count {
+        var current = [i] + Array(repeating: 0, count: b.count)
+        for j in 1...b.count {
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+        }
+        previous = current
+    }
+    return previous[b.count]
+}

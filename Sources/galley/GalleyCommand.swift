@@ -1,0 +1,49 @@
+import ArgumentParser
+import Foundation
+import GalleyKit
+
+@main
+struct GalleyCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "galley",
+        abstract: "Pack, check and preview Dumpling issue zips.",
+        discussion: """
+            An issue zip is one folder named after the issue's store id (apple_id), holding \
+            latest.json and the media files, as Dumpling reader apps import it.
+
+            Exit status: 0 when the work is done, 1 when the input has problems (each one is \
+            reported with its file, line and a hint), 2 when galley could not run (bad \
+            arguments, unreadable paths, an output that exists).
+
+            Set NO_COLOR to turn colour off. Progress is shown only on a terminal.
+            """,
+        version: Galley.version,
+        subcommands: [PackCommand.self]
+    )
+
+    /// Runs the command, mapping argument errors to exit status 2 (ArgumentParser uses 64).
+    static func main() {
+        ProcessEnvironment.useUTCForArchives()
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let code as ExitCode {
+            Foundation.exit(code.rawValue)
+        } catch {
+            let code = exitCode(for: error)
+            let message = fullMessage(for: error)
+            if code == .success {
+                print(message)
+                Foundation.exit(0)
+            }
+            Terminal.standardError.write(message + "\n")
+            Foundation.exit(code == .validationFailure ? 2 : code.rawValue)
+        }
+    }
+}
+
+/// Exit statuses every command shares.
+enum Status {
+    static let problems = ExitCode(1)
+    static let couldNotRun = ExitCode(2)
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs the system packages Galley builds and tests with, when they are missing.
+# Debian 12 (bookworm) and Ubuntu; runs apt-get as root or through sudo. Idempotent: a machine
+# that has everything is left alone, without touching the network.
+set -euo pipefail
+
+packages=(
+  pkg-config
+  libarchive-dev              # zip reading and writing
+  libcmark-gfm-dev            # Markdown bodies
+  libcmark-gfm-extensions-dev
+  libssl-dev                  # SHA-256 (libcrypto)
+  libxml2-dev                 # HTML parsing (validate, render)
+  libsqlite3-dev              # the issue store (GRDB)
+  zip unzip                   # test peers and the benchmark
+  python3                     # end-to-end checks with zipfile
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}" >&2
+if [ "$(id -u)" -eq 0 ]; then
+  apt_get() { apt-get "$@"; }
+elif command -v sudo >/dev/null 2>&1; then
+  apt_get() { sudo apt-get "$@"; }
+else
+  echo "setup: need root (or sudo) to install: ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt_get update -qq
+apt_get install -y -qq --no-install-recommends "${missing[@]}"
