@@ -67,12 +67,6 @@ public struct Packer {
         guard let plan = planned.plan else { throw DiagnosticsError(diagnostics) }
 
         let output = try outputPath(options, appleID: plan.issue.appleID)
-        if output.deletingPathExtension().lastPathComponent != plan.issue.appleID {
-            diagnostics.append(.warning(
-                "pack.zip-name", "the zip is named `\(output.lastPathComponent)`, but Dumpling finds an issue zip by its `apple_id`",
-                at: SourceLocation(path: output.path),
-                hint: "Name it `\(plan.issue.appleID).zip`, or give a folder as --output."))
-        }
         let directory = output.deletingLastPathComponent()
         let token = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let manifestURL = directory.appending(path: ".\(plan.issue.appleID).\(token).json.galley-tmp")
@@ -107,6 +101,12 @@ public struct Packer {
         try manifest.finish()
         diagnostics += bodyProblems
         if diagnostics.contains(where: { $0.severity == .error }) { throw DiagnosticsError(diagnostics) }
+        if output.deletingPathExtension().lastPathComponent != plan.issue.appleID {
+            diagnostics.append(.warning(
+                "pack.zip-name", "the zip is named `\(output.lastPathComponent)`, but Dumpling finds an issue zip by its `apple_id`",
+                at: SourceLocation(path: output.path),
+                hint: "Name it `\(plan.issue.appleID).zip`, or give a folder as --output."))
+        }
 
         // 2. Limits a reader without Zip64 can open.
         let entryCount = plan.entries.count + 1

@@ -45,7 +45,7 @@ public struct IssueSourceLoader {
         guard let issueFile = present.first else {
             log.add(.error(
                 "source.issue-file-missing", "the folder has no issue.yaml",
-                at: SourceLocation(path: tree.root.path),
+                at: SourceLocation(path: ""),
                 hint: "Create issue.yaml with at least `title`, `apple_id` and `publish_date` (see docs/source-format.md)."))
             return nil
         }

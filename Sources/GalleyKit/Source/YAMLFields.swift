@@ -14,7 +14,7 @@ struct YAMLFields {
         do {
             return try Yams.compose(yaml: text)
         } catch let error as YamlError {
-            log.add(diagnostic(for: error))
+            log.add(diagnostic(for: error, text: text))
             return nil
         } catch {
             log.add(.error("source.yaml-invalid", "cannot be parsed: \(error)", at: SourceLocation(path: file)))
@@ -22,17 +22,29 @@ struct YAMLFields {
         }
     }
 
-    private func diagnostic(for error: YamlError) -> Diagnostic {
+    private func diagnostic(for error: YamlError, text: String) -> Diagnostic {
         let hint = "Check the indentation and quoting near that line; a value containing `: ` or `#` must be quoted."
         switch error {
         case let .scanner(_, problem, mark, _), let .parser(_, problem, mark, _), let .composer(_, problem, mark, _):
             return .error(
                 "source.yaml-invalid", "invalid YAML: \(problem)", at: at(mark), hint: hint)
         case let .duplicatedKeysInMapping(duplicates, context):
+            // Yams marks the mapping; point at the second occurrence of the key instead.
+            var location = at(context.mark)
+            if let key = duplicates.first {
+                let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+                let hits = lines.indices.filter { index in
+                    let line = lines[index].drop { $0 == " " || $0 == "-" }
+                    return line.hasPrefix(key + ":") || line.hasPrefix("\"\(key)\":")
+                }
+                if hits.count >= 2 {
+                    location = SourceLocation(path: file, line: hits[1] + 1 + lineOffset, column: 1)
+                }
+            }
             return .error(
                 "source.yaml-duplicate-key",
                 "the key \(duplicates.map { "`\($0)`" }.joined(separator: ", ")) is given more than once",
-                at: at(context.mark), hint: "Keep one of them: YAML keys must be unique in a mapping.")
+                at: location, hint: "Keep one of them: YAML keys must be unique in a mapping.")
         case let .reader(problem, _, _, _):
             return .error("source.yaml-invalid", "cannot read the text: \(problem)", at: SourceLocation(path: file),
                           hint: "Save the file as UTF-8.")

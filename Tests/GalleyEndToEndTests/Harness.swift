@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+
+/// Runs the built `galley` binary and other programs, and finds the repository's files.
+enum Harness {
+    /// The package root (three levels up from this file).
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    static let example = root.appending(path: "Examples/winter-2026")
+    static let fixtures = root.appending(path: "Tests/Fixtures")
+    static let checkScript = root.appending(path: "Tests/Support/check_issue_zip.py")
+
+    /// The `galley` built beside this test bundle (or `$GALLEY_BIN`).
+    static var galley: URL {
+        if let path = ProcessInfo.processInfo.environment["GALLEY_BIN"] { return URL(fileURLWithPath: path) }
+        let me = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        return me.deletingLastPathComponent().appending(path: "galley")
+    }
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+
+        var json: [String: Any]? {
+            (try? JSONSerialization.jsonObject(with: Data(stdout.utf8))) as? [String: Any]
+        }
+    }
+
+    /// Runs `executable` with `arguments`; output goes through files, so no pipe can fill up.
+    @discardableResult
+    static func run(
+        _ executable: URL, _ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil
+    ) throws -> Result {
+        let scratch = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let outURL = scratch.appending(path: "out")
+        let errURL = scratch.appending(path: "err")
+        FileManager.default.createFile(atPath: outURL.path, contents: nil)
+        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "SOURCE_DATE_EPOCH")
+        env["NO_COLOR"] = "1"
+        for (key, value) in environment { env[key] = value }
+        process.environment = env
+        if let directory { process.currentDirectoryURL = directory }
+        process.standardOutput = try FileHandle(forWritingTo: outURL)
+        process.standardError = try FileHandle(forWritingTo: errURL)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus,
+            stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
+            stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+    }
+
+    @discardableResult
+    static func galley(_ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil) throws
+        -> Result
+    {
+        try run(galley, arguments, environment: environment, in: directory)
+    }
+
+    /// Runs a tool found on PATH (`unzip`, `python3`, ...).
+    @discardableResult
+    static func tool(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Result {
+        try run(URL(fileURLWithPath: "/usr/bin/env"), [name] + arguments, environment: environment)
+    }
+
+    static func temporaryDirectory() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appending(path: "galley-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// A copy of `source` in a new temporary folder.
+    static func copy(_ source: URL) throws -> URL {
+        let parent = try temporaryDirectory()
+        let target = parent.appending(path: source.lastPathComponent)
+        try FileManager.default.copyItem(at: source, to: target)
+        return target
+    }
+
+    /// Every file below `folder` with the given modification time.
+    static func touchAll(_ folder: URL, date: Date) throws {
+        let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)
+        while let url = enumerator?.nextObject() as? URL {
+            try FileManager.default.setAttributes([.modificationDate: date], ofItemAtPath: url.path)
+        }
+    }
+
+    /// Ids of every diagnostic in a `--json` result (errors and warnings).
+    static func diagnosticIDs(_ result: Result) -> [String] {
+        guard let json = result.json else { return [] }
+        let list = (json["diagnostics"] as? [[String: Any]])
+            ?? ((json["summary"] as? [String: Any])?["warnings"] as? [[String: Any]]) ?? []
+        return list.compactMap { $0["id"] as? String }
+    }
+}
