@@ -170,11 +170,12 @@ public struct IssueSourceLoader {
     private func orderFolders(
         _ folders: [String], map: YAMLMapping, fields: YAMLFields, _ log: inout DiagnosticLog
     ) -> [String] {
-        let natural = folders.sorted { a, b in
-            let (na, nb) = (Self.numberPrefix(a), Self.numberPrefix(b))
-            if na != nb { return (na ?? Int.max) < (nb ?? Int.max) }
-            return Array(a.utf8).lexicographicallyPrecedes(Array(b.utf8))
-        }
+        let natural = folders.map { (folder: $0, number: Self.numberPrefix($0) ?? Int.max) }
+            .sorted { a, b in
+                if a.number != b.number { return a.number < b.number }
+                return a.folder.utf8.lexicographicallyPrecedes(b.folder.utf8)
+            }
+            .map(\.folder)
         guard let order = map.stringList("order", log: &log) else { return natural }
         var result: [String] = []
         for (index, entry) in order.enumerated() {
@@ -206,8 +207,12 @@ public struct IssueSourceLoader {
 
     /// The folder name without an ordering prefix such as `01-` or `2_`.
     public static func slug(of folder: String) -> String {
-        if let match = folder.wholeMatch(of: /[0-9]+[-_. ]+(.+)/) { return String(match.1) }
-        return folder
+        let digits = folder.prefix { $0.isASCII && $0.isNumber }
+        guard !digits.isEmpty else { return folder }
+        let rest = folder.dropFirst(digits.count)
+        let separators = rest.prefix { $0 == "-" || $0 == "_" || $0 == "." || $0 == " " }
+        let slug = rest.dropFirst(separators.count)
+        return separators.isEmpty || slug.isEmpty ? folder : String(slug)
     }
 
     private func loadArticle(
@@ -274,6 +279,11 @@ public struct IssueSourceLoader {
             lineOffset = 0
         } else if let yaml = front.yaml {
             yamlText = yaml
+        } else if front.unclosed {
+            log.add(.error("source.front-matter-unclosed", "the front matter that starts on line 1 is never closed",
+                           at: SourceLocation(path: bodyFile, line: 1),
+                           hint: "End the fields with a line holding only `---`, before the article's text."))
+            return nil
         } else {
             log.add(.error("source.fields-missing", "the article has no front matter and no article.yaml",
                            at: SourceLocation(path: bodyFile, line: 1),
@@ -429,16 +439,28 @@ public struct IssueSourceLoader {
 
 /// Splits YAML front matter (between `---` lines at the top) from the body that follows.
 enum FrontMatter {
-    static func split(_ text: String) -> (yaml: String?, body: String, bodyLineOffset: Int) {
+    /// `yaml` is `nil` when the text has no front matter; `unclosed` when it opens one and never
+    /// closes it.
+    static func split(_ text: String) -> (yaml: String?, body: String, bodyLineOffset: Int, unclosed: Bool) {
         let normalized = LineEndings.normalize(text)
-        guard normalized.hasPrefix("---\n") || normalized == "---" else { return (nil, normalized, 0) }
-        let lines = normalized.split(separator: "\n", omittingEmptySubsequences: false)
-        for index in 1..<lines.count where lines[index] == "---" || lines[index] == "..." {
-            let yaml = lines[1..<index].joined(separator: "\n")
-            let body = lines[(index + 1)...].joined(separator: "\n")
-            return (yaml, body, index + 1)
+        let bytes = Array(normalized.utf8)
+        guard bytes.count >= 4, bytes[0..<4].elementsEqual("---\n".utf8) else {
+            return (nil, normalized, 0, false)
         }
-        return (nil, normalized, 0)
+        var lineStart = 4
+        var line = 1
+        while lineStart <= bytes.count {
+            let lineEnd = bytes[lineStart...].firstIndex(of: 10) ?? bytes.count
+            let content = bytes[lineStart..<lineEnd]
+            line += 1
+            if content.elementsEqual("---".utf8) || content.elementsEqual("...".utf8) {
+                let yaml = String(decoding: bytes[4..<lineStart], as: UTF8.self)
+                let bodyStart = min(lineEnd + 1, bytes.count)
+                return (yaml, String(decoding: bytes[bodyStart...], as: UTF8.self), line, false)
+            }
+            lineStart = lineEnd + 1
+        }
+        return (nil, normalized, 0, true)
     }
 }
 

@@ -32,7 +32,7 @@ struct SourceTree {
     }
 
     func isSymbolicLink(_ relativePath: String) -> Bool {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: url(relativePath).path)) != nil
+        FileStatus(url(relativePath).path, follow: false)?.kind == .symlink
     }
 
     /// Resolves `written` (as an editor wrote it, relative to the folder `directory`) to a
@@ -69,40 +69,36 @@ struct SourceTree {
                         "Rename the file using letters, digits, `.`, `-` and `_`.")
         }
         // Check every step for symbolic links that lead outside, before touching the file.
-        for depth in 1...parts.count {
-            let prefix = parts.prefix(depth).joined(separator: "/")
-            if isSymbolicLink(prefix) && !staysInside(prefix) {
-                return fail(
-                    "source.symlink-outside",
-                    "`\(prefix)` is a symbolic link to a place outside the issue folder; it is not followed",
-                    "Replace the link with a copy of the file inside the issue folder.")
+        // When the fully resolved path is the plain one, no step is a link.
+        let fileURL = url(relative)
+        let resolvedPath = fileURL.resolvingSymlinksInPath().path
+        if resolvedPath != realRoot + "/" + relative {
+            for depth in 1...parts.count {
+                let prefix = parts.prefix(depth).joined(separator: "/")
+                if isSymbolicLink(prefix) && !staysInside(prefix) {
+                    return fail(
+                        "source.symlink-outside",
+                        "`\(prefix)` is a symbolic link to a place outside the issue folder; it is not followed",
+                        "Replace the link with a copy of the file inside the issue folder.")
+                }
             }
         }
-        let fileURL = url(relative)
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: fileURL.path, isDirectory: &isDirectory) else {
+        guard let status = FileStatus(resolvedPath) else {
             var hint = "Check the spelling; paths are relative to the folder of the file that names them."
             if let near = nearestName(to: parts.last ?? "", in: parts.dropLast().joined(separator: "/")) {
                 hint = "Did you mean `\(near)`?"
             }
             return fail("source.file-missing", "the \(what) file `\(written)` does not exist", hint)
         }
-        if isDirectory.boolValue {
+        if status.kind == .directory {
             return fail("source.file-missing", "the \(what) path `\(written)` is a folder, not a file",
                         "Name a file inside it.")
         }
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: fileURL.path),
-              (attributes[.type] as? FileAttributeType) == .typeRegular || isSymbolicLink(relative),
-              FileManager.default.isReadableFile(atPath: fileURL.path),
-              let handle = try? FileHandle(forReadingFrom: fileURL)
-        else {
+        guard status.kind == .file, FileStatus.isReadable(resolvedPath) else {
             return fail("source.file-unreadable", "the \(what) file `\(written)` cannot be read",
                         "Check the file's permissions (it must be a readable regular file).")
         }
-        try? handle.close()
-        let size = (try? FileManager.default.attributesOfItem(atPath: fileURL.resolvingSymlinksInPath().path)[.size])
-            .flatMap { $0 as? NSNumber }?.int64Value ?? 0
-        return .success(SourceFile(relativePath: relative, url: fileURL, size: size))
+        return .success(SourceFile(relativePath: relative, url: fileURL, size: status.size))
     }
 
     private func nearestName(to name: String, in directory: String) -> String? {

@@ -213,9 +213,33 @@ extension YAMLFields {
     /// The text of a YAML float as a JSON number, or `nil` for `.inf` and `.nan`.
     static func jsonNumber(_ text: String) -> String? {
         guard let value = Double(text), value.isFinite else { return nil }
-        let pattern = /-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?/
-        if text.wholeMatch(of: pattern) != nil { return text }
-        return String(value)
+        return isJSONNumber(text) ? text : String(value)
+    }
+
+    /// Whether `text` is already a JSON number literal (`-?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?`).
+    static func isJSONNumber(_ text: String) -> Bool {
+        var bytes = Substring(text).utf8[...]
+        func digits() -> Int {
+            let count = bytes.prefix { $0 >= 48 && $0 <= 57 }.count
+            bytes = bytes.dropFirst(count)
+            return count
+        }
+        if bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+        if bytes.first == UInt8(ascii: "0") {
+            bytes = bytes.dropFirst()
+        } else if digits() == 0 {
+            return false
+        }
+        if bytes.first == UInt8(ascii: ".") {
+            bytes = bytes.dropFirst()
+            if digits() == 0 { return false }
+        }
+        if bytes.first == UInt8(ascii: "e") || bytes.first == UInt8(ascii: "E") {
+            bytes = bytes.dropFirst()
+            if bytes.first == UInt8(ascii: "+") || bytes.first == UInt8(ascii: "-") { bytes = bytes.dropFirst() }
+            if digits() == 0 { return false }
+        }
+        return bytes.isEmpty
     }
 }
 

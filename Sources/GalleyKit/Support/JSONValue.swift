@@ -53,95 +53,105 @@ public enum JSONValue: Sendable, Hashable {
 
 /// Writes JSON text: two-space indentation, `/` left unescaped, non-ASCII kept as UTF-8,
 /// control characters escaped. The output of one value is always the same bytes.
+/// Works on UTF-8 bytes, so a large document costs one pass and no string copies.
 public struct JSONWriter: Sendable {
     public var pretty: Bool
 
     public init(pretty: Bool = true) { self.pretty = pretty }
 
     public func encode(_ value: JSONValue) -> String {
-        var out = ""
+        var out: [UInt8] = []
         write(value, into: &out, indent: 0)
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
-    public func write(_ value: JSONValue, into out: inout String, indent: Int) {
+    public func write(_ value: JSONValue, into out: inout [UInt8], indent: Int) {
         switch value {
-        case .null: out += "null"
-        case .bool(let b): out += b ? "true" : "false"
-        case .number(let n): out += n
+        case .null: out.append(contentsOf: "null".utf8)
+        case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
+        case .number(let n): out.append(contentsOf: n.utf8)
         case .string(let s): Self.appendQuoted(s, to: &out)
         case .array(let items):
             if items.isEmpty {
-                out += "[]"
+                out.append(contentsOf: "[]".utf8)
                 return
             }
-            out += "["
+            out.append(UInt8(ascii: "["))
             for (index, item) in items.enumerated() {
-                if index > 0 { out += "," }
+                if index > 0 { out.append(UInt8(ascii: ",")) }
                 newline(&out, indent + 1)
                 write(item, into: &out, indent: indent + 1)
             }
             newline(&out, indent)
-            out += "]"
+            out.append(UInt8(ascii: "]"))
         case .object(let members):
             if members.isEmpty {
-                out += "{}"
+                out.append(contentsOf: "{}".utf8)
                 return
             }
-            out += "{"
+            out.append(UInt8(ascii: "{"))
             for (index, (key, item)) in members.enumerated() {
-                if index > 0 { out += "," }
+                if index > 0 { out.append(UInt8(ascii: ",")) }
                 newline(&out, indent + 1)
                 Self.appendQuoted(key, to: &out)
-                out += pretty ? ": " : ":"
+                out.append(UInt8(ascii: ":"))
+                if pretty { out.append(UInt8(ascii: " ")) }
                 write(item, into: &out, indent: indent + 1)
             }
             newline(&out, indent)
-            out += "}"
+            out.append(UInt8(ascii: "}"))
         }
     }
 
     /// Writes the line break and indentation that precede a member at `level`.
-    public func newline(_ out: inout String, _ level: Int) {
+    public func newline(_ out: inout [UInt8], _ level: Int) {
         guard pretty else { return }
-        out += "\n"
-        out += String(repeating: "  ", count: level)
+        out.append(10)
+        for _ in 0..<(level * 2) { out.append(32) }
     }
 
-    public static func appendQuoted(_ string: String, to out: inout String) {
-        out += "\""
-        var plainStart = string.unicodeScalars.startIndex
-        var index = plainStart
-        let scalars = string.unicodeScalars
-        while index < scalars.endIndex {
-            let scalar = scalars[index]
-            let escape: String?
-            switch scalar {
-            case "\"": escape = "\\\""
-            case "\\": escape = "\\\\"
-            case "\n": escape = "\\n"
-            case "\r": escape = "\\r"
-            case "\t": escape = "\\t"
-            case "\u{08}": escape = "\\b"
-            case "\u{0C}": escape = "\\f"
-            case "\u{2028}": escape = "\\u2028"
-            case "\u{2029}": escape = "\\u2029"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    escape = "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    escape = nil
+    public static func appendQuoted(_ string: String, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        var string = string
+        string.withUTF8 { bytes in
+            var plainStart = 0
+            var index = 0
+            let count = bytes.count
+            while index < count {
+                let byte = bytes[index]
+                var escape: StaticString?
+                var length = 1
+                switch byte {
+                case UInt8(ascii: "\""): escape = "\\\""
+                case UInt8(ascii: "\\"): escape = "\\\\"
+                case 0x0A: escape = "\\n"
+                case 0x0D: escape = "\\r"
+                case 0x09: escape = "\\t"
+                case 0x08: escape = "\\b"
+                case 0x0C: escape = "\\f"
+                case 0xE2 where index + 2 < count && bytes[index + 1] == 0x80 && (bytes[index + 2] == 0xA8 || bytes[index + 2] == 0xA9):
+                    // U+2028 and U+2029 end lines in JavaScript: escape them too.
+                    escape = bytes[index + 2] == 0xA8 ? "\\u2028" : "\\u2029"
+                    length = 3
+                default:
+                    if byte < 0x20 {
+                        out.append(contentsOf: bytes[plainStart..<index])
+                        let digits = Array("0123456789abcdef".utf8)
+                        out.append(contentsOf: "\\u00".utf8)
+                        out.append(digits[Int(byte >> 4)])
+                        out.append(digits[Int(byte & 0xF)])
+                        plainStart = index + 1
+                    }
                 }
+                if let escape {
+                    out.append(contentsOf: bytes[plainStart..<index])
+                    escape.withUTF8Buffer { out.append(contentsOf: $0) }
+                    plainStart = index + length
+                }
+                index += length
             }
-            if let escape {
-                out.unicodeScalars.append(contentsOf: scalars[plainStart..<index])
-                out += escape
-                plainStart = scalars.index(after: index)
-            }
-            index = scalars.index(after: index)
+            out.append(contentsOf: bytes[plainStart..<count])
         }
-        out.unicodeScalars.append(contentsOf: scalars[plainStart..<scalars.endIndex])
-        out += "\""
+        out.append(UInt8(ascii: "\""))
     }
 }

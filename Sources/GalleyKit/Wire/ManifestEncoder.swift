@@ -78,7 +78,7 @@ public final class ManifestFileWriter {
     private let handle: FileHandle
     private let writer = JSONWriter()
     private let issueGlobalID: String
-    private var buffer = ""
+    private var buffer: [UInt8] = []
     private var articleCount = 0
     public private(set) var bytesWritten: Int64 = 0
 
@@ -89,41 +89,41 @@ public final class ManifestFileWriter {
         }
         handle = try FileHandle(forWritingTo: url)
         issueGlobalID = issue.globalID
-        buffer += "{"
+        buffer.reserveCapacity(512 * 1024)
+        buffer.append(contentsOf: "{".utf8)
         for (key, value) in ManifestEncoder.members(issue) {
             writer.newline(&buffer, 1)
             JSONWriter.appendQuoted(key, to: &buffer)
-            buffer += ": "
+            buffer.append(contentsOf: ": ".utf8)
             writer.write(value, into: &buffer, indent: 1)
-            buffer += ","
+            buffer.append(contentsOf: ",".utf8)
         }
         writer.newline(&buffer, 1)
-        buffer += "\"articles\": ["
+        buffer.append(contentsOf: "\"articles\": [".utf8)
     }
 
     public func append(_ article: ArticleRecord) throws {
-        if articleCount > 0 { buffer += "," }
+        if articleCount > 0 { buffer.append(contentsOf: ",".utf8) }
         writer.newline(&buffer, 2)
         writer.write(ManifestEncoder.json(article, issueGlobalID: issueGlobalID), into: &buffer, indent: 2)
         articleCount += 1
-        if buffer.utf8.count > 256 * 1024 { try flush() }
+        if buffer.count > 256 * 1024 { try flush() }
     }
 
     public func finish() throws {
         if articleCount > 0 {
             writer.newline(&buffer, 1)
         }
-        buffer += "]"
+        buffer.append(contentsOf: "]".utf8)
         writer.newline(&buffer, 0)
-        buffer += "}\n"
+        buffer.append(contentsOf: "}\n".utf8)
         try flush()
         try handle.close()
     }
 
     private func flush() throws {
-        let data = Data(buffer.utf8)
-        try handle.write(contentsOf: data)
-        bytesWritten += Int64(data.count)
-        buffer = ""
+        try handle.write(contentsOf: buffer)
+        bytesWritten += Int64(buffer.count)
+        buffer.removeAll(keepingCapacity: true)
     }
 }

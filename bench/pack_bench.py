@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""Benchmark: `galley pack` against Info-ZIP `zip` on the same synthetic issue.
+
+Generates (once, under bench/work/) a synthetic issue source of N articles with two images
+each, then times `galley pack` and the fair peer, `zip -r -X -q -n <media>` (Info-ZIP told to
+store media, as galley does), on the same tree. Prints wall time, peak memory (max RSS) and the
+ratio. Not a test: timings depend on the machine; run it with `make bench`.
+
+Usage: bench/pack_bench.py [--articles 300,3000] [--image-kb 310] [--runs 3] [--galley PATH]
+"""
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+WORK = os.path.join(ROOT, "bench", "work")
+JPEG_HEAD = bytes.fromhex("ffd8ffe000104a46494600010100000100010000")
+
+
+def generate(articles, image_kb):
+    """An issue source with `articles` articles of two images each; reused when present."""
+    folder = os.path.join(WORK, f"issue-{articles}-{image_kb}k")
+    marker = os.path.join(folder, ".complete")
+    if os.path.exists(marker):
+        return folder
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(os.path.join(folder, "articles"))
+    rng = random.Random(articles)
+    with open(os.path.join(folder, "issue.yaml"), "w") as f:
+        f.write(f"title: Synthetic issue\napple_id: org.example.bench.{articles}\npublish_date: 2026-01-01\n"
+                "images: [cover.jpg]\n")
+    with open(os.path.join(folder, "cover.jpg"), "wb") as f:
+        f.write(JPEG_HEAD + os.urandom(image_kb * 1024))
+    words = ("harbour ferry night light keeper tide quay crane fog horn log book storm lamp gull "
+             "captain deck ramp baker nurse fish crossing winter water dark month").split()
+    for i in range(articles):
+        slug = f"{i + 1:05d}-article-{i + 1}"
+        path = os.path.join(folder, "articles", slug)
+        os.makedirs(path)
+        paragraphs = []
+        for p in range(12):
+            paragraphs.append(" ".join(rng.choice(words) for _ in range(40)).capitalize() + ".")
+        body = "\n\n".join(paragraphs[:4]) + "\n\n<!-- [ASSET: a.jpg] -->\n\n" + "\n\n".join(paragraphs[4:8]) \
+            + "\n\n<!-- [ASSET: b.jpg] -->\n\n" + "\n\n".join(paragraphs[8:]) + "\n"
+        with open(os.path.join(path, "article.md"), "w") as f:
+            f.write(f"---\ntitle: Article {i + 1}\ndek: A synthetic article\nsection: Bench\n"
+                    f"keywords: [bench, synthetic]\nassets:\n  - file: a.jpg\n    caption: First\n"
+                    f"  - file: b.jpg\n    caption: Second\n---\n{body}")
+        for name in ("a.jpg", "b.jpg"):
+            with open(os.path.join(path, name), "wb") as f:
+                f.write(JPEG_HEAD + os.urandom(image_kb * 1024))
+    open(marker, "w").close()
+    return folder
+
+
+def tree_bytes(folder):
+    total = 0
+    for base, _, files in os.walk(folder):
+        for name in files:
+            total += os.path.getsize(os.path.join(base, name))
+    return total
+
+
+def timed(cmd, cwd=None):
+    """Wall seconds and peak RSS (MB) of one run of `cmd`."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - start
+    stderr = proc.stderr.read().decode(errors="replace")
+    proc.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"command failed: {' '.join(cmd)}\n{stderr}")
+    return elapsed, usage.ru_maxrss / 1024
+
+
+def measure(cmd, runs, cleanup, cwd=None):
+    times, peaks = [], []
+    for _ in range(runs):
+        cleanup()
+        elapsed, peak = timed(cmd, cwd)
+        times.append(elapsed)
+        peaks.append(peak)
+    return statistics.median(times), max(peaks)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--articles", default="300,3000", help="comma-separated article counts (2 images each)")
+    parser.add_argument("--image-kb", type=int, default=310, help="size of each image in KiB")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--galley", default=os.path.join(ROOT, ".build", "release", "galley"))
+    args = parser.parse_args()
+    if not os.path.exists(args.galley):
+        sys.exit(f"no galley binary at {args.galley}: run `swift build -c release` first")
+    out = os.path.join(WORK, "out")
+    os.makedirs(out, exist_ok=True)
+    print(f"{'issue':>22} {'size':>9} {'galley':>9} {'zip -n':>9} {'ratio':>6} {'galley RSS':>11} {'zip RSS':>8}")
+    ok = True
+    for count in [int(c) for c in args.articles.split(",")]:
+        source = generate(count, args.image_kb)
+        size = tree_bytes(source)
+        target = os.path.join(out, f"org.example.bench.{count}.zip")
+        peer = os.path.join(out, "peer.zip")
+
+        def clean():
+            for path in (target, peer):
+                if os.path.exists(path):
+                    os.remove(path)
+
+        # Warm the page cache so both tools read from memory.
+        timed(["zip", "-r", "-X", "-q", "-n", ".jpg", peer, "."], cwd=source)
+        g_time, g_rss = measure([args.galley, "pack", source, "--output", out], args.runs, clean)
+        z_time, z_rss = measure(["zip", "-r", "-X", "-q", "-n", ".jpg:.jpeg:.png:.gif:.mp3:.m4a:.mp4", peer, "."],
+                                args.runs, clean, cwd=source)
+        clean()
+        ratio = g_time / z_time
+        label = f"{count} articles, {2 * count + 1} images"
+        print(f"{label:>22} {size / 1e6:8.0f}M {g_time:8.2f}s {z_time:8.2f}s {ratio:6.2f} {g_rss:10.1f}M {z_rss:7.1f}M")
+        ok = ok and ratio <= 1.0 and g_rss < 50
+    print("goal (ratio <= 1.00 and galley RSS < 50 MB): " + ("met" if ok else "NOT met"))
+
+
+if __name__ == "__main__":
+    main()
