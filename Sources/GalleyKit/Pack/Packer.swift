@@ -11,6 +11,8 @@ public struct PackOptions: Sendable {
     public var sourceDateEpoch: Int64?
     /// Compute the zip's SHA-256 while writing it.
     public var computeSHA256 = true
+    /// What a reader without Zip64 can open; exceeding it is an error unless `allowZip64`.
+    public var limits = ZipLimits.classic
 
     public init(source: URL, output: URL? = nil) {
         self.source = source
@@ -19,6 +21,19 @@ public struct PackOptions: Sendable {
 }
 
 /// What a pack produced.
+/// The largest zip a reader without Zip64 (Dumpling's minizip 1.01h) can open.
+public struct ZipLimits: Sendable {
+    public var maxEntries: Int
+    public var maxBytes: Int64
+
+    public init(maxEntries: Int, maxBytes: Int64) {
+        self.maxEntries = maxEntries
+        self.maxBytes = maxBytes
+    }
+
+    public static let classic = ZipLimits(maxEntries: 65_535, maxBytes: 0xFFFF_FFFF)
+}
+
 public struct PackSummary: Sendable, Codable {
     public var path: String
     public var bytes: Int64
@@ -50,10 +65,6 @@ public struct PackProgress: Sendable {
 /// Work happens in temporary files beside the output; the zip is moved into place only when it
 /// is complete, so the output path never holds a half-written zip.
 public struct Packer {
-    /// Dumpling's readers have no Zip64: the limits of a classic zip.
-    public static let maxEntries = 65_535
-    public static let maxBytes: Int64 = 0xFFFF_FFFF
-
     public init() {}
 
     /// Packs, or throws `DiagnosticsError` (the source has problems: exit status 1) or
@@ -112,13 +123,14 @@ public struct Packer {
         let entryCount = plan.entries.count + 1
         let payload = plan.entries.reduce(manifest.bytesWritten) { $0 + $1.file.size }
         let overhead = Int64(entryCount) * Int64(2 * (46 + 24) + 2 * (plan.issue.appleID.utf8.count + 64))
-        if !options.allowZip64 && (entryCount > Self.maxEntries || payload + overhead > Self.maxBytes) {
-            let reason = entryCount > Self.maxEntries
-                ? "\(entryCount) entries (the most a zip without Zip64 holds is \(Self.maxEntries))"
-                : "about \(payload + overhead) bytes (the most a zip without Zip64 holds is 4 GiB)"
+        let limits = options.limits
+        if !options.allowZip64 && (entryCount > limits.maxEntries || payload + overhead > limits.maxBytes) {
+            let reason = entryCount > limits.maxEntries
+                ? "\(entryCount) entries (the most a zip without Zip64 holds is \(limits.maxEntries))"
+                : "about \(payload + overhead) bytes (the most a zip without Zip64 holds is \(limits.maxBytes))"
             diagnostics.append(.error(
                 "pack.zip64-required", "the issue needs \(reason), and Dumpling cannot read Zip64",
-                at: SourceLocation(path: source.root.path),
+                at: SourceLocation(path: ""),
                 hint: "Split the issue or shrink its media; --allow-zip64 packs it anyway for readers that support Zip64."))
             throw DiagnosticsError(diagnostics)
         }

@@ -1,0 +1,139 @@
+import Foundation
+import Testing
+@testable import GalleyKit
+
+@Suite struct PlaceholderTests {
+    @Test func findsExactAndNearMissPlaceholdersWithTheirLines() {
+        let text = "a\n<!-- [ASSET: one] -->\nb <!--[asset:two]--> c\n<!-- [ASSET:  three ] -->\n<!-- plain comment -->"
+        let matches = Placeholder.scan(text)
+        #expect(matches.map(\.key) == ["one", "two", "three"])
+        #expect(matches.map(\.isExact) == [true, false, false])
+        #expect(matches.map(\.line) == [2, 3, 4])
+        #expect(matches[1].column == 3)
+    }
+
+    @Test func twoPlaceholdersOnOneLineAreTwoMatches() {
+        let matches = Placeholder.scan("<p><!-- [ASSET: a] --><!-- [ASSET: b] --></p>")
+        #expect(matches.map(\.key) == ["a", "b"])
+    }
+
+    @Test func aPlaceholderDoesNotSpanLines() {
+        #expect(Placeholder.scan("<!-- [ASSET: a\n] -->").isEmpty)
+    }
+
+    @Test func finishPutsEveryPlaceholderAloneOnItsLine() {
+        let html = "<p>Intro <!-- [ASSET: a] --> more</p>\n<p><!-- [ASSET: b] --><!-- [ASSET: c] --></p>\n"
+        #expect(BodyBuilder.finish(html) == """
+            <p>Intro
+            <!-- [ASSET: a] -->
+            more</p>
+            <p>
+            <!-- [ASSET: b] -->
+            <!-- [ASSET: c] -->
+            </p>
+
+            """)
+    }
+
+    @Test func finishLeavesABodyWithoutPlaceholdersAlone() {
+        let html = "<p>café 😀</p>\n"
+        #expect(BodyBuilder.finish(html) == html)
+    }
+
+    /// Wire format §3.1: Dumpling searches only the first `characters.count` UTF-16 units.
+    @Test func finishPadsBodiesWhoseUTF16LengthExceedsTheirCharacterCount() {
+        let html = "<p>😀😀 e\u{301}</p>\n<!-- [ASSET: a] -->\n"
+        let body = BodyBuilder.finish(html)
+        let lastPlaceholderEnd = body.utf16.count - (body.utf16.count - html.utf16.count)
+        #expect(body.count >= lastPlaceholderEnd, "the search window reaches the last placeholder")
+        #expect(body.hasPrefix(html))
+    }
+}
+
+@Suite struct BodyBuilderTests {
+    let builder = BodyBuilder()
+
+    @Test func markdownPlaceholdersSurviveConversionAsBlocksAndInline() {
+        let markdown = """
+            Intro with **bold**.
+
+            <!-- [ASSET: photo.jpg] -->
+
+            Inline <!-- [ASSET: sound.mp3] --> here.
+
+            - item with <!-- [ASSET: photo.jpg] -->
+            """
+        let result = builder.build(markdown, format: .markdown, file: "a.md", lineOffset: 0,
+                                   ids: ["photo.jpg": "id1", "sound.mp3": "id2"])
+        #expect(result.diagnostics.isEmpty)
+        #expect(result.body.contains("<strong>bold</strong>"))
+        #expect(result.body.contains("\n<!-- [ASSET: id1] -->\n"))
+        #expect(result.body.contains("<p>Inline\n<!-- [ASSET: id2] -->\nhere.</p>"))
+        #expect(!result.body.contains("raw HTML omitted"))
+        #expect(!result.body.contains("photo.jpg"))
+        #expect(Placeholder.scan(result.body).count == 3)
+    }
+
+    @Test func htmlBodiesPassThroughExceptLineEndings() {
+        let html = "<p>One</p>\r\n<p>Two</p>\r<p>Three</p>\n"
+        let result = builder.build(html, format: .html, file: "a.html", lineOffset: 0, ids: [:])
+        #expect(result.body == "<p>One</p>\n<p>Two</p>\n<p>Three</p>\n")
+    }
+
+    @Test func unknownAndMisspelledPlaceholdersAreLocatedInTheSourceFile() {
+        let text = "Line one\n<!-- [ASSET: phot.jpg] -->\n<!-- [Asset: photo.jpg] -->\n"
+        let result = builder.build(text, format: .markdown, file: "articles/a/article.md", lineOffset: 7,
+                                   ids: ["photo.jpg": "id1"])
+        #expect(result.diagnostics.map(\.id) == ["body.placeholder-unknown", "body.placeholder-malformed"])
+        #expect(result.diagnostics.map { $0.location?.line } == [9, 10])
+        #expect(result.diagnostics[0].hint == "Did you mean `photo.jpg`?")
+    }
+
+    @Test func markdownTablesAndStrikethroughAreOn() {
+        let result = builder.build("| a | b |\n|---|---|\n| 1 | 2 |\n\n~~gone~~\n", format: .markdown, file: "a.md",
+                                   lineOffset: 0, ids: [:])
+        #expect(result.body.contains("<table>"))
+        #expect(result.body.contains("<del>gone</del>"))
+    }
+}
+
+@Suite struct FrontMatterTests {
+    @Test func splitsFieldsFromTheBodyAndCountsLines() {
+        let split = FrontMatter.split("---\ntitle: A\nx: 1\n---\nBody\n")
+        #expect(split.yaml == "title: A\nx: 1\n")
+        #expect(split.body == "Body\n")
+        #expect(split.bodyLineOffset == 4)
+        #expect(!split.unclosed)
+    }
+
+    @Test func crlfFilesSplitToo() {
+        let split = FrontMatter.split("---\r\ntitle: A\r\n---\r\nBody\r\n")
+        #expect(split.yaml == "title: A\n")
+        #expect(split.body == "Body\n")
+    }
+
+    @Test func noFrontMatterAndUnclosedFrontMatter() {
+        #expect(FrontMatter.split("Just text\n").yaml == nil)
+        #expect(FrontMatter.split("---\ntitle: A\n").unclosed)
+    }
+}
+
+@Suite struct SourceNameTests {
+    @Test(arguments: [
+        ("photo.jpg", "photo.jpg"), ("keepers log.jpg", "keepers-log.jpg"), ("Café (1).png", "Caf-1-.png"),
+        (".hidden.png", "hidden.png"), ("日本.jpg", "jpg"), ("a--b.jpg", "a-b.jpg"),
+    ])
+    func zipNamesFollowTheProducerProfile(input: String, expected: String) {
+        #expect(SourceTree.zipSafeName(input) == expected)
+    }
+
+    @Test(arguments: ["01-band", "2_band", "10. band"])
+    func slugsDropTheOrderPrefix(folder: String) {
+        #expect(IssueSourceLoader.slug(of: folder) == "band")
+    }
+
+    @Test(arguments: ["band", "2026", "01-"])
+    func foldersWithoutAPrefixKeepTheirName(folder: String) {
+        #expect(IssueSourceLoader.slug(of: folder) == folder)
+    }
+}
