@@ -98,12 +98,12 @@ public final class ZipWriter {
     /// Adds the file at `source` as `name`, reading it in chunks. Fails if the file does not
     /// have exactly `size` bytes (it changed while packing).
     public func addFile(
-        name: String, from source: URL, size: Int64, mtime: Int64, compression: ZipCompression,
+        name: String, from source: String, size: Int64, mtime: Int64, compression: ZipCompression,
         progress: (Int64) -> Void = { _ in }
     ) throws {
-        let input = open(source.path, O_RDONLY | O_CLOEXEC)
+        let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else {
-            throw GalleyError("cannot open: \(String(cString: strerror(errno)))", path: source.path)
+            throw GalleyError("cannot open: \(String(cString: strerror(errno)))", path: source)
         }
         defer { close(input) }
         try writeHeader(name: name, size: size, mtime: mtime, compression: compression)
@@ -113,7 +113,7 @@ public final class ZipWriter {
             let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, capacity) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw GalleyError("cannot read: \(String(cString: strerror(errno)))", path: source.path)
+                throw GalleyError("cannot read: \(String(cString: strerror(errno)))", path: source)
             }
             if count == 0 { break }
             total += Int64(count)
@@ -124,7 +124,7 @@ public final class ZipWriter {
         }
         guard total == size else {
             throw GalleyError("the file changed while it was being packed (expected \(size) bytes, found \(total))",
-                              path: source.path, hint: "Pack again once nothing is writing to the issue folder.")
+                              path: source, hint: "Pack again once nothing is writing to the issue folder.")
         }
         guard archive_write_finish_entry(archive) == ARCHIVE_OK else { throw failure("cannot finish `\(name)`") }
     }

@@ -151,7 +151,7 @@ public enum MediaProber {
     public static func probe(_ url: URL) throws -> MediaProbe? {
         let handle = try FileHandle(forReadingFrom: url)
         defer { try? handle.close() }
-        let head = [UInt8](try handle.read(upToCount: 64 * 1024) ?? Data())
+        let head = [UInt8](try handle.read(upToCount: 4096) ?? Data())
         guard let format = MediaFormat.sniff(head) else { return nil }
         var size: PixelSize?
         switch format {

@@ -4,146 +4,135 @@ import Foundation
 public struct ZipEntryPlan: Sendable, Hashable {
     /// Path inside the issue folder of the zip (without the `<apple_id>/` prefix).
     public var name: String
-    public var file: SourceFile
+    /// Absolute path of the source file.
+    public var path: String
+    public var size: Int64
     public var compression: ZipCompression
 }
 
 /// Everything about an issue that is known before its bodies are converted: ids, file names in
-/// the zip, media kinds, dates. Built from an `IssueSource` by `PackPlanner`.
-public struct PackPlan: Sendable {
-    public var issue: IssueRecord
-    public var articles: [PlannedArticle]
-    /// The media files, sorted by name: the order they are written in after `latest.json`.
-    public var entries: [ZipEntryPlan]
-    /// Seconds since 1970 written as every entry's modification time.
-    public var entryTime: Int64
-
-    public var assetCount: Int { issue.images.count + articles.reduce(0) { $0 + $1.record.assets.count } }
-}
-
-public struct PlannedArticle: Sendable {
-    public var source: ArticleSource
-    /// Everything but the body, which is converted while the manifest is written.
-    public var record: ArticleRecord
-    /// Local key → global id, for rewriting the body's placeholders.
-    public var assetIDs: [String: String]
-}
-
-/// Turns an `IssueSource` into a `PackPlan`, probing every media file (a few bytes each).
+/// the zip, media kinds, dates. Fed one article at a time, so it holds only what later
+/// articles and the zip need: the zip entries, the ids in use, the previous article's date.
 public struct PackPlanner {
-    /// The modification time written when neither `SOURCE_DATE_EPOCH` nor the issue gives one
-    /// later than this: DOS times cannot go before 1980.
+    /// DOS times cannot go before 1980.
     static let earliestZipTime: Int64 = 315_532_800
 
-    public init() {}
+    public private(set) var issue: IssueRecord
+    /// Seconds since 1970 written as every entry's modification time.
+    public let entryTime: Int64
+    public private(set) var diagnostics = DiagnosticLog()
+    public private(set) var articleCount = 0
+    public private(set) var assetCount = 0
+    private let appleID: String
+    private var names = EntryNames()
+    private var ids = IDRegistry()
+    private var previousDate: Int64?
+    private let baseDate: Int64
 
-    public func plan(_ source: IssueSource, sourceDateEpoch: Int64?) -> (plan: PackPlan?, diagnostics: [Diagnostic]) {
-        var log = DiagnosticLog()
+    /// Plans the issue itself and its own images.
+    public init(_ source: IssueSource, sourceDateEpoch: Int64?) {
+        appleID = source.appleID
         let issueID = source.globalID ?? GlobalID.issue(appleID: source.appleID)
         let lastUpdated = source.lastUpdated ?? source.publishDate
-        var issue = IssueRecord(
+        baseDate = lastUpdated.millisecondsSinceEpoch
+        entryTime = max(sourceDateEpoch ?? baseDate / 1000, Self.earliestZipTime)
+        issue = IssueRecord(
             globalID: issueID, appleID: source.appleID, title: source.title,
-            lastUpdated: DumplingDate.iso(millisecondsSinceEpoch: lastUpdated.millisecondsSinceEpoch),
+            lastUpdated: DumplingDate.iso(millisecondsSinceEpoch: baseDate),
             displayDate: source.displayDate ?? source.publishDate.monthAndYear,
             publishDate: source.publishDate.dumplingPublishDate)
         issue.description = source.description
         issue.metadata = source.metadata ?? .object([])
-
-        var names = EntryNames()
-        var ids = IDRegistry()
-        ids.claim(issueID, what: "the issue", at: SourceLocation(path: source.issueFile, jsonPath: "global_id"), &log)
-
+        ids.claim(issueID, what: "the issue", at: SourceLocation(path: source.issueFile, jsonPath: "global_id"),
+                  &diagnostics)
         for asset in source.images {
-            if let record = assetRecord(asset, owner: "", appleID: source.appleID, names: &names, ids: &ids, &log) {
-                if record.kind != .image {
-                    log.add(.error("source.issue-image-kind",
-                                   "the issue image `\(asset.file.relativePath)` is a \(record.kind.rawValue) file, not an image",
-                                   at: asset.location, hint: "An issue's `images` holds its cover and other pictures only."))
-                }
-                issue.images.append(record)
+            guard let record = assetRecord(asset, owner: "") else { continue }
+            if record.kind != .image {
+                diagnostics.add(.error(
+                    "source.issue-image-kind",
+                    "the issue image `\(asset.file.relativePath)` is a \(record.kind.rawValue) file, not an image",
+                    at: asset.location, hint: "An issue's `images` holds its cover and other pictures only."))
             }
+            issue.images.append(record)
         }
-
-        var articles: [PlannedArticle] = []
-        var previousDate: Int64?
-        let baseDate = lastUpdated.millisecondsSinceEpoch
-        for article in source.articles {
-            let articleID = article.id ?? GlobalID.article(appleID: source.appleID, slug: article.slug)
-            ids.claim(articleID, what: "the article `\(article.folder)`", at: SourceLocation(path: article.fieldsFile), &log)
-            // Dumpling sorts articles by date, newest first: derive strictly decreasing dates
-            // where the source gives none, one minute apart, so the issue's order holds.
-            let date: Int64
-            if let given = article.date?.millisecondsSinceEpoch {
-                if let previousDate, given >= previousDate {
-                    log.add(.warning("source.date-order",
-                                     "this article's date is not earlier than the previous article's, so Dumpling apps, which list articles newest first, will show it out of issue order",
-                                     at: article.dateLocation,
-                                     hint: "Give articles decreasing dates in issue order, or leave `date` out to have Galley derive them."))
-                }
-                date = given
-            } else {
-                date = previousDate.map { $0 - 60_000 } ?? baseDate
-            }
-            previousDate = date
-
-            var record = ArticleRecord(
-                globalID: articleID, title: article.title, body: "",
-                dateLastUpdated: DumplingDate.iso(millisecondsSinceEpoch: date))
-            record.description = article.description
-            record.url = article.url
-            record.section = article.section
-            record.authorName = article.authorName
-            record.source = article.source
-            record.dek = article.dek
-            record.authorURL = article.authorURL
-            record.authorBio = article.authorBio
-            record.keywords = article.keywords.map { $0.replacingOccurrences(of: ",", with: " ") }.joined(separator: ",")
-            record.commentary = article.commentary
-            record.type = article.type
-            record.sku = article.sku
-            record.published = article.published
-            record.featured = article.featured
-            record.customMeta = article.metadata ?? .object([])
-            var assetIDs: [String: String] = [:]
-            for asset in article.assets {
-                guard let assetRecord = assetRecord(
-                    asset, owner: article.slug, appleID: source.appleID, names: &names, ids: &ids, &log)
-                else { continue }
-                assetIDs[asset.key] = assetRecord.id
-                switch assetRecord.kind {
-                case .image: record.images.append(assetRecord)
-                case .sound: record.sounds.append(assetRecord)
-                case .video: record.videos.append(assetRecord)
-                }
-            }
-            articles.append(PlannedArticle(source: article, record: record, assetIDs: assetIDs))
-        }
-
-        let entryTime = max(sourceDateEpoch ?? lastUpdated.millisecondsSinceEpoch / 1000, Self.earliestZipTime)
-        guard !log.hasErrors else { return (nil, log.items) }
-        let plan = PackPlan(issue: issue, articles: articles, entries: names.sortedEntries, entryTime: entryTime)
-        return (plan, log.items)
     }
 
-    private func assetRecord(
-        _ asset: AssetSource, owner: String, appleID: String, names: inout EntryNames, ids: inout IDRegistry,
-        _ log: inout DiagnosticLog
-    ) -> AssetRecord? {
-        guard let probe = probeMedia(asset.file, at: asset.location, &log) else { return nil }
+    /// The media files, sorted by name: the order they are written in after `latest.json`.
+    public var entries: [ZipEntryPlan] { names.sortedEntries }
+
+    /// Plans one article (in issue order): its id, date and assets. The returned record has
+    /// everything but the body; `assetIDs` maps local keys to global ids for the body.
+    public mutating func plan(_ article: ArticleSource) -> (record: ArticleRecord, assetIDs: [String: String]) {
+        articleCount += 1
+        let articleID = article.id ?? GlobalID.article(appleID: appleID, slug: article.slug)
+        ids.claim(articleID, what: "the article `\(article.folder)`", at: SourceLocation(path: article.fieldsFile),
+                  &diagnostics)
+        // Dumpling sorts articles by date, newest first: derive strictly decreasing dates
+        // where the source gives none, one minute apart, so the issue's order holds.
+        let date: Int64
+        if let given = article.date?.millisecondsSinceEpoch {
+            if let previousDate, given >= previousDate {
+                diagnostics.add(.warning(
+                    "source.date-order",
+                    "this article's date is not earlier than the previous article's, so Dumpling apps, which list articles newest first, will show it out of issue order",
+                    at: article.dateLocation,
+                    hint: "Give articles decreasing dates in issue order, or leave `date` out to have Galley derive them."))
+            }
+            date = given
+        } else {
+            date = previousDate.map { $0 - 60_000 } ?? baseDate
+        }
+        previousDate = date
+
+        var record = ArticleRecord(
+            globalID: articleID, title: article.title, body: "",
+            dateLastUpdated: DumplingDate.iso(millisecondsSinceEpoch: date))
+        record.description = article.description
+        record.url = article.url
+        record.section = article.section
+        record.authorName = article.authorName
+        record.source = article.source
+        record.dek = article.dek
+        record.authorURL = article.authorURL
+        record.authorBio = article.authorBio
+        record.keywords = article.keywords.map { $0.replacingOccurrences(of: ",", with: " ") }.joined(separator: ",")
+        record.commentary = article.commentary
+        record.type = article.type
+        record.sku = article.sku
+        record.published = article.published
+        record.featured = article.featured
+        record.customMeta = article.metadata ?? .object([])
+        var assetIDs: [String: String] = [:]
+        for asset in article.assets {
+            guard let assetRecord = assetRecord(asset, owner: article.slug) else { continue }
+            assetIDs[asset.key] = assetRecord.id
+            switch assetRecord.kind {
+            case .image: record.images.append(assetRecord)
+            case .sound: record.sounds.append(assetRecord)
+            case .video: record.videos.append(assetRecord)
+            }
+        }
+        return (record, assetIDs)
+    }
+
+    private mutating func assetRecord(_ asset: AssetSource, owner: String) -> AssetRecord? {
+        guard let probe = probeMedia(asset.file, at: asset.location) else { return nil }
         var thumbnailName: String?
         if let thumbnail = asset.thumbnail {
-            guard let thumbProbe = probeMedia(thumbnail, at: asset.location, &log) else { return nil }
+            guard let thumbProbe = probeMedia(thumbnail, at: asset.location) else { return nil }
             if thumbProbe.format.kind != .image {
-                log.add(.error("source.thumbnail-kind",
-                               "the thumbnail `\(thumbnail.relativePath)` is a \(thumbProbe.format.kind.rawValue) file, not an image",
-                               at: asset.location, hint: "Use a JPEG or PNG picture as the thumbnail."))
+                diagnostics.add(.error(
+                    "source.thumbnail-kind",
+                    "the thumbnail `\(thumbnail.relativePath)` is a \(thumbProbe.format.kind.rawValue) file, not an image",
+                    at: asset.location, hint: "Use a JPEG or PNG picture as the thumbnail."))
                 return nil
             }
             thumbnailName = names.name(for: thumbnail, owner: owner, format: thumbProbe.format)
         }
         let fileName = names.name(for: asset.file, owner: owner, format: probe.format)
         let id = asset.explicitID ?? GlobalID.asset(appleID: appleID, owner: owner, key: asset.key)
-        ids.claim(id, what: "the asset `\(asset.file.relativePath)`", at: asset.location, &log)
+        ids.claim(id, what: "the asset `\(asset.file.relativePath)`", at: asset.location, &diagnostics)
+        assetCount += 1
 
         var metadata: [(String, JSONValue)] = []
         if !asset.alt.isEmpty { metadata.append(("alt", .string(asset.alt))) }
@@ -163,33 +152,34 @@ public struct PackPlanner {
             crop350: thumbnailName ?? fileName, metadata: .object(metadata))
     }
 
-    private func probeMedia(_ file: SourceFile, at location: SourceLocation, _ log: inout DiagnosticLog) -> MediaProbe? {
+    private mutating func probeMedia(_ file: SourceFile, at location: SourceLocation) -> MediaProbe? {
         if file.size == 0 {
-            log.add(.error("source.media-empty", "the file `\(file.relativePath)` is empty", at: location,
-                           hint: "Replace it with the real picture, sound or video."))
+            diagnostics.add(.error("source.media-empty", "the file `\(file.relativePath)` is empty", at: location,
+                                   hint: "Replace it with the real picture, sound or video."))
             return nil
         }
         let result: MediaProbe?
         do {
             result = try MediaProber.probe(file.url)
         } catch {
-            log.add(.error("source.file-unreadable", "the file `\(file.relativePath)` cannot be read: \(error.localizedDescription)",
-                           at: location, hint: "Check the file's permissions."))
+            diagnostics.add(.error(
+                "source.file-unreadable", "the file `\(file.relativePath)` cannot be read: \(error.localizedDescription)",
+                at: location, hint: "Check the file's permissions."))
             return nil
         }
         guard let result else {
-            log.add(.error("source.media-unknown",
-                           "cannot tell what kind of media `\(file.relativePath)` is from its content",
-                           at: location,
-                           hint: "Galley packs JPEG, PNG, GIF, WebP, HEIF, AVIF and SVG images; MP3, AAC, M4A, Ogg, FLAC and WAV sound; MP4, MOV and WebM video."))
+            diagnostics.add(.error(
+                "source.media-unknown", "cannot tell what kind of media `\(file.relativePath)` is from its content",
+                at: location,
+                hint: "Galley packs JPEG, PNG, GIF, WebP, HEIF, AVIF and SVG images; MP3, AAC, M4A, Ogg, FLAC and WAV sound; MP4, MOV and WebM video."))
             return nil
         }
         let ext = (file.relativePath as NSString).pathExtension.lowercased()
         if !result.format.extensions.contains(ext) {
-            log.add(.warning("source.media-extension-mismatch",
-                             "`\(file.relativePath)` holds \(result.format.mimeType) data, which its extension `.\(ext)` does not suggest",
-                             at: location,
-                             hint: "Rename it to `.\(result.format.extensions[0])` so that apps and servers treat it right."))
+            diagnostics.add(.warning(
+                "source.media-extension-mismatch",
+                "`\(file.relativePath)` holds \(result.format.mimeType) data, which its extension `.\(ext)` does not suggest",
+                at: location, hint: "Rename it to `.\(result.format.extensions[0])` so that apps and servers treat it right."))
         }
         return result
     }
@@ -215,12 +205,12 @@ struct EntryNames {
         }
         taken.insert(candidate.lowercased())
         bySource[file.relativePath] = ZipEntryPlan(
-            name: candidate, file: file, compression: format.isCompressed ? .store : .deflate)
+            name: candidate, path: file.url.path, size: file.size, compression: format.isCompressed ? .store : .deflate)
         return candidate
     }
 
     var sortedEntries: [ZipEntryPlan] {
-        bySource.values.sorted { Array($0.name.utf8).lexicographicallyPrecedes(Array($1.name.utf8)) }
+        bySource.values.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
     }
 }
 

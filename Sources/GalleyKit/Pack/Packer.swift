@@ -70,59 +70,65 @@ public struct Packer {
     /// Packs, or throws `DiagnosticsError` (the source has problems: exit status 1) or
     /// `GalleyError` (it could not run: exit status 2). Warnings come back in the summary.
     public func pack(_ options: PackOptions, progress: ((PackProgress) -> Void)? = nil) throws -> PackSummary {
-        let loaded = try IssueSourceLoader().load(options.source)
+        let loader = IssueSourceLoader()
+        let loaded = try loader.load(options.source)
         var diagnostics = loaded.diagnostics
         guard let source = loaded.source else { throw DiagnosticsError(diagnostics) }
-        let planned = PackPlanner().plan(source, sourceDateEpoch: options.sourceDateEpoch)
-        diagnostics += planned.diagnostics
-        guard let plan = planned.plan else { throw DiagnosticsError(diagnostics) }
+        var planner = PackPlanner(source, sourceDateEpoch: options.sourceDateEpoch)
 
-        let output = try outputPath(options, appleID: plan.issue.appleID)
+        let output = try outputPath(options, appleID: planner.issue.appleID)
         let directory = output.deletingLastPathComponent()
         let token = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let manifestURL = directory.appending(path: ".\(plan.issue.appleID).\(token).json.galley-tmp")
+        let manifestURL = directory.appending(path: ".\(planner.issue.appleID).\(token).json.galley-tmp")
         let zipURL = directory.appending(path: ".\(output.lastPathComponent).\(token).galley-tmp")
         defer {
             try? FileManager.default.removeItem(at: manifestURL)
             try? FileManager.default.removeItem(at: zipURL)
         }
 
-        // 1. latest.json, one article at a time.
-        let manifest = try ManifestFileWriter(url: manifestURL, issue: plan.issue)
-        var bodyProblems: [Diagnostic] = []
+        // 1. latest.json, one article at a time: read its fields, plan it, convert its body.
+        let manifest = try ManifestFileWriter(url: manifestURL, issue: planner.issue)
         let builder = BodyBuilder()
-        for article in plan.articles {
-            var record = article.record
+        for folder in source.articleFolders {
+            let (loadedArticle, found) = loader.loadArticle(folder, of: source)
+            diagnostics += found
+            guard let article = loadedArticle else { continue }
+            let errorsBefore = planner.diagnostics.errors.count
+            var (record, assetIDs) = planner.plan(article)
+            // An asset that could not be planned would make its placeholders look unknown too.
+            guard planner.diagnostics.errors.count == errorsBefore else { continue }
             let text: String
             do {
-                text = try String(contentsOf: source.root.appending(path: article.source.bodyFile), encoding: .utf8)
+                text = try String(contentsOf: source.root.appending(path: article.bodyFile), encoding: .utf8)
             } catch {
-                bodyProblems.append(.error("source.file-unreadable", "cannot be read any more",
-                                           at: SourceLocation(path: article.source.bodyFile)))
+                diagnostics.append(.error("source.file-unreadable", "cannot be read any more",
+                                          at: SourceLocation(path: article.bodyFile)))
                 continue
             }
             let front = FrontMatter.split(text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text)
             let built = builder.build(
-                front.body, format: article.source.bodyFormat, file: article.source.bodyFile,
-                lineOffset: front.bodyLineOffset, ids: article.assetIDs)
-            bodyProblems += built.diagnostics
+                front.body, format: article.bodyFormat, file: article.bodyFile, lineOffset: front.bodyLineOffset,
+                ids: assetIDs)
+            diagnostics += built.diagnostics
             record.body = built.body
             try manifest.append(record)
         }
         try manifest.finish()
-        diagnostics += bodyProblems
+        diagnostics += planner.diagnostics.items
+        diagnostics.sort { ($0.severity == .error ? 0 : 1) < ($1.severity == .error ? 0 : 1) }
         if diagnostics.contains(where: { $0.severity == .error }) { throw DiagnosticsError(diagnostics) }
-        if output.deletingPathExtension().lastPathComponent != plan.issue.appleID {
+        if output.deletingPathExtension().lastPathComponent != planner.issue.appleID {
             diagnostics.append(.warning(
                 "pack.zip-name", "the zip is named `\(output.lastPathComponent)`, but Dumpling finds an issue zip by its `apple_id`",
                 at: SourceLocation(path: output.path),
-                hint: "Name it `\(plan.issue.appleID).zip`, or give a folder as --output."))
+                hint: "Name it `\(planner.issue.appleID).zip`, or give a folder as --output."))
         }
+        let entries = planner.entries
 
         // 2. Limits a reader without Zip64 can open.
-        let entryCount = plan.entries.count + 1
-        let payload = plan.entries.reduce(manifest.bytesWritten) { $0 + $1.file.size }
-        let overhead = Int64(entryCount) * Int64(2 * (46 + 24) + 2 * (plan.issue.appleID.utf8.count + 64))
+        let entryCount = entries.count + 1
+        let payload = entries.reduce(manifest.bytesWritten) { $0 + $1.size }
+        let overhead = Int64(entryCount) * Int64(2 * (46 + 24) + 2 * (planner.issue.appleID.utf8.count + 64))
         let limits = options.limits
         if !options.allowZip64 && (entryCount > limits.maxEntries || payload + overhead > limits.maxBytes) {
             let reason = entryCount > limits.maxEntries
@@ -140,17 +146,17 @@ public struct Packer {
             throw GalleyError("the output already exists", path: output.path, hint: "Pass --force to replace it.")
         }
         let writer = try ZipWriter(url: zipURL, hashing: options.computeSHA256, allowZip64: options.allowZip64)
-        let prefix = plan.issue.appleID + "/"
+        let prefix = planner.issue.appleID + "/"
         var state = PackProgress(bytesDone: 0, bytesTotal: payload, entriesDone: 0, entriesTotal: entryCount)
         try writer.addFile(
-            name: prefix + "latest.json", from: manifestURL, size: manifest.bytesWritten, mtime: plan.entryTime,
+            name: prefix + "latest.json", from: manifestURL.path, size: manifest.bytesWritten, mtime: planner.entryTime,
             compression: .deflate)
         state.bytesDone += manifest.bytesWritten
         state.entriesDone = 1
         progress?(state)
-        for entry in plan.entries {
+        for entry in entries {
             try writer.addFile(
-                name: prefix + entry.name, from: entry.file.url, size: entry.file.size, mtime: plan.entryTime,
+                name: prefix + entry.name, from: entry.path, size: entry.size, mtime: planner.entryTime,
                 compression: entry.compression
             ) { chunk in
                 state.bytesDone += chunk
@@ -164,8 +170,8 @@ public struct Packer {
         // 4. Into place, atomically; never over an existing file without --force.
         try moveIntoPlace(zipURL, output, replace: options.force)
         return PackSummary(
-            path: output.path, bytes: bytes, sha256: sha256, appleID: plan.issue.appleID, globalID: plan.issue.globalID,
-            articles: plan.articles.count, assets: plan.assetCount, entries: entryCount,
+            path: output.path, bytes: bytes, sha256: sha256, appleID: planner.issue.appleID,
+            globalID: planner.issue.globalID, articles: planner.articleCount, assets: planner.assetCount, entries: entryCount,
             warnings: diagnostics.filter { $0.severity != .error })
     }
 

@@ -15,7 +15,14 @@ public struct IssueSource: Sendable {
     public var metadata: JSONValue?
     /// The issue's own images, cover first.
     public var images: [AssetSource]
-    public var articles: [ArticleSource]
+    /// The article folders in issue order; `IssueSourceLoader.loadArticle` reads each.
+    public var articleFolders: [ArticleFolder]
+}
+
+/// An article folder and its slug, before its fields are read.
+public struct ArticleFolder: Sendable, Hashable {
+    public var folder: String
+    public var slug: String
 }
 
 public enum BodyFormat: String, Sendable {

@@ -91,14 +91,14 @@ public struct IssueSourceLoader {
         let lastUpdated = map.date("last_updated", log: &log)
         let metadata = map.jsonObject("metadata", log: &log)
         let images = loadAssets(map, directory: "", owner: "", tree: tree, fields: fields, &log)
-        let articles = loadArticles(tree, order: map, fields: fields, &log)
+        let folders = articleFolders(tree, order: map, fields: fields, &log)
 
         guard let title, let appleID, let publishDate else { return nil }
         return IssueSource(
             root: tree.root, issueFile: issueFile, appleID: appleID, globalID: globalID, title: title,
             description: map.string("description", log: &log) ?? "",
             displayDate: map.string("display_date", log: &log), publishDate: publishDate,
-            lastUpdated: lastUpdated, metadata: metadata, images: images, articles: articles)
+            lastUpdated: lastUpdated, metadata: metadata, images: images, articleFolders: folders)
     }
 
     static func appleIDProblem(_ id: String) -> String? {
@@ -113,9 +113,11 @@ public struct IssueSourceLoader {
 
     // MARK: Articles
 
-    private func loadArticles(
+    /// The article folders in issue order. Their fields are read one at a time, by
+    /// `loadArticle`, so an issue of any size needs the memory of one article.
+    private func articleFolders(
         _ tree: SourceTree, order map: YAMLMapping, fields: YAMLFields, _ log: inout DiagnosticLog
-    ) -> [ArticleSource] {
+    ) -> [ArticleFolder] {
         let articlesURL = tree.url("articles")
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: articlesURL.path, isDirectory: &isDirectory), isDirectory.boolValue
@@ -147,7 +149,7 @@ public struct IssueSourceLoader {
         }
         folders = orderFolders(folders, map: map, fields: fields, &log)
 
-        var articles: [ArticleSource] = []
+        var result: [ArticleFolder] = []
         var slugs: [String: String] = [:]
         for folder in folders {
             let slug = Self.slug(of: folder)
@@ -159,11 +161,30 @@ public struct IssueSourceLoader {
                 continue
             }
             slugs[slug.lowercased()] = folder
-            if let article = loadArticle(folder: folder, slug: slug, tree: tree, &log) {
-                articles.append(article)
-            }
+            result.append(ArticleFolder(folder: folder, slug: slug))
         }
-        return articles
+        return result
+    }
+
+    /// Reads one article's fields and checks its assets' paths (the body is read when packing).
+    public func loadArticle(_ article: ArticleFolder, of source: IssueSource) -> (article: ArticleSource?, diagnostics: [Diagnostic]) {
+        var log = DiagnosticLog()
+        let loaded = loadArticle(folder: article.folder, slug: article.slug, tree: SourceTree(root: source.root), &log)
+        return (log.hasErrors ? nil : loaded, log.items)
+    }
+
+    /// The whole issue with every article read: convenient for small issues and tests.
+    public func loadAll(_ root: URL) throws -> (source: IssueSource?, articles: [ArticleSource], diagnostics: [Diagnostic]) {
+        let (source, diagnostics) = try load(root)
+        guard let source else { return (nil, [], diagnostics) }
+        var all = diagnostics
+        var articles: [ArticleSource] = []
+        for folder in source.articleFolders {
+            let (article, found) = loadArticle(folder, of: source)
+            all += found
+            if let article { articles.append(article) }
+        }
+        return (all.contains { $0.severity == .error } ? nil : source, articles, all)
     }
 
     /// Folder order: the issue's `order` list when given, else by number prefix, then name.
