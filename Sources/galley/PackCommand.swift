@@ -55,9 +55,16 @@ struct PackCommand: ParsableCommand {
         let bar = ProgressBar(label: "packing", enabled: !json)
         do {
             let summary = try Packer().pack(options) { state in
-                bar?.update(
-                    done: state.bytesDone, total: state.bytesTotal,
-                    detail: "\(state.entriesDone)/\(state.entriesTotal) files, \(formatBytes(state.bytesDone))")
+                switch state.phase {
+                case .articles:
+                    bar?.update(
+                        done: Int64(state.articlesDone), total: Int64(state.articlesTotal),
+                        detail: "article \(state.articlesDone)/\(state.articlesTotal)")
+                case .zip:
+                    bar?.update(
+                        done: state.bytesDone, total: state.bytesTotal,
+                        detail: "\(state.entriesDone)/\(state.entriesTotal) files, \(formatBytes(state.bytesDone))")
+                }
             }
             bar?.clear()
             let warnings = summary.warnings.map { relocated($0) }

@@ -33,8 +33,14 @@ import Testing
 
     @Test func progressReachesTheTotal() throws {
         var last: PackProgress?
-        _ = try Packer().pack(PackOptions(source: Self.example, output: try outputFolder())) { last = $0 }
+        var articleSteps: [Int] = []
+        _ = try Packer().pack(PackOptions(source: Self.example, output: try outputFolder())) {
+            if $0.phase == .articles { articleSteps.append($0.articlesDone) }
+            last = $0
+        }
+        #expect(articleSteps == [1, 2, 3, 4])
         let final = try #require(last)
+        #expect(final.phase == .zip)
         #expect(final.bytesDone == final.bytesTotal)
         #expect(final.entriesDone == final.entriesTotal)
         #expect(final.entriesTotal == 12)

@@ -54,6 +54,16 @@ public struct PackSummary: Sendable, Codable {
 
 /// How far a pack has got, for a progress bar.
 public struct PackProgress: Sendable {
+    public enum Phase: String, Sendable {
+        /// Reading articles and writing latest.json: `articlesDone` of `articlesTotal`.
+        case articles
+        /// Writing the zip: `bytesDone` of `bytesTotal`, `entriesDone` of `entriesTotal`.
+        case zip
+    }
+
+    public var phase: Phase = .zip
+    public var articlesDone = 0
+    public var articlesTotal = 0
     public var bytesDone: Int64
     public var bytesTotal: Int64
     public var entriesDone: Int
@@ -89,7 +99,12 @@ public struct Packer {
         // 1. latest.json, one article at a time: read its fields, plan it, convert its body.
         let manifest = try ManifestFileWriter(url: manifestURL, issue: planner.issue)
         let builder = BodyBuilder()
+        var reading = PackProgress(bytesDone: 0, bytesTotal: 0, entriesDone: 0, entriesTotal: 0)
+        reading.phase = .articles
+        reading.articlesTotal = source.articleFolders.count
         for folder in source.articleFolders {
+            reading.articlesDone += 1
+            progress?(reading)
             let (loadedArticle, found) = loader.loadArticle(folder, of: source)
             diagnostics += found
             guard let article = loadedArticle else { continue }
@@ -148,6 +163,8 @@ public struct Packer {
         let writer = try ZipWriter(url: zipURL, hashing: options.computeSHA256, allowZip64: options.allowZip64)
         let prefix = planner.issue.appleID + "/"
         var state = PackProgress(bytesDone: 0, bytesTotal: payload, entriesDone: 0, entriesTotal: entryCount)
+        state.articlesDone = reading.articlesDone
+        state.articlesTotal = reading.articlesTotal
         try writer.addFile(
             name: prefix + "latest.json", from: manifestURL.path, size: manifest.bytesWritten, mtime: planner.entryTime,
             compression: .deflate)
