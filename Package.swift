@@ -22,12 +22,15 @@ let package = Package(
             name: "CCmark", pkgConfig: "libcmark-gfm",
             providers: [.apt(["libcmark-gfm-dev", "libcmark-gfm-extensions-dev"])]),
         .systemLibrary(
+            name: "CLibXML2", pkgConfig: "libxml-2.0",
+            providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]),
+        .systemLibrary(
             name: "CCrypto", pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"]), .brew(["openssl"])]),
         .target(
             name: "GalleyKit",
             dependencies: [
-                "CArchive", "CCmark", "CCrypto",
+                "CArchive", "CCmark", "CLibXML2", "CCrypto",
                 .product(name: "Yams", package: "Yams"),
             ]),
         .executableTarget(

@@ -1,0 +1,59 @@
+/// Collects the findings of one input, taking each check's severity from the catalogue and
+/// the configuration (which may change it or switch the check off).
+public struct Findings: Sendable {
+    public private(set) var items: [Diagnostic] = []
+    let configuration: ValidationConfiguration
+
+    public init(configuration: ValidationConfiguration = ValidationConfiguration()) {
+        self.configuration = configuration
+    }
+
+    public mutating func add(_ id: String, _ message: String, at location: SourceLocation?, hint: String? = nil) {
+        guard let check = CheckCatalog.check(id) else {
+            assertionFailure("unknown check id \(id)")
+            items.append(Diagnostic(id, .error, message, at: location, hint: hint))
+            return
+        }
+        guard let severity = configuration.severity(of: check) else { return }
+        items.append(Diagnostic(id, severity, message, at: location, hint: hint))
+    }
+
+    /// Adds findings made elsewhere (by the source loader and packer), applying the configuration.
+    public mutating func adopt(_ diagnostics: [Diagnostic]) {
+        for diagnostic in diagnostics {
+            var copy = diagnostic
+            if let check = CheckCatalog.check(diagnostic.id) {
+                guard let severity = configuration.severity(of: check) else { continue }
+                copy.severity = severity
+            }
+            items.append(copy)
+        }
+    }
+
+    public var hasErrors: Bool { items.contains { $0.severity == .error } }
+    public func count(_ severity: Severity) -> Int { items.filter { $0.severity == severity }.count }
+}
+
+/// What a team has decided about checks: ignored ids and changed severities
+/// (from `--ignore` and `.galley.yml`).
+public struct ValidationConfiguration: Sendable {
+    public enum Setting: String, Sendable {
+        case off, info, warning, error
+    }
+
+    public var settings: [String: Setting] = [:]
+    /// Where the settings came from, for messages.
+    public var sources: [String] = []
+
+    public init() {}
+
+    public func severity(of check: Check) -> Severity? {
+        switch settings[check.id] {
+        case .off?: nil
+        case .info?: .info
+        case .warning?: .warning
+        case .error?: .error
+        case nil: check.severity
+        }
+    }
+}

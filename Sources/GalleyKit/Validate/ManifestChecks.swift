@@ -1,0 +1,337 @@
+import Foundation
+
+/// What the manifest checks learn that later checks use: every asset and where it sits.
+struct ManifestIndex {
+    struct AssetRef {
+        var id: String
+        /// `images`, `sound_files` or `videos`.
+        var list: String
+        var fileName: String?
+        var crop: String?
+        var variants: [String] = []
+        var metadata: LocatedJSON?
+        var jsonPath: String
+        var line: Int
+        /// Index of the owning article, `nil` for issue images.
+        var article: Int?
+    }
+
+    struct ArticleRef {
+        var id: String?
+        var body: String?
+        var jsonPath: String
+        var line: Int
+    }
+
+    var issueID: String?
+    var appleID: String?
+    var assets: [AssetRef] = []
+    var articles: [ArticleRef] = []
+}
+
+/// Checks on `latest.json` against what Dumpling reads (wire format §2): keys it force-casts,
+/// their types, date forms, ids, metadata.
+struct ManifestChecks {
+    /// Display path of the manifest (`issue.zip!folder/latest.json`, or a file path).
+    let path: String
+
+    static let issueStrings = ["global_id", "apple_id", "title", "description", "last_updated", "display_date", "publish_date"]
+    static let issueKeys = Set(issueStrings + ["metadata", "images", "articles"])
+    static let articleStrings = [
+        "global_id", "title", "body", "description", "url", "section", "author_name", "source", "dek", "author_url",
+        "author_bio", "keywords", "commentary", "type", "date_last_updated",
+    ]
+    static let articleKeys = Set(articleStrings + ["sku", "meta", "customMeta", "metadata", "featured", "images", "sound_files", "videos"])
+    static let assetStrings = ["id", "caption", "source", "file_name", "crop_350_350"]
+    static let assetKeys = Set(assetStrings + ["metadata", "cover", "crop"])
+    static let coverVariants = [
+        "cover_main_iphone_portrait", "cover_main_iphone_portrait_retinal", "cover_main_ipad_portrait",
+        "cover_main_ipad_portrait_retinal", "cover_icon_iphone_portrait_retinal",
+    ]
+    static let cropVariants = [
+        "main_iphone_portrait", "main_iphone_portrait_retinal", "main_ipad_portrait", "main_ipad_portrait_retinal",
+    ]
+
+    func at(_ node: LocatedJSON?, _ jsonPath: String) -> SourceLocation {
+        SourceLocation(path: path, line: node?.line, column: node?.column, jsonPath: jsonPath.isEmpty ? nil : jsonPath)
+    }
+
+    func run(_ root: LocatedJSON, into findings: inout Findings) -> ManifestIndex {
+        var index = ManifestIndex()
+        guard let members = root.members else {
+            findings.add("manifest.type", "latest.json is \(root.typeName), not an object", at: at(root, ""),
+                         hint: "The top level of latest.json is the issue object.")
+            return index
+        }
+        duplicateKeys(members, "", &findings)
+        requireStrings(root, Self.issueStrings, "", "the issue", &findings)
+        unknownKeys(members, Self.issueKeys, "", &findings)
+        index.issueID = root["global_id"]?.string
+        index.appleID = root["apple_id"]?.string
+        if let publish = root["publish_date"]?.string, !Self.isDumplingPublishDate(publish) {
+            let parts = publish.split(separator: "/", omittingEmptySubsequences: false)
+            findings.add("manifest.publish-date",
+                         parts.count == 3 ? "publish_date `\(publish)` has non-numeric parts: Dumpling crashes on it"
+                                          : "publish_date `\(publish)` is not MM/dd/yyyy: Dumpling takes it as today",
+                         at: at(root["publish_date"], "publish_date"), hint: "Write it as MM/dd/yyyy, e.g. 01/05/2026.")
+        }
+        metadataLike(root, "metadata", "metadata", required: false, &findings)
+        let images = orderedList(root, "images", "", required: true, &findings)
+        for (i, asset) in images.enumerated() {
+            checkAsset(asset, list: "images", path: "images.ordered[\(i)]", article: nil, &index, &findings)
+        }
+        guard let articlesNode = root["articles"] else {
+            findings.add("manifest.key-missing", "the issue has no `articles`: Dumpling crashes", at: at(root, "articles"),
+                         hint: "Add `\"articles\": []` at least.")
+            checkIDs(index, root, &findings)
+            return index
+        }
+        guard let articles = articlesNode.items else {
+            findings.add("manifest.type", "`articles` is \(articlesNode.typeName), not an array: Dumpling crashes",
+                         at: at(articlesNode, "articles"), hint: "Make `articles` an array of article objects.")
+            return index
+        }
+        var previousDate: Int64?
+        for (i, article) in articles.enumerated() {
+            let base = "articles[\(i)]"
+            guard let articleMembers = article.members else {
+                findings.add("manifest.type", "\(base) is \(article.typeName), not an object", at: at(article, base),
+                             hint: "Each element of `articles` is an article object.")
+                continue
+            }
+            duplicateKeys(articleMembers, base, &findings)
+            requireStrings(article, Self.articleStrings, base, "article \(i + 1)", &findings)
+            unknownKeys(articleMembers, Self.articleKeys, base, &findings)
+            index.articles.append(ManifestIndex.ArticleRef(
+                id: article["global_id"]?.string, body: article["body"]?.string, jsonPath: base, line: article.line))
+            // meta, customMeta, legacy metadata.
+            if let meta = article["meta"] {
+                if let published = meta["published"], case .string = published.value {
+                    findings.add("manifest.published-type", "\(base).meta.published is a string; Dumpling reads only a number or boolean, so the article counts as unpublished",
+                                 at: at(published, "\(base).meta.published"), hint: "Write `\"published\": true`.")
+                }
+                if meta.members == nil {
+                    findings.add("manifest.type", "\(base).meta is \(meta.typeName), not an object: Dumpling crashes",
+                                 at: at(meta, "\(base).meta"), hint: "Write `\"meta\": {\"published\": true}`.")
+                }
+            } else {
+                findings.add("manifest.key-missing", "article \(i + 1) has no `meta`: Dumpling crashes", at: at(article, "\(base).meta"),
+                             hint: "Add `\"meta\": {\"published\": true}`.")
+            }
+            metadataLike(article, "customMeta", "\(base).customMeta", required: true, &findings)
+            if article["metadata"] == nil {
+                findings.add("manifest.legacy-metadata", "article \(i + 1) has no legacy `metadata`, which Dumpling builds before June 2015 require",
+                             at: at(article, "\(base).metadata"), hint: "Add `\"metadata\"` with the same value as `customMeta`.")
+            } else {
+                metadataLike(article, "metadata", "\(base).metadata", required: false, &findings)
+            }
+            if let sku = article["sku"], sku.string == nil {
+                findings.add("manifest.type", "\(base).sku is \(sku.typeName); Dumpling ignores anything but a string",
+                             at: at(sku, "\(base).sku"), hint: "Write the SKU as a string.")
+            }
+            if let featured = article["featured"] {
+                checkFeatured(featured, issueID: index.issueID, path: "\(base).featured", &findings)
+            }
+            // Dates decide the order apps list articles in.
+            if let date = article["date_last_updated"]?.string {
+                if date.isEmpty {
+                    findings.add("manifest.date-empty", "\(base).date_last_updated is empty: Dumpling uses the import time, which reverses the issue's order",
+                                 at: at(article["date_last_updated"], "\(base).date_last_updated"),
+                                 hint: "Give each article a date, decreasing along `articles`.")
+                } else if let millis = Self.dumplingDate(date) {
+                    if let previousDate, millis >= previousDate {
+                        findings.add("manifest.date-order", "\(base).date_last_updated is not earlier than the previous article's: apps list articles newest first, so this one moves up",
+                                     at: at(article["date_last_updated"], "\(base).date_last_updated"),
+                                     hint: "Make dates strictly decrease along `articles`.")
+                    }
+                    previousDate = millis
+                } else {
+                    findings.add("manifest.date-format", "\(base).date_last_updated `\(date)` is in neither of Dumpling's forms: its parser recurses until the app crashes",
+                                 at: at(article["date_last_updated"], "\(base).date_last_updated"),
+                                 hint: "Write yyyy-MM-dd'T'HH:mm:ss.SSS+0000, e.g. 2026-01-04T18:30:00.000+0000.")
+                }
+            }
+            for list in ["images", "sound_files", "videos"] {
+                let assets = orderedList(article, list, base, required: false, &findings)
+                for (j, asset) in assets.enumerated() {
+                    checkAsset(asset, list: list, path: "\(base).\(list).ordered[\(j)]", article: index.articles.count - 1,
+                               &index, &findings)
+                }
+            }
+        }
+        checkIDs(index, root, &findings)
+        return index
+    }
+
+    private func checkFeatured(_ featured: LocatedJSON, issueID: String?, path: String, _ findings: inout Findings) {
+        guard let members = featured.members else {
+            findings.add("manifest.featured", "`featured` is \(featured.typeName); Dumpling reads only an object keyed by the issue's id",
+                         at: at(featured, path), hint: "Write `\"featured\": {\"\(issueID ?? "<issue global_id>")\": 1}`.")
+            return
+        }
+        guard let issueID, !members.isEmpty else { return }
+        if !members.contains(where: { $0.key == issueID }) {
+            findings.add("manifest.featured", "`featured` is not keyed by this issue's global_id, so the article is not featured",
+                         at: at(featured, path), hint: "Write `\"featured\": {\"\(issueID)\": 1}`.")
+        }
+    }
+
+    private func checkAsset(
+        _ asset: LocatedJSON, list: String, path: String, article: Int?, _ index: inout ManifestIndex,
+        _ findings: inout Findings
+    ) {
+        guard let members = asset.members else {
+            findings.add("manifest.type", "\(path) is \(asset.typeName), not an asset object", at: at(asset, path),
+                         hint: "Each element of `ordered` is an asset object.")
+            return
+        }
+        duplicateKeys(members, path, &findings)
+        requireStrings(asset, Self.assetStrings, path, "the asset", &findings)
+        unknownKeys(members, Self.assetKeys, path, &findings)
+        metadataLike(asset, "metadata", "\(path).metadata", required: false, &findings)
+        var variants: [String] = []
+        for (key, required) in [("cover", Self.coverVariants), ("crop", Self.cropVariants)] {
+            guard let node = asset[key] else { continue }
+            guard let variantMembers = node.members else {
+                findings.add("manifest.type", "\(path).\(key) is \(node.typeName), not an object", at: at(node, "\(path).\(key)"),
+                             hint: "Leave `\(key)` out unless you emit every device variant.")
+                continue
+            }
+            let missing = required.filter { name in !variantMembers.contains { $0.key == name && $0.value.string != nil } }
+            if !missing.isEmpty {
+                findings.add("manifest.variants", "\(path).\(key) lacks \(missing.map { "`\($0)`" }.joined(separator: ", ")): Dumpling crashes on devices that need them",
+                             at: at(node, "\(path).\(key)"), hint: "Give every portrait variant, or leave `\(key)` out altogether.")
+            }
+            variants += variantMembers.compactMap(\.value.string)
+        }
+        for key in ["file_name", "crop_350_350"] {
+            if let value = asset[key]?.string, value.isEmpty {
+                findings.add("ref.empty-path",
+                             key == "file_name" ? "\(path).file_name is empty: Dumpling crashes rendering the asset"
+                                                : "\(path).crop_350_350 is empty: Dumpling's delete routine then removes the whole asset folder",
+                             at: at(asset[key], "\(path).\(key)"), hint: "Name the file; for a missing thumbnail, repeat file_name.")
+            }
+        }
+        index.assets.append(ManifestIndex.AssetRef(
+            id: asset["id"]?.string ?? "", list: list, fileName: asset["file_name"]?.string,
+            crop: asset["crop_350_350"]?.string, variants: variants, metadata: asset["metadata"], jsonPath: path,
+            line: asset.line, article: article))
+    }
+
+    private func checkIDs(_ index: ManifestIndex, _ root: LocatedJSON, _ findings: inout Findings) {
+        var seen: [String: String] = [:]
+        var all: [(String, String, Int)] = []
+        if let id = index.issueID { all.append((id, "global_id", root["global_id"]?.line ?? 1)) }
+        for article in index.articles { if let id = article.id { all.append((id, "\(article.jsonPath).global_id", article.line)) } }
+        for asset in index.assets where !asset.id.isEmpty { all.append((asset.id, "\(asset.jsonPath).id", asset.line)) }
+        for (id, path, line) in all {
+            let location = SourceLocation(path: self.path, line: line, jsonPath: path)
+            if let problem = GlobalID.problem(with: id) {
+                findings.add("manifest.id-unsafe", "the id `\(id)` \(problem)", at: location,
+                             hint: "Use 24 hex digits; Dumpling interpolates ids into its queries.")
+            }
+            if let first = seen[id] {
+                findings.add("manifest.id-duplicate", "the id `\(id)` is used by \(first) and \(path)", at: location,
+                             hint: "Ids are primary keys in Dumpling's database: the later one overwrites the earlier.")
+            } else {
+                seen[id] = path
+            }
+        }
+    }
+
+    private func requireStrings(_ object: LocatedJSON, _ keys: [String], _ base: String, _ what: String, _ findings: inout Findings) {
+        for key in keys {
+            let path = base.isEmpty ? key : "\(base).\(key)"
+            guard let value = object[key] else {
+                findings.add("manifest.key-missing", "\(what) has no `\(key)`: Dumpling force-casts it and crashes",
+                             at: at(object, path), hint: "Add `\"\(key)\": \"\"` at least.")
+                continue
+            }
+            if value.string == nil {
+                findings.add("manifest.type", "`\(path)` is \(value.typeName), not a string: Dumpling crashes",
+                             at: at(value, path), hint: "Write it as a string, e.g. `\"\(key)\": \"...\"`.")
+            }
+        }
+    }
+
+    private func metadataLike(_ object: LocatedJSON, _ key: String, _ path: String, required: Bool, _ findings: inout Findings) {
+        guard let value = object[key] else {
+            if required {
+                findings.add("manifest.key-missing", "`\(path)` is missing: Dumpling crashes", at: at(object, path),
+                             hint: "Add `\"\(key)\": {}`.")
+            }
+            return
+        }
+        switch value.value {
+        case .object, .string: return
+        default:
+            findings.add("manifest.metadata-type", "`\(path)` is \(value.typeName); Dumpling takes only an object or a string and crashes otherwise",
+                         at: at(value, path), hint: "Write an object, e.g. `\"\(key)\": {}`.")
+        }
+    }
+
+    private func orderedList(_ object: LocatedJSON, _ key: String, _ base: String, required: Bool, _ findings: inout Findings) -> [LocatedJSON] {
+        let path = base.isEmpty ? key : "\(base).\(key)"
+        guard let list = object[key] else {
+            if required {
+                findings.add("manifest.key-missing", "`\(path)` is missing: Dumpling crashes", at: at(object, path),
+                             hint: "Add `\"\(key)\": {\"ordered\": []}`.")
+            }
+            return []
+        }
+        guard list.members != nil else {
+            findings.add("manifest.type", "`\(path)` is \(list.typeName), not an object: Dumpling calls objectForKey on it and crashes",
+                         at: at(list, path), hint: "Write `\"\(key)\": {\"ordered\": [...]}`.")
+            return []
+        }
+        guard let ordered = list["ordered"] else {
+            if required {
+                findings.add("manifest.key-missing", "`\(path).ordered` is missing: Dumpling crashes", at: at(list, "\(path).ordered"),
+                             hint: "Add `\"ordered\": []`.")
+            }
+            return []
+        }
+        guard let items = ordered.items else {
+            findings.add("manifest.type", "`\(path).ordered` is \(ordered.typeName), not an array", at: at(ordered, "\(path).ordered"),
+                         hint: "Make `ordered` an array of assets.")
+            return []
+        }
+        return items
+    }
+
+    private func unknownKeys(_ members: [LocatedJSON.Member], _ known: Set<String>, _ base: String, _ findings: inout Findings) {
+        for member in members where !known.contains(member.key) {
+            let path = base.isEmpty ? member.key : "\(base).\(member.key)"
+            findings.add("manifest.unknown-key", "`\(path)` is not a key Dumpling or Galley reads; it is ignored",
+                         at: SourceLocation(path: self.path, line: member.keyLine, jsonPath: path),
+                         hint: "Check its spelling, or keep custom values in `metadata`/`customMeta`.")
+        }
+    }
+
+    private func duplicateKeys(_ members: [LocatedJSON.Member], _ base: String, _ findings: inout Findings) {
+        var seen = Set<String>()
+        for member in members {
+            if !seen.insert(member.key).inserted {
+                let path = base.isEmpty ? member.key : "\(base).\(member.key)"
+                findings.add("manifest.duplicate-key", "`\(path)` is given twice; readers disagree on which one counts",
+                             at: SourceLocation(path: self.path, line: member.keyLine, jsonPath: path), hint: "Keep one.")
+            }
+        }
+    }
+
+    /// `a/b/c` with numeric parts: what `Helper.publishedDateFrom` reads without falling back or crashing.
+    static func isDumplingPublishDate(_ text: String) -> Bool {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3 else { return false }
+        return parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }
+    }
+
+    /// Milliseconds of a `date_last_updated` in one of the two forms Dumpling parses
+    /// (`yyyy-MM-dd'T'HH:mm:ss.SSSZ`, `yyyy-MM-dd'T'HH:mm:ssZ`), else `nil`.
+    static func dumplingDate(_ text: String) -> Int64? {
+        guard text.count >= 20, text.dropFirst(10).first == "T", text.dropFirst(16).first == ":",
+              let date = ISODateTime(parsing: text), date.hasTime, date.offsetMinutes != nil
+        else { return nil }
+        return date.millisecondsSinceEpoch
+    }
+}
