@@ -98,38 +98,15 @@ public struct Packer {
 
         // 1. latest.json, one article at a time: read its fields, plan it, convert its body.
         let manifest = try ManifestFileWriter(url: manifestURL, issue: planner.issue)
-        let builder = BodyBuilder()
         var reading = PackProgress(bytesDone: 0, bytesTotal: 0, entriesDone: 0, entriesTotal: 0)
         reading.phase = .articles
         reading.articlesTotal = source.articleFolders.count
-        for folder in source.articleFolders {
+        diagnostics += try buildArticles(source, &planner) { _, record, _ in
             reading.articlesDone += 1
             progress?(reading)
-            let (loadedArticle, found) = loader.loadArticle(folder, of: source)
-            diagnostics += found
-            guard let article = loadedArticle else { continue }
-            let errorsBefore = planner.diagnostics.errors.count
-            var (record, assetIDs) = planner.plan(article)
-            // An asset that could not be planned would make its placeholders look unknown too.
-            guard planner.diagnostics.errors.count == errorsBefore else { continue }
-            let text: String
-            do {
-                text = try String(contentsOf: source.root.appending(path: article.bodyFile), encoding: .utf8)
-            } catch {
-                diagnostics.append(.error("source.file-unreadable", "cannot be read any more",
-                                          at: SourceLocation(path: article.bodyFile)))
-                continue
-            }
-            let front = FrontMatter.split(text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text)
-            let built = builder.build(
-                front.body, format: article.bodyFormat, file: article.bodyFile, lineOffset: front.bodyLineOffset,
-                ids: assetIDs)
-            diagnostics += built.diagnostics
-            record.body = built.body
             try manifest.append(record)
         }
         try manifest.finish()
-        diagnostics += planner.diagnostics.items
         diagnostics.sort { ($0.severity == .error ? 0 : 1) < ($1.severity == .error ? 0 : 1) }
         if diagnostics.contains(where: { $0.severity == .error }) { throw DiagnosticsError(diagnostics) }
         if output.deletingPathExtension().lastPathComponent != planner.issue.appleID {
@@ -190,6 +167,60 @@ public struct Packer {
             path: output.path, bytes: bytes, sha256: sha256, appleID: planner.issue.appleID,
             globalID: planner.issue.globalID, articles: planner.articleCount, assets: planner.assetCount, entries: entryCount,
             warnings: diagnostics.filter { $0.severity != .error })
+    }
+
+    /// Everything pack checks, without writing anything: for `galley validate` on a source
+    /// folder. `inspect` sees each article's finished record and adds its own findings.
+    public func check(
+        _ root: URL, inspect: (ArticleSource, ArticleRecord, _ bodyLineOffset: Int) -> [Diagnostic]
+    ) throws -> [Diagnostic] {
+        let loaded = try IssueSourceLoader().load(root)
+        var diagnostics = loaded.diagnostics
+        guard let source = loaded.source else { return diagnostics }
+        var planner = PackPlanner(source, sourceDateEpoch: nil)
+        var inspected: [Diagnostic] = []
+        diagnostics += try buildArticles(source, &planner) { article, record, offset in
+            inspected += inspect(article, record, offset)
+        }
+        return diagnostics + inspected
+    }
+
+    /// Reads, plans and converts each article in issue order, handing each finished record to
+    /// `sink`; returns every finding, the planner's included, errors first.
+    func buildArticles(
+        _ source: IssueSource, _ planner: inout PackPlanner,
+        sink: (ArticleSource, ArticleRecord, _ bodyLineOffset: Int) throws -> Void
+    ) throws -> [Diagnostic] {
+        let loader = IssueSourceLoader()
+        let builder = BodyBuilder()
+        var diagnostics: [Diagnostic] = []
+        for folder in source.articleFolders {
+            let (loadedArticle, found) = loader.loadArticle(folder, of: source)
+            diagnostics += found
+            guard let article = loadedArticle else { continue }
+            let errorsBefore = planner.diagnostics.errors.count
+            var (record, assetIDs) = planner.plan(article)
+            // An asset that could not be planned would make its placeholders look unknown too.
+            guard planner.diagnostics.errors.count == errorsBefore else { continue }
+            let text: String
+            do {
+                text = try String(contentsOf: source.root.appending(path: article.bodyFile), encoding: .utf8)
+            } catch {
+                diagnostics.append(.error("source.file-unreadable", "cannot be read any more",
+                                          at: SourceLocation(path: article.bodyFile)))
+                continue
+            }
+            let front = FrontMatter.split(text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text)
+            let built = builder.build(
+                front.body, format: article.bodyFormat, file: article.bodyFile, lineOffset: front.bodyLineOffset,
+                ids: assetIDs)
+            diagnostics += built.diagnostics
+            record.body = built.body
+            try sink(article, record, front.bodyLineOffset)
+        }
+        diagnostics += planner.diagnostics.items
+        diagnostics.sort { ($0.severity == .error ? 0 : 1) < ($1.severity == .error ? 0 : 1) }
+        return diagnostics
     }
 
     func outputPath(_ options: PackOptions, appleID: String) throws -> URL {

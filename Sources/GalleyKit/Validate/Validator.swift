@@ -1,0 +1,257 @@
+import Foundation
+
+public struct ValidationOptions: Sendable {
+    /// Inflate every entry to check CRCs and real sizes, and read media headers.
+    public var fullCheck = true
+    public var limits = ContainerLimits()
+    public var configuration = ValidationConfiguration()
+    /// The largest latest.json read into memory.
+    public var maxManifestBytes: Int64 = 256 * 1024 * 1024
+
+    public init() {}
+}
+
+/// The findings for one input.
+public struct InputReport: Sendable, Codable {
+    public enum Kind: String, Sendable, Codable {
+        case zip, source, manifest
+    }
+
+    public var path: String
+    public var kind: Kind
+    public var diagnostics: [Diagnostic]
+
+    public var errors: Int { diagnostics.filter { $0.severity == .error }.count }
+    public var warnings: Int { diagnostics.filter { $0.severity == .warning }.count }
+}
+
+/// `galley validate`: sources, zips and manifests, checked the way a CI step needs.
+public struct Validator: Sendable {
+    public var options: ValidationOptions
+
+    public init(options: ValidationOptions = ValidationOptions()) {
+        self.options = options
+    }
+
+    /// Validates one path: an issue source folder, a zip, a bare latest.json, or a folder of
+    /// zips (each becomes a report). Throws `GalleyError` when the path cannot be used at all.
+    public func validate(path: String) throws -> [InputReport] {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw GalleyError("no such file or folder", path: path)
+        }
+        if isDirectory.boolValue {
+            let url = URL(fileURLWithPath: path)
+            if IssueSourceLoader.issueFileNames.contains(where: {
+                FileManager.default.fileExists(atPath: url.appending(path: $0).path)
+            }) || FileManager.default.fileExists(atPath: url.appending(path: "articles").path) {
+                return [validateSource(path: path)]
+            }
+            let zips = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [])
+                .filter { $0.lowercased().hasSuffix(".zip") && !$0.hasPrefix(".") }.sorted()
+            guard !zips.isEmpty else {
+                throw GalleyError("the folder is neither an issue source (no issue.yaml) nor holds any .zip",
+                                  path: path, hint: "Give an issue source folder, a zip, a latest.json, or a folder of zips.")
+            }
+            return zips.map { validateZip(path: url.appending(path: $0).path) }
+        }
+        guard FileManager.default.isReadableFile(atPath: path) else { throw GalleyError("cannot read the file", path: path) }
+        let head = (FileHandle(forReadingAtPath: path).flatMap { try? $0.read(upToCount: 64) }).map { [UInt8]($0) } ?? []
+        let firstText = head.first { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }
+        if path.lowercased().hasSuffix(".json") || (firstText == UInt8(ascii: "{") && !head.starts(with: [0x50, 0x4B])) {
+            return [validateManifest(path: path)]
+        }
+        return [validateZip(path: path)]
+    }
+
+    // MARK: Manifests
+
+    public func validateManifest(path: String) -> InputReport {
+        var findings = Findings(configuration: options.configuration)
+        if let data = FileManager.default.contents(atPath: path) {
+            checkManifest(Array(data), display: path, contents: nil, zipPath: nil, into: &findings)
+        } else {
+            findings.add("manifest.json", "cannot be read", at: SourceLocation(path: path), hint: "Check the file's permissions.")
+        }
+        return InputReport(path: path, kind: .manifest, diagnostics: findings.items)
+    }
+
+    /// Validates a latest.json text as if it were a bare file named `display`.
+    public func validateManifestText(_ text: String, display: String = "latest.json") -> [Diagnostic] {
+        var findings = Findings(configuration: options.configuration)
+        checkManifest(Array(text.utf8), display: display, contents: nil, zipPath: nil, into: &findings)
+        return findings.items
+    }
+
+    func checkManifest(_ bytes: [UInt8], display: String, contents: ZipContents?, zipPath: String?, into findings: inout Findings) {
+        let root: LocatedJSON
+        do {
+            root = try LocatedJSON.parse(bytes)
+        } catch {
+            findings.add("manifest.json", "invalid JSON: \(error.message)",
+                         at: SourceLocation(path: display, line: error.line, column: error.column),
+                         hint: "Fix the JSON at that place; a JSON linter shows the same spot.")
+            return
+        }
+        let index = ManifestChecks(path: display).run(root, into: &findings)
+        if let contents, let appleID = index.appleID, appleID != contents.top {
+            findings.add("manifest.apple-id", "apple_id is `\(appleID)` but the zip's folder is `\(contents.top)`",
+                         at: SourceLocation(path: display, line: root["apple_id"]?.line, jsonPath: "apple_id"),
+                         hint: "Make them equal: Dumpling builds every asset path from apple_id.")
+        }
+        ReferenceChecks(manifestPath: display).run(index, contents: contents, into: &findings)
+        for article in index.articles {
+            guard let body = article.body else { continue }
+            BodyChecks.run(body, at: { line in
+                SourceLocation(path: display, line: article.line, jsonPath: "\(article.jsonPath).body")
+            }, lineNote: true, into: &findings)
+        }
+        if let contents, let zipPath, options.fullCheck {
+            MediaChecks(zipPath: zipPath).run(index, contents: contents, into: &findings)
+        }
+    }
+
+    // MARK: Zips
+
+    public func validateZip(path: String) -> InputReport {
+        var findings = Findings(configuration: options.configuration)
+        let at = SourceLocation(path: path)
+        let directory: ZipDirectory
+        do {
+            directory = try ZipDirectory.read(path: path, maxEntries: options.limits.maxEntries)
+        } catch ZipDirectory.ReadError.empty {
+            findings.add("zip.empty", "the file is empty (0 bytes)", at: at, hint: "Pack the issue again.")
+            return InputReport(path: path, kind: .zip, diagnostics: findings.items)
+        } catch ZipDirectory.ReadError.notAZip {
+            findings.add("zip.unreadable", "not a zip: no end of central directory record", at: at,
+                         hint: "Check that this is the issue zip and not, say, an error page saved as .zip.")
+            return InputReport(path: path, kind: .zip, diagnostics: findings.items)
+        } catch ZipDirectory.ReadError.truncated(let reason) {
+            findings.add("zip.truncated", "the zip is damaged: \(reason)", at: at, hint: "Download or pack it again.")
+            return InputReport(path: path, kind: .zip, diagnostics: findings.items)
+        } catch ZipDirectory.ReadError.tooManyEntries(let count) {
+            findings.add("zip.entries", "the zip lists \(count) entries, over the limit of \(options.limits.maxEntries)", at: at,
+                         hint: "An issue zip holds at most 65,535 files.")
+            return InputReport(path: path, kind: .zip, diagnostics: findings.items)
+        } catch {
+            findings.add("zip.unreadable", "cannot be read: \(error)", at: at, hint: "Check the file's permissions.")
+            return InputReport(path: path, kind: .zip, diagnostics: findings.items)
+        }
+        let stem = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+        ContainerChecks(path: path, limits: options.limits).run(directory, zipFileName: stem, into: &findings)
+        // Anything wrong with the container: read no content (bombs, slips, damage).
+        guard !findings.hasErrors, let top = directory.entries.first?.displayName.split(separator: "/").first.map(String.init)
+        else { return InputReport(path: path, kind: .zip, diagnostics: findings.items) }
+
+        let manifestName = "\(top)/latest.json"
+        guard let manifestIndex = directory.entries.firstIndex(where: { $0.displayName == manifestName }) else {
+            findings.add("zip.manifest-missing", "the zip has no `\(manifestName)`", at: at,
+                         hint: "Pack the issue with galley pack: latest.json describes the issue.")
+            return InputReport(path: path, kind: .zip, diagnostics: findings.items)
+        }
+        if manifestIndex != 0 {
+            findings.add("zip.manifest-not-first", "latest.json is entry \(manifestIndex + 1), not the first", at: at,
+                         hint: "galley pack writes it first.")
+        }
+        var contents = ZipContents(top: top, files: [:])
+        var declared: [String: UInt64] = [:]
+        for entry in directory.entries where !entry.isDirectory {
+            let name = String(entry.displayName.dropFirst(top.count + 1))
+            contents.files[name] = ZipContents.FileFacts(size: entry.uncompressedSize, head: nil)
+            declared[entry.displayName] = entry.uncompressedSize
+        }
+        var manifestBytes: [UInt8] = []
+        do {
+            let reader = try ZipReader(path: path)
+            while let entry = try reader.next() {
+                if entry.isDirectory { continue }
+                let isManifest = entry.name == manifestName
+                guard options.fullCheck || isManifest else {
+                    try reader.skip()
+                    continue
+                }
+                let limit = Int64(declared[entry.name] ?? 0)
+                var head: [UInt8] = []
+                let wanted = isManifest ? Int(min(limit, options.maxManifestBytes)) : 4096
+                let (bytes, complete) = try reader.read(limit: limit) { chunk in
+                    if head.count < wanted { head.append(contentsOf: chunk.prefix(wanted - head.count)) }
+                }
+                if !complete || bytes != limit {
+                    findings.add("zip.size-mismatch", "`\(entry.name)` inflates to \(complete ? "\(bytes)" : "more than \(limit)") bytes but declares \(limit)",
+                                 at: SourceLocation(path: "\(path)!\(entry.name)"),
+                                 hint: "The zip is damaged or crafted: pack it again.")
+                    if !complete { break }
+                }
+                let name = String(entry.name.dropFirst(top.count + 1))
+                contents.files[name]?.head = head
+                if isManifest { manifestBytes = head }
+            }
+        } catch let error as ZipReader.ReadError {
+            findings.add(error.isChecksum ? "zip.crc" : "zip.data", "the content is damaged: \(error.message)", at: at,
+                         hint: "Download or pack the zip again.")
+        } catch {
+            findings.add("zip.unreadable", "cannot be read: \(error)", at: at, hint: "Check the file.")
+        }
+        if !manifestBytes.isEmpty || contents.files["latest.json"]?.size == 0 {
+            checkManifest(manifestBytes, display: "\(path)!\(manifestName)", contents: contents, zipPath: path, into: &findings)
+        }
+        return InputReport(path: path, kind: .zip, diagnostics: findings.items)
+    }
+
+    // MARK: Sources
+
+    public func validateSource(path: String) -> InputReport {
+        var findings = Findings(configuration: options.configuration)
+        do {
+            let diagnostics = try Packer().check(URL(fileURLWithPath: path)) { article, record, bodyLineOffset in
+                var local = Findings(configuration: options.configuration)
+                let html = article.bodyFormat == .html
+                BodyChecks.run(record.body, at: { line in
+                    SourceLocation(path: article.bodyFile, line: html ? line.map { $0 + bodyLineOffset } : nil)
+                }, lineNote: !html, into: &local)
+                return local.items
+            }
+            findings.adopt(diagnostics)
+        } catch let error as GalleyError {
+            findings.add("source.issue-file-missing", error.description, at: SourceLocation(path: ""), hint: error.hint)
+        } catch {
+            findings.add("source.issue-file-missing", "\(error)", at: SourceLocation(path: ""))
+        }
+        return InputReport(path: path, kind: .source, diagnostics: findings.items)
+    }
+}
+
+/// Checks on an article body's HTML (libxml2) and what a web view would run or fetch.
+enum BodyChecks {
+    /// - Parameters:
+    ///   - at: the location for a body line (`nil` when the body has no meaningful line).
+    ///   - lineNote: say "line N of the body" in messages, when locations cannot point at it.
+    static func run(_ body: String, at: (Int?) -> SourceLocation, lineNote: Bool, into findings: inout Findings) {
+        guard !body.isEmpty else { return }
+        let inspection = HTMLInspector.inspect(body)
+        func note(_ line: Int, _ column: Int? = nil) -> String {
+            guard lineNote else { return "" }
+            return " (line \(line)\(column.map { ", column \($0)" } ?? "") of the body)"
+        }
+        for problem in inspection.problems {
+            findings.add("body.html-malformed", "\(problem.message)\(note(problem.line, problem.column))", at: at(problem.line),
+                         hint: "Close every element you open, and quote attribute values.")
+        }
+        for script in inspection.scripts {
+            findings.add("body.script", "a <script> element\(note(script.line))", at: at(script.line),
+                         hint: "Remove it: article bodies are content, and the reader app's web view would run it.")
+        }
+        for handler in inspection.eventHandlers {
+            findings.add("body.event-handler", "`\(handler.what)` is an inline event handler\(note(handler.line))", at: at(handler.line),
+                         hint: "Remove the attribute.")
+        }
+        for url in inspection.javascriptURLs {
+            findings.add("body.javascript-url", "`\(url.what)` is a javascript: URL\(note(url.line))", at: at(url.line),
+                         hint: "Link to a page instead.")
+        }
+        for remote in inspection.remoteResources {
+            findings.add("body.remote-resource", "`\(remote.what)` loads `\(remote.value)` from the network\(note(remote.line))",
+                         at: at(remote.line), hint: "Ship the file inside the issue so it works offline.")
+        }
+    }
+}
