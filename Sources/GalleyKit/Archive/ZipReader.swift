@@ -20,6 +20,8 @@ public final class ZipReader {
     public struct ReadError: Error, Sendable {
         public var message: String
         public var isChecksum: Bool { message.localizedCaseInsensitiveContains("crc") }
+        /// The entry inflated to another size than its headers declare.
+        public var isSize: Bool { message.localizedCaseInsensitiveContains("wrong size") }
     }
 
     public init(path: String) throws {
@@ -78,6 +80,7 @@ public final class ZipReader {
     }
 
     static func errorString(_ archive: OpaquePointer) -> String {
-        archive_error_string(archive).map { String(cString: $0) } ?? "unknown libarchive error"
+        (archive_error_string(archive).map { String(cString: $0) } ?? "unknown libarchive error")
+            .trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

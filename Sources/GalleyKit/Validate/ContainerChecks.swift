@@ -39,7 +39,7 @@ struct ContainerChecks {
         }
         var totalDeclared: UInt64 = 0
         var ranges: [(start: UInt64, end: UInt64, name: String)] = []
-        var seenExact: [String: String] = [:]
+        var seenExact = Set<[UInt8]>()
         var seenFolded: [String: String] = [:]
         var tops: [String] = []
 
@@ -92,14 +92,14 @@ struct ContainerChecks {
             }
             // Names: duplicates, then collisions under case folding and Unicode normalisation.
             let folded = name.precomposedStringWithCanonicalMapping.lowercased()
-            if seenExact[name] != nil {
+            if seenExact.contains(entry.rawName) {
                 findings.add("zip.duplicate-name", "`\(name)` appears more than once", at: at(entry),
                              hint: "Keep one entry per name: which one a reader takes is undefined.")
             } else if let other = seenFolded[folded] {
                 findings.add("zip.name-collision", "`\(name)` and `\(other)` are the same name on a case-insensitive or normalising file system",
                              at: at(entry), hint: "Rename one of them.")
             }
-            seenExact[name] = name
+            seenExact.insert(entry.rawName)
             seenFolded[folded] = seenFolded[folded] ?? name
             let top = name.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
             if !tops.contains(top) { tops.append(top) }
@@ -139,6 +139,21 @@ struct ContainerChecks {
     }
 
     private func checkName(_ entry: ZipDirectory.Entry, at location: SourceLocation, into findings: inout Findings) {
+        let before = findings.items.count
+        checkNameSafety(entry, at: location, into: &findings)
+        let name = entry.displayName
+        // Plain-ASCII advice only for names that are otherwise safe.
+        guard findings.items.count == before else { return }
+        let safe = name.unicodeScalars.allSatisfy {
+            $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-/".unicodeScalars.contains($0))
+        }
+        if !safe {
+            findings.add("zip.name-profile", "`\(name)` has characters outside `[A-Za-z0-9._-]`", at: location,
+                         hint: "Such names work in Dumpling but not on every file system or server: prefer plain ASCII.")
+        }
+    }
+
+    private func checkNameSafety(_ entry: ZipDirectory.Entry, at location: SourceLocation, into findings: inout Findings) {
         let raw = entry.rawName
         let name = entry.displayName
         if raw.isEmpty {
@@ -169,13 +184,6 @@ struct ContainerChecks {
         if components.contains("..") {
             findings.add("zip.path-dotdot", "`\(name)` contains `..` (zip slip: it would be written outside the folder)",
                          at: location, hint: "Never extract this zip with a tool that does not refuse `..`.")
-        }
-        let safe = name.unicodeScalars.allSatisfy {
-            $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-/".unicodeScalars.contains($0))
-        }
-        if safe == false, entry.name != nil, !raw.contains(0) {
-            findings.add("zip.name-profile", "`\(name)` has characters outside `[A-Za-z0-9._-]`", at: location,
-                         hint: "Such names work in Dumpling but not on every file system or server: prefer plain ASCII.")
         }
     }
 }

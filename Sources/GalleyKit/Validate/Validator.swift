@@ -187,8 +187,8 @@ public struct Validator: Sendable {
                 if isManifest { manifestBytes = head }
             }
         } catch let error as ZipReader.ReadError {
-            findings.add(error.isChecksum ? "zip.crc" : "zip.data", "the content is damaged: \(error.message)", at: at,
-                         hint: "Download or pack the zip again.")
+            let id = error.isChecksum ? "zip.crc" : error.isSize ? "zip.size-mismatch" : "zip.data"
+            findings.add(id, "the content is damaged: \(error.message)", at: at, hint: "Download or pack the zip again.")
         } catch {
             findings.add("zip.unreadable", "cannot be read: \(error)", at: at, hint: "Check the file.")
         }

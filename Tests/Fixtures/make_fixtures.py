@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""Builds the validate corpus under Tests/Fixtures byte by byte: zips (zips/), bare manifests
+(manifests/) and the source folders git cannot carry or that are easier made than written.
+
+Every fixture's name states its expected outcome (-valid, -warning, -error, -info); the tests in
+Tests/GalleyEndToEndTests/ValidateFixtureTests.swift assert the exact findings of each. The
+output is deterministic: run `python3 Tests/Fixtures/make_fixtures.py` and commit the result.
+"""
+import json
+import os
+import shutil
+import struct
+import zlib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ZIPS = os.path.join(HERE, "zips")
+MANIFESTS = os.path.join(HERE, "manifests")
+SOURCES = os.path.join(HERE, "sources")
+
+JPEG = bytes.fromhex("ffd8ffe000104a46494600010100000100010000") + bytes(64) + b"\xff\xd9"
+MP3 = b"ID3\x04\x00\x00\x00\x00\x00\x00" + b"\xff\xfb\x90\x00" + bytes(400)
+
+
+def png(w=2, h=2):
+    def chunk(t, d):
+        return struct.pack(">I", len(d)) + t + d + struct.pack(">I", zlib.crc32(t + d) & 0xFFFFFFFF)
+    raw = b"".join(b"\x00" + b"\x80\x40\x20" * w for _ in range(h))
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+PNG = png()
+
+
+def asset(id, file, crop=None, **extra):
+    a = {"id": id, "caption": "Caption", "source": "Credit", "file_name": file, "crop_350_350": crop or file}
+    a.update(extra)
+    return a
+
+
+def manifest(apple_id, images=None, sounds=None, body=None, articles=None):
+    images = images if images is not None else [asset("photo-1", "photo-1.jpg")]
+    sounds = sounds if sounds is not None else [asset("sound-1", "sound-1.mp3")]
+    article = {
+        "global_id": "5f0000000000000000000020", "title": "Title",
+        "body": body if body is not None else "<p>Intro.</p>\n<!-- [ASSET: photo-1] -->\n<!-- [ASSET: sound-1] -->\n",
+        "description": "", "url": "", "section": "", "author_name": "", "source": "", "dek": "", "author_url": "",
+        "author_bio": "", "keywords": "a,b", "commentary": "", "type": "article",
+        "date_last_updated": "2020-03-01T00:00:00.000+0000", "meta": {"published": True}, "customMeta": {},
+        "metadata": {}, "images": {"ordered": images}, "sound_files": {"ordered": sounds},
+    }
+    return {
+        "global_id": "5f0000000000000000000010", "apple_id": apple_id, "title": "Check", "description": "",
+        "last_updated": "2020-03-01T00:00:00.000+0000", "display_date": "March 2020", "publish_date": "03/01/2020",
+        "metadata": {}, "images": {"ordered": [asset("cover", "cover.jpg")]},
+        "articles": articles if articles is not None else [article],
+    }
+
+
+class Entry:
+    def __init__(self, name, data=b"", method=0, flags=0, mode=0o100644, crc=None, size=None, csize=None,
+                 local_name=None, offset=None, raw=None, made_by=0x0314, extra=b""):
+        self.name = name.encode("utf-8") if isinstance(name, str) else name
+        self.data = data
+        self.method = method
+        self.flags = flags | (0x800 if isinstance(name, str) and not name.isascii() else 0)
+        self.mode = mode
+        self.crc = crc
+        self.size = size
+        self.csize = csize
+        self.local_name = local_name
+        self.offset = offset
+        self.raw = raw  # compressed bytes given as they are
+        self.made_by = made_by
+        self.extra = extra
+
+
+def build(entries, prefix=b"", eocd_override=None, zip64_count=None):
+    out = bytearray(prefix)
+    central = bytearray()
+    for e in entries:
+        if e.raw is not None:
+            payload = e.raw
+        elif e.method == 8:
+            c = zlib.compressobj(9, zlib.DEFLATED, -15)
+            payload = c.compress(e.data) + c.flush()
+        else:
+            payload = e.data
+        crc = e.crc if e.crc is not None else zlib.crc32(e.data) & 0xFFFFFFFF
+        size = e.size if e.size is not None else len(e.data)
+        csize = e.csize if e.csize is not None else len(payload)
+        offset = len(out)
+        lname = e.local_name if e.local_name is not None else e.name
+        out += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, e.flags, e.method, 0, 0x5061, crc, csize, size,
+                           len(lname), len(e.extra)) + lname + e.extra + payload
+        central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, e.made_by, 20, e.flags, e.method, 0, 0x5061, crc,
+                               csize, size, len(e.name), len(e.extra), 0, 0, 0, (e.mode << 16) & 0xFFFFFFFF,
+                               e.offset if e.offset is not None else offset) + e.name + e.extra
+    cd_offset = len(out)
+    out += central
+    count = len(entries)
+    if zip64_count is not None:
+        z64 = len(out)
+        out += struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 45, 45, 0, 0, zip64_count, zip64_count, len(central), cd_offset)
+        out += struct.pack("<IIQI", 0x07064B50, 0, z64, 1)
+        count = 0xFFFF
+    fields = dict(count=count, cd_size=len(central), cd_offset=cd_offset)
+    if eocd_override:
+        fields.update(eocd_override)
+    out += struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, fields["count"], fields["count"], fields["cd_size"],
+                       fields["cd_offset"], 0)
+    return bytes(out)
+
+
+def issue_entries(top, doc=None, files=None, skip=(), first=True):
+    doc = doc if doc is not None else manifest(top)
+    files = dict({"cover.jpg": JPEG, "photo-1.jpg": JPEG, "sound-1.mp3": MP3}, **(files or {}))
+    latest = Entry(f"{top}/latest.json", json.dumps(doc, indent=2).encode(), method=8)
+    media = [Entry(f"{top}/{n}", d) for n, d in sorted(files.items()) if n not in skip]
+    return [latest] + media if first else media + [latest]
+
+
+def write(name, data):
+    with open(os.path.join(ZIPS, name), "wb") as f:
+        f.write(data)
+
+
+def stem(name):
+    return name[:-4]
+
+
+def zips():
+    shutil.rmtree(ZIPS, ignore_errors=True)
+    os.makedirs(ZIPS)
+    n = "example-valid.zip"; write(n, build(issue_entries(stem(n))))
+    write("not-a-zip-error.zip", PNG)
+    write("empty-file-error.zip", b"")
+    write("no-entries-error.zip", build([]))
+    full = build(issue_entries("truncated-error"))
+    write("truncated-error.zip", full[: len(full) // 2])
+    n = "cd-out-of-bounds-error.zip"; write(n, build(issue_entries(stem(n)), eocd_override={"cd_offset": 10_000_000}))
+    n = "too-many-entries-error.zip"; write(n, build(issue_entries(stem(n)), zip64_count=1_000_000))
+    n = "zip64-error.zip"
+    z64 = struct.pack("<HHQQ", 0x0001, 16, len(JPEG), len(JPEG))
+    entries = issue_entries(stem(n))
+    entries[1].extra = z64
+    write(n, build(entries))
+    n = "prepended-warning.zip"; write(n, build(issue_entries(stem(n)), prefix=b"#!/bin/sh\nexit 0\n"))
+    n = "encrypted-error.zip"; e = issue_entries(stem(n)); e[1].flags |= 1; write(n, build(e))
+    n = "bzip2-method-error.zip"; e = issue_entries(stem(n)); e[1].method = 12; write(n, build(e))
+    n = "symlink-error.zip"; t = stem(n)
+    write(n, build(issue_entries(t) + [Entry(f"{t}/link.jpg", b"/etc/passwd", mode=0o120777)]))
+    n = "device-error.zip"; t = stem(n)
+    write(n, build(issue_entries(t) + [Entry(f"{t}/dev", b"", mode=0o020644)]))
+    n = "ratio-bomb-error.zip"; t = stem(n)
+    write(n, build(issue_entries(t) + [Entry(f"{t}/zeros.txt", bytes(4 * 1024 * 1024), method=8)]))
+    n = "declared-500gb-error.zip"; t = stem(n)
+    lies = [Entry(f"{t}/part-{i:03}.bin", b"x", size=0xFFFFFFF0, method=0) for i in range(125)]
+    write(n, build(issue_entries(t) + lies))
+    # Overlap bomb: a stored entry whose data holds a second entry's complete local header and data.
+    n = "overlap-bomb-error.zip"; t = stem(n)
+    inner_name = f"{t}/inner.bin".encode()
+    inner_data = b"overlap" * 10
+    inner = struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, 0, 0, 0x5061, zlib.crc32(inner_data), len(inner_data),
+                        len(inner_data), len(inner_name), 0) + inner_name + inner_data
+    base = issue_entries(t)
+    outer = Entry(f"{t}/outer.bin", inner)
+    data = build(base + [outer])
+    outer_offset = data.find(f"{t}/outer.bin".encode()) - 30
+    inner_offset = outer_offset + 30 + len(outer.name)
+    e2 = Entry(inner_name, inner_data, offset=inner_offset)
+    write(n, build(base + [outer, e2]))
+    n = "offset-out-of-bounds-error.zip"; e = issue_entries(stem(n)); e[1].offset = 50_000; write(n, build(e))
+    n = "local-name-mismatch-error.zip"; e = issue_entries(stem(n))
+    e[1].local_name = f"{stem(n)}/../../evil.jpg".encode(); write(n, build(e))
+    n = "absolute-path-error.zip"; write(n, build(issue_entries(stem(n)) + [Entry("/etc/evil.txt", b"x")]))
+    n = "zip-slip-dotdot-error.zip"; t = stem(n)
+    write(n, build(issue_entries(t) + [Entry(f"{t}/../../evil.txt", b"x")]))
+    n = "zip-slip-backslash-error.zip"; t = stem(n)
+    write(n, build(issue_entries(t) + [Entry(f"{t}/..\\..\\evil.txt", b"x", made_by=0x0014)]))
+    n = "empty-name-error.zip"; write(n, build(issue_entries(stem(n)) + [Entry(b"", b"x")]))
+    n = "nul-name-error.zip"; t = stem(n); write(n, build(issue_entries(t) + [Entry(f"{t}/a".encode() + b"\x00b.jpg", b"x")]))
+    n = "non-utf8-name-error.zip"; t = stem(n); write(n, build(issue_entries(t) + [Entry(f"{t}/caf".encode() + b"\xe9.jpg", b"x")]))
+    n = "long-name-error.zip"; t = stem(n); write(n, build(issue_entries(t) + [Entry(f"{t}/{'a' * 300}.jpg", b"x")]))
+    n = "name-with-space-warning.zip"; t = stem(n)
+    doc = manifest(t, images=[asset("photo-1", "my photo.jpg")])
+    write(n, build(issue_entries(t, doc, files={"my photo.jpg": JPEG}, skip=("photo-1.jpg",))))
+    n = "duplicate-name-error.zip"; t = stem(n); write(n, build(issue_entries(t) + [Entry(f"{t}/photo-1.jpg", JPEG)]))
+    n = "case-collision-error.zip"; t = stem(n); write(n, build(issue_entries(t) + [Entry(f"{t}/Photo-1.jpg", JPEG)]))
+    n = "nfc-collision-error.zip"; t = stem(n)
+    write(n, build(issue_entries(t) + [Entry(f"{t}/caf\u00e9.jpg", JPEG), Entry(f"{t}/cafe\u0301.jpg", JPEG)]))
+    n = "two-top-folders-error.zip"; t = stem(n); write(n, build(issue_entries(t) + [Entry("other/file.jpg", JPEG)]))
+    write("renamed-warning.zip", build(issue_entries("org.example.renamed")))
+    n = "no-manifest-error.zip"; write(n, build(issue_entries(stem(n))[1:]))
+    n = "manifest-last-info.zip"; write(n, build(issue_entries(stem(n), first=False)))
+    n = "bad-crc-error.zip"; e = issue_entries(stem(n)); e[1].crc = 0x12345678; write(n, build(e))
+    n = "size-lie-error.zip"; t = stem(n)
+    e = issue_entries(t, files={"photo-1.jpg": JPEG + bytes(5000)}); e[2].method = 8; e[2].size = 100
+    write(n, build(e))
+    n = "bad-deflate-error.zip"; e = issue_entries(stem(n)); e[1].method = 8; e[1].raw = b"\xff" * 40; write(n, build(e))
+    n = "apple-id-mismatch-error.zip"; t = stem(n); write(n, build(issue_entries(t, manifest("org.example.other"))))
+    n = "missing-file-error.zip"; write(n, build(issue_entries(stem(n), skip=("photo-1.jpg",))))
+    n = "unreferenced-file-warning.zip"; write(n, build(issue_entries(stem(n), files={"leftover.jpg": JPEG})))
+    n = "empty-media-error.zip"; write(n, build(issue_entries(stem(n), files={"photo-1.jpg": b""})))
+    n = "unknown-media-warning.zip"; write(n, build(issue_entries(stem(n), files={"photo-1.jpg": b"not a picture\n" * 4})))
+    n = "sound-in-images-error.zip"; write(n, build(issue_entries(stem(n), files={"photo-1.jpg": MP3})))
+    n = "png-named-jpg-warning.zip"; write(n, build(issue_entries(stem(n), files={"photo-1.jpg": PNG})))
+    n = "wrong-dimensions-warning.zip"; t = stem(n)
+    doc = manifest(t, images=[asset("photo-1", "photo-1.png", metadata={"width": 640, "height": 480})])
+    write(n, build(issue_entries(t, doc, files={"photo-1.png": PNG}, skip=("photo-1.jpg",))))
+    n = "hostile-body-error.zip"; t = stem(n)
+    body = ("<p onclick=\"steal()\">Hi</p>\n<script>alert(1)</script>\n<a href=\"javascript:alert(1)\">x</a>\n"
+            "<img src=\"https://tracker.example.com/p.gif\">\n<!-- [ASSET: photo-1] -->\n<!-- [ASSET: sound-1] -->\n")
+    write(n, build(issue_entries(t, manifest(t, body=body))))
+
+
+def manifests():
+    shutil.rmtree(MANIFESTS, ignore_errors=True)
+    os.makedirs(MANIFESTS)
+    doc = manifest("org.example.check")
+    second = dict(doc["articles"][0], global_id="5f0000000000000000000021", date_last_updated="2020-03-02T00:00:00.000+0000",
+                  images={"ordered": []}, sound_files={"ordered": []}, body="<p>Later.</p>\n")
+    doc["articles"].append(second)
+    with open(os.path.join(MANIFESTS, "date-order-warning.json"), "w") as f:
+        json.dump(doc, f, indent=2)
+    with open(os.path.join(MANIFESTS, "template-valid.json"), "w") as f:
+        json.dump(manifest("org.example.check"), f, indent=2)
+    with open(os.path.join(MANIFESTS, "crashes-dumpling-error.json"), "w") as f:
+        bad = manifest("org.example.check")
+        del bad["articles"][0]["author_bio"]
+        bad["articles"][0]["title"] = None
+        bad["publish_date"] = "2020-03-01"
+        bad["articles"][0]["date_last_updated"] = "yesterday"
+        bad["articles"][0]["images"] = []
+        json.dump(bad, f, indent=2)
+
+
+ISSUE = "title: Fixture\napple_id: org.example.fixture\npublish_date: 2020-03-01\n"
+
+
+def source(name, files):
+    root = os.path.join(SOURCES, name)
+    shutil.rmtree(root, ignore_errors=True)
+    for path, content in files.items():
+        full = os.path.join(root, path)
+        if path.endswith("/"):
+            os.makedirs(full, exist_ok=True)
+            open(os.path.join(full, ".keep"), "w").close()
+            continue
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        if content is None:
+            continue
+        with open(full, "wb" if isinstance(content, bytes) else "w") as f:
+            f.write(content)
+
+
+def sources():
+    art = "---\ntitle: First\n---\nText.\n"
+    source("two-issue-files-error", {"issue.yaml": ISSUE, "issue.json": "{}\n", "articles/01-first/article.md": art})
+    source("type-mismatch-error", {"issue.yaml": ISSUE, "articles/01-first/article.md": "---\ntitle: First\nfeatured: maybe\n---\nText.\n"})
+    source("two-bodies-error", {"issue.yaml": ISSUE, "articles/01-first/article.md": art, "articles/01-first/article.html": art})
+    source("fields-twice-error", {"issue.yaml": ISSUE, "articles/01-first/article.md": art,
+                                  "articles/01-first/article.yaml": "title: Again\n"})
+    source("front-matter-unclosed-error", {"issue.yaml": ISSUE, "articles/01-first/article.md": "---\ntitle: First\nText.\n"})
+    source("order-duplicate-error", {"issue.yaml": ISSUE + "order: [first, first]\n", "articles/01-first/article.md": art})
+    source("order-missing-error", {"issue.yaml": ISSUE + "order: [first]\n", "articles/01-first/article.md": art,
+                                   "articles/02-second/article.md": art.replace("First", "Second")})
+    source("unreadable-error", {"issue.yaml": ISSUE, "articles/01-first/article.md/": None})
+    source("latin1-body-error", {"issue.yaml": ISSUE, "articles/01-first/article.md": "---\ntitle: Caf\xe9\n---\n".encode("latin-1")})
+    source("unsafe-name-error", {"issue.yaml": ISSUE, "articles/01-first/article.md": "---\ntitle: A\nassets: [\"photo:1.png\"]\n---\nText.\n",
+                                 "articles/01-first/photo:1.png": PNG})
+    source("thumbnail-kind-error", {"issue.yaml": ISSUE, "articles/01-first/photo.png": PNG, "articles/01-first/clip.mp3": MP3,
+                                    "articles/01-first/article.md": "---\ntitle: A\nassets:\n  - file: photo.png\n    thumbnail: clip.mp3\n---\nText.\n"})
+    source("no-articles-warning", {"issue.yaml": ISSUE})
+    source("stray-file-warning", {"issue.yaml": ISSUE, "articles/01-first/article.md": art, "articles/notes.txt": "todo\n"})
+    root = os.path.join(SOURCES, "symlink-outside-error")
+    source("symlink-outside-error", {"issue.yaml": ISSUE,
+                                     "articles/01-first/article.md": "---\ntitle: A\nassets: [photo.png]\n---\n<!-- [ASSET: photo.png] -->\n"})
+    os.symlink("../../../minimal-valid/articles/01-first/photo.png", os.path.join(root, "articles/01-first/photo.png"))
+
+
+if __name__ == "__main__":
+    zips()
+    manifests()
+    sources()

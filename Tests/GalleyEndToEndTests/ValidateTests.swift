@@ -1,0 +1,212 @@
+import Foundation
+import Testing
+
+/// `galley validate` on the corpus (Tests/Fixtures, built by make_fixtures.py): each fixture's
+/// name states its outcome, and each test asserts the exact set of findings, so no other error
+/// or warning may appear (epubcheck's model).
+@Suite struct ValidateFixtureTests {
+    static let expectations: [(String, [String])] = [
+        ("zips/example-valid.zip", []),
+        ("zips/not-a-zip-error.zip", ["zip.unreadable"]),
+        ("zips/empty-file-error.zip", ["zip.empty"]),
+        ("zips/no-entries-error.zip", ["zip.empty"]),
+        ("zips/truncated-error.zip", ["zip.truncated"]),
+        ("zips/cd-out-of-bounds-error.zip", ["zip.truncated"]),
+        ("zips/too-many-entries-error.zip", ["zip.entries"]),
+        ("zips/zip64-error.zip", ["zip.zip64"]),
+        ("zips/prepended-warning.zip", ["zip.leading-bytes"]),
+        ("zips/encrypted-error.zip", ["zip.encrypted"]),
+        ("zips/bzip2-method-error.zip", ["zip.method"]),
+        ("zips/symlink-error.zip", ["zip.symlink"]),
+        ("zips/device-error.zip", ["zip.special-file"]),
+        ("zips/ratio-bomb-error.zip", ["zip.ratio"]),
+        ("zips/declared-500gb-error.zip", ["zip.ratio", "zip.size"]),
+        ("zips/overlap-bomb-error.zip", ["zip.overlap"]),
+        ("zips/offset-out-of-bounds-error.zip", ["zip.offset"]),
+        ("zips/local-name-mismatch-error.zip", ["zip.local-header"]),
+        ("zips/absolute-path-error.zip", ["zip.path-absolute", "zip.top-folder"]),
+        ("zips/zip-slip-dotdot-error.zip", ["zip.path-dotdot"]),
+        ("zips/zip-slip-backslash-error.zip", ["zip.path-backslash", "zip.path-dotdot"]),
+        ("zips/empty-name-error.zip", ["zip.name-empty", "zip.top-folder"]),
+        ("zips/nul-name-error.zip", ["zip.name-nul"]),
+        ("zips/non-utf8-name-error.zip", ["zip.name-encoding"]),
+        ("zips/long-name-error.zip", ["zip.name-length"]),
+        ("zips/name-with-space-warning.zip", ["zip.name-profile"]),
+        ("zips/duplicate-name-error.zip", ["zip.duplicate-name"]),
+        ("zips/case-collision-error.zip", ["zip.name-collision"]),
+        ("zips/nfc-collision-error.zip", ["zip.name-collision", "zip.name-profile"]),
+        ("zips/two-top-folders-error.zip", ["zip.top-folder"]),
+        ("zips/renamed-warning.zip", ["zip.file-name"]),
+        ("zips/no-manifest-error.zip", ["zip.manifest-missing"]),
+        ("zips/manifest-last-info.zip", ["zip.manifest-not-first"]),
+        ("zips/bad-crc-error.zip", ["zip.crc"]),
+        ("zips/size-lie-error.zip", ["zip.size-mismatch"]),
+        ("zips/bad-deflate-error.zip", ["zip.data"]),
+        ("zips/apple-id-mismatch-error.zip", ["manifest.apple-id"]),
+        ("zips/missing-file-error.zip", ["ref.file-missing"]),
+        ("zips/unreferenced-file-warning.zip", ["ref.unreferenced-file"]),
+        ("zips/empty-media-error.zip", ["media.empty"]),
+        ("zips/unknown-media-warning.zip", ["media.unknown"]),
+        ("zips/sound-in-images-error.zip", ["media.extension", "media.wrong-list"]),
+        ("zips/png-named-jpg-warning.zip", ["media.extension"]),
+        ("zips/wrong-dimensions-warning.zip", ["media.dimensions"]),
+        ("zips/hostile-body-error.zip", ["body.event-handler", "body.javascript-url", "body.remote-resource", "body.script"]),
+        ("manifests/template-valid.json", []),
+        ("manifests/date-order-warning.json", ["manifest.date-order"]),
+        ("manifests/crashes-dumpling-error.json",
+         ["manifest.date-format", "manifest.key-missing", "manifest.publish-date", "manifest.type", "ref.placeholder-unknown"]),
+    ]
+
+    struct Case: CustomTestStringConvertible, Sendable {
+        var path: String
+        var ids: [String]
+        var testDescription: String { path }
+    }
+
+    static var cases: [Case] { expectations.map { Case(path: $0.0, ids: $0.1) } }
+
+    @Test(arguments: cases)
+    func fixture(_ testCase: Case) throws {
+        let path = Harness.fixtures.appending(path: testCase.path).path
+        let result = try Harness.galley(["validate", path, "--format", "json"])
+        let json = try #require(result.json, "\(result.stdout)\(result.stderr)")
+        let inputs = try #require(json["inputs"] as? [[String: Any]])
+        let ids = Set(inputs.flatMap { ($0["diagnostics"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String } })
+        #expect(ids == Set(testCase.ids))
+        let expectedStatus: Int32 = testCase.path.contains("-error") ? 1 : 0
+        #expect(result.status == expectedStatus)
+    }
+
+    @Test func everyCorpusFileHasAnExpectation() throws {
+        var files: [String] = []
+        for folder in ["zips", "manifests"] {
+            for name in try FileManager.default.contentsOfDirectory(atPath: Harness.fixtures.appending(path: folder).path) {
+                files.append("\(folder)/\(name)")
+            }
+        }
+        #expect(Set(files) == Set(Self.expectations.map(\.0)))
+    }
+
+    @Test func everySourceFixtureValidatesWithTheSameFindingsAsPack() throws {
+        let folder = Harness.fixtures.appending(path: "sources")
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path).sorted() {
+            let path = folder.appending(path: name).path
+            let validate = try Harness.galley(["validate", path, "--format", "json"])
+            let inputs = validate.json?["inputs"] as? [[String: Any]] ?? []
+            let validateIDs = Set(inputs.flatMap { ($0["diagnostics"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String } })
+            let pack = try Harness.galley(["pack", path, "-o", try Harness.temporaryDirectory().path, "--json"])
+            #expect(validateIDs == Set(Harness.diagnosticIDs(pack)), "\(name)")
+            #expect(validate.status == (name.hasSuffix("-error") ? 1 : 0), "\(name)")
+            #expect(validateIDs.isEmpty == name.hasSuffix("-valid"), "\(name): \(validateIDs)")
+        }
+    }
+
+    @Test func aZipBombIsRefusedFromItsDirectoryQuickly() throws {
+        let start = Date()
+        let result = try Harness.galley(["validate", Harness.fixtures.appending(path: "zips/declared-500gb-error.zip").path])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("error zip.size"))
+        #expect(Date().timeIntervalSince(start) < 10, "read from the directory, never inflated")
+    }
+}
+
+@Suite struct ValidateCommandTests {
+    func packedExample() throws -> URL {
+        let out = try Harness.temporaryDirectory()
+        #expect(try Harness.galley(["pack", Harness.example.path, "-o", out.path]).status == 0)
+        return out.appending(path: "com.example.harbour.2026-01.zip")
+    }
+
+    @Test func thePackedExampleAndItsSourceAreValid() throws {
+        let zip = try packedExample()
+        let result = try Harness.galley(["validate", zip.path, Harness.example.path])
+        #expect(result.status == 0, "\(result.stdout)")
+        #expect(result.stdout.contains("2 inputs checked: 0 errors, 0 warnings"))
+        let quick = try Harness.galley(["validate", "--quick", zip.path])
+        #expect(quick.status == 0)
+    }
+
+    @Test func aFolderOfZipsIsValidatedZipByZip() throws {
+        let zip = try packedExample()
+        let bad = zip.deletingLastPathComponent().appending(path: "bad-crc-error.zip")
+        try FileManager.default.copyItem(at: Harness.fixtures.appending(path: "zips/bad-crc-error.zip"), to: bad)
+        let result = try Harness.galley(["validate", zip.deletingLastPathComponent().path, "--format", "json"])
+        #expect(result.status == 1)
+        let summary = try #require(result.json?["summary"] as? [String: Any])
+        #expect(summary["inputs"] as? Int == 2)
+        #expect(summary["errors"] as? Int == 1)
+    }
+
+    @Test func textReportsAreLocatedWithHints() throws {
+        let path = Harness.fixtures.appending(path: "manifests/crashes-dumpling-error.json").path
+        let result = try Harness.galley(["validate", path])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("crashes-dumpling-error.json:8:19: error manifest.publish-date:"))
+        #expect(result.stdout.contains("hint: Write it as MM/dd/yyyy"))
+        #expect(result.stdout.contains("(at articles[0].title)"))
+        #expect(!result.stdout.contains("\u{1B}["))
+    }
+
+    @Test func exitStatusesAndStrict() throws {
+        let warning = Harness.fixtures.appending(path: "zips/renamed-warning.zip").path
+        #expect(try Harness.galley(["validate", warning]).status == 0)
+        #expect(try Harness.galley(["validate", "--strict", warning]).status == 1)
+        #expect(try Harness.galley(["validate", "/no/such/file.zip"]).status == 2)
+        #expect(try Harness.galley(["validate"]).status == 2)
+        #expect(try Harness.galley(["validate", "--format", "yaml", warning]).status == 2)
+        #expect(try Harness.galley(["validate", "--ignore", "zip.no-such-check", warning]).status == 2)
+        #expect(try Harness.galley(["validate", "--strict", "--ignore", "zip.file-name", warning]).status == 0)
+    }
+
+    @Test func aGalleyYmlChangesSeverities() throws {
+        let folder = try Harness.temporaryDirectory()
+        try Data("checks:\n  zip.file-name: error\n".utf8).write(to: folder.appending(path: ".galley.yml"))
+        let warning = Harness.fixtures.appending(path: "zips/renamed-warning.zip").path
+        let result = try Harness.galley(["validate", warning], in: folder)
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("error zip.file-name"))
+        try Data("checks:\n  zip.file-nam: off\n".utf8).write(to: folder.appending(path: ".galley.yml"))
+        let typo = try Harness.galley(["validate", warning], in: folder)
+        #expect(typo.status == 2)
+        #expect(typo.stderr.contains("Did you mean `zip.file-name`?"))
+    }
+
+    @Test func machineFormats() throws {
+        let path = Harness.fixtures.appending(path: "zips/hostile-body-error.zip").path
+        let github = try Harness.galley(["validate", path, "--format", "github"])
+        #expect(github.status == 1)
+        #expect(github.stdout.split(separator: "\n").allSatisfy { $0.hasPrefix("::error ") || $0.hasPrefix("::warning ") || $0.hasPrefix("::notice ") })
+        #expect(github.stdout.contains("title=body.script::"))
+
+        let junit = try Harness.galley(["validate", path, "--format", "junit"])
+        let junitFile = try Harness.temporaryDirectory().appending(path: "report.xml")
+        try Data(junit.stdout.utf8).write(to: junitFile)
+        let parsed = try Harness.tool("python3", ["-c", """
+            import sys, xml.etree.ElementTree as ET
+            root = ET.parse(sys.argv[1]).getroot()
+            print(root.tag, root.get('failures'), len(list(root.iter('testcase'))))
+            """, junitFile.path])
+        #expect(parsed.stdout.hasPrefix("testsuites 3"), "\(parsed.stdout)\(parsed.stderr)")
+
+        let sarif = try Harness.galley(["validate", path, "--format", "sarif"])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(sarif.stdout.utf8)) as? [String: Any])
+        #expect(document["version"] as? String == "2.1.0")
+        let runs = try #require(document["runs"] as? [[String: Any]])
+        let results = try #require(runs.first?["results"] as? [[String: Any]])
+        #expect(Set(results.compactMap { $0["ruleId"] as? String })
+            == ["body.event-handler", "body.javascript-url", "body.remote-resource", "body.script"])
+
+        let json = try Harness.galley(["validate", path, "--format", "json"])
+        let root = try #require(json.json)
+        #expect(root["version"] as? Int == 1)
+        let first = try #require(((root["inputs"] as? [[String: Any]])?.first?["diagnostics"] as? [[String: Any]])?.first)
+        #expect(Set(first.keys) == ["id", "severity", "message", "location", "hint"])
+    }
+
+    @Test func listChecksPrintsTheCatalogue() throws {
+        let result = try Harness.galley(["validate", "--list-checks"])
+        #expect(result.status == 0)
+        #expect(result.stdout.contains("zip.path-dotdot"))
+        #expect(result.stdout.contains("manifest.date-format"))
+    }
+}
