@@ -74,6 +74,14 @@ public final class ZipReader {
         }
     }
 
+    /// The next chunk of the current entry's content, or `nil` at its end.
+    public func readChunk() throws(ReadError) -> [UInt8]? {
+        let capacity = buffer.count
+        let count = buffer.withUnsafeMutableBytes { archive_read_data(archive, $0.baseAddress, capacity) }
+        if count < 0 { throw ReadError(message: Self.errorString(archive)) }
+        return count == 0 ? nil : Array(buffer[0..<count])
+    }
+
     /// Skips the current entry's content without inflating it where the format allows.
     public func skip() throws(ReadError) {
         guard archive_read_data_skip(archive) == ARCHIVE_OK else { throw ReadError(message: Self.errorString(archive)) }

@@ -60,99 +60,137 @@ public struct LocatedJSON: Sendable {
 
     public static let maxDepth = 256
 
+    /// Parses a whole document held in memory.
     public static func parse(_ bytes: [UInt8]) throws(ParseError) -> LocatedJSON {
-        var parser = Parser(bytes: bytes)
-        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) {
-            throw ParseError(message: "starts with a byte-order mark", line: 1, column: 1)
+        var delivered = false
+        var parser = Parser { () -> [UInt8]? in
+            defer { delivered = true }
+            return delivered ? nil : bytes
         }
-        parser.skipSpace()
-        let value = try parser.parseValue(depth: 0)
-        parser.skipSpace()
-        guard parser.index == bytes.count else { throw parser.error("unexpected text after the JSON value") }
-        return value
+        return try parser.parseDocument()
     }
 
-    struct Parser {
-        let bytes: [UInt8]
-        var index = 0
-        var line = 1
-        var lineStart = 0
+    /// A pull parser over chunks of input: `next` hands out the document a chunk at a time (or
+    /// `nil` at the end), so a document of any size is parsed in the memory of its largest
+    /// value. `parseDocument` reads one value; `StreamingManifest` walks the top level itself.
+    public struct Parser {
+        private var chunk: [UInt8] = []
+        private var position = 0
+        private var consumed = 0
+        private let next: () throws -> [UInt8]?
+        private var ended = false
+        private(set) var line = 1
+        private var lineStart = 0
+        /// An error raised by `next` itself (a damaged zip entry), kept for the caller.
+        public private(set) var sourceError: Error?
 
-        init(bytes: [UInt8]) { self.bytes = bytes }
+        public init(next: @escaping () throws -> [UInt8]?) { self.next = next }
 
-        var column: Int { index - lineStart + 1 }
+        var offset: Int { consumed + position }
+        var column: Int { offset - lineStart + 1 }
 
         func error(_ message: String) -> ParseError { ParseError(message: message, line: line, column: column) }
 
-        mutating func skipSpace() {
-            while index < bytes.count {
-                switch bytes[index] {
-                case 0x20, 0x09, 0x0D: index += 1
-                case 0x0A:
-                    index += 1
-                    line += 1
-                    lineStart = index
-                default: return
+        /// The byte at the current position, refilling as needed; `nil` at the end.
+        mutating func peek() -> UInt8? {
+            while position >= chunk.count {
+                if ended { return nil }
+                consumed += chunk.count
+                position = 0
+                do {
+                    guard let more = try next() else {
+                        ended = true
+                        chunk = []
+                        return nil
+                    }
+                    chunk = more
+                } catch {
+                    sourceError = error
+                    ended = true
+                    chunk = []
+                    return nil
                 }
             }
+            return chunk[position]
         }
 
-        mutating func parseValue(depth: Int) throws(ParseError) -> LocatedJSON {
+        mutating func advance() {
+            if chunk[position] == 0x0A {
+                line += 1
+                lineStart = offset + 1
+            }
+            position += 1
+        }
+
+        public mutating func parseDocument() throws(ParseError) -> LocatedJSON {
+            if peek() == 0xEF { throw ParseError(message: "starts with a byte-order mark", line: 1, column: 1) }
+            skipSpace()
+            let value = try parseValue(depth: 0)
+            try expectEnd()
+            return value
+        }
+
+        public mutating func expectEnd() throws(ParseError) {
+            skipSpace()
+            guard peek() == nil else { throw error("unexpected text after the JSON value") }
+        }
+
+        public mutating func skipSpace() {
+            while let byte = peek(), byte == 0x20 || byte == 0x09 || byte == 0x0D || byte == 0x0A { advance() }
+        }
+
+        /// Consumes `byte` (after white space) or fails with `message`.
+        public mutating func expect(_ byte: UInt8, _ message: String) throws(ParseError) {
+            skipSpace()
+            guard peek() == byte else { throw error(message) }
+            advance()
+        }
+
+        /// After white space: consumes `byte` if it is next.
+        public mutating func take(_ byte: UInt8) -> Bool {
+            skipSpace()
+            guard peek() == byte else { return false }
+            advance()
+            return true
+        }
+
+        public mutating func parseKey() throws(ParseError) -> (key: String, line: Int) {
+            skipSpace()
+            guard peek() == UInt8(ascii: "\"") else { throw error("expected a key in double quotes") }
+            let keyLine = line
+            let key = try parseString()
+            try expect(UInt8(ascii: ":"), "expected `:` after a key")
+            skipSpace()
+            return (key, keyLine)
+        }
+
+        public mutating func parseValue(depth: Int) throws(ParseError) -> LocatedJSON {
             guard depth < LocatedJSON.maxDepth else { throw error("nested deeper than \(LocatedJSON.maxDepth) levels") }
-            guard index < bytes.count else { throw error("the text ends where a value was expected") }
+            skipSpace()
+            guard let byte = peek() else { throw error("the text ends where a value was expected") }
             let (startLine, startColumn) = (line, column)
             func located(_ value: Value) -> LocatedJSON { LocatedJSON(value: value, line: startLine, column: startColumn) }
-            switch bytes[index] {
+            switch byte {
             case UInt8(ascii: "{"):
-                index += 1
+                advance()
                 var members: [Member] = []
-                skipSpace()
-                if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-                    index += 1
-                    return located(.object(members))
-                }
+                if take(UInt8(ascii: "}")) { return located(.object(members)) }
                 while true {
-                    skipSpace()
-                    guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
-                        throw error("expected a key in double quotes")
-                    }
-                    let keyLine = line
-                    let key = try parseString()
-                    skipSpace()
-                    guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected `:` after a key") }
-                    index += 1
-                    skipSpace()
+                    let (key, keyLine) = try parseKey()
                     let value = try parseValue(depth: depth + 1)
                     members.append(Member(key: key, keyLine: keyLine, value: value))
-                    skipSpace()
-                    guard index < bytes.count else { throw error("the text ends inside an object") }
-                    if bytes[index] == UInt8(ascii: ",") {
-                        index += 1
-                        continue
-                    }
-                    guard bytes[index] == UInt8(ascii: "}") else { throw error("expected `,` or `}` in an object") }
-                    index += 1
+                    if take(UInt8(ascii: ",")) { continue }
+                    try expect(UInt8(ascii: "}"), "expected `,` or `}` in an object")
                     return located(.object(members))
                 }
             case UInt8(ascii: "["):
-                index += 1
+                advance()
                 var items: [LocatedJSON] = []
-                skipSpace()
-                if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
-                    index += 1
-                    return located(.array(items))
-                }
+                if take(UInt8(ascii: "]")) { return located(.array(items)) }
                 while true {
-                    skipSpace()
                     items.append(try parseValue(depth: depth + 1))
-                    skipSpace()
-                    guard index < bytes.count else { throw error("the text ends inside an array") }
-                    if bytes[index] == UInt8(ascii: ",") {
-                        index += 1
-                        continue
-                    }
-                    guard bytes[index] == UInt8(ascii: "]") else { throw error("expected `,` or `]` in an array") }
-                    index += 1
+                    if take(UInt8(ascii: ",")) { continue }
+                    try expect(UInt8(ascii: "]"), "expected `,` or `]` in an array")
                     return located(.array(items))
                 }
             case UInt8(ascii: "\""):
@@ -172,97 +210,117 @@ public struct LocatedJSON: Sendable {
         }
 
         mutating func literal(_ word: String) throws(ParseError) {
-            let utf8 = Array(word.utf8)
-            guard index + utf8.count <= bytes.count, Array(bytes[index..<index + utf8.count]) == utf8 else {
-                throw error("unexpected character")
+            for expected in word.utf8 {
+                guard peek() == expected else { throw error("unexpected character") }
+                advance()
             }
-            index += utf8.count
+        }
+
+        mutating func digits() -> [UInt8] {
+            var out: [UInt8] = []
+            while let byte = peek(), byte >= 48, byte <= 57 {
+                out.append(byte)
+                advance()
+            }
+            return out
         }
 
         mutating func parseNumber() throws(ParseError) -> String {
-            let start = index
-            if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
-            let digitsStart = index
-            while index < bytes.count, bytes[index] >= 48, bytes[index] <= 57 { index += 1 }
-            guard index > digitsStart else { throw error("unexpected character") }
-            if bytes[digitsStart] == 48 && index - digitsStart > 1 { throw error("a number has a leading zero") }
-            if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
-                index += 1
-                let fractionStart = index
-                while index < bytes.count, bytes[index] >= 48, bytes[index] <= 57 { index += 1 }
-                guard index > fractionStart else { throw error("a number has no digits after `.`") }
+            var text: [UInt8] = []
+            if peek() == UInt8(ascii: "-") {
+                text.append(UInt8(ascii: "-"))
+                advance()
             }
-            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
-                index += 1
-                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
-                let exponentStart = index
-                while index < bytes.count, bytes[index] >= 48, bytes[index] <= 57 { index += 1 }
-                guard index > exponentStart else { throw error("a number has no exponent digits") }
+            let integer = digits()
+            guard !integer.isEmpty else { throw error("unexpected character") }
+            if integer.first == 48 && integer.count > 1 { throw error("a number has a leading zero") }
+            text += integer
+            if peek() == UInt8(ascii: ".") {
+                advance()
+                let fraction = digits()
+                guard !fraction.isEmpty else { throw error("a number has no digits after `.`") }
+                text += [UInt8(ascii: ".")] + fraction
             }
-            return String(decoding: bytes[start..<index], as: UTF8.self)
+            if let e = peek(), e == UInt8(ascii: "e") || e == UInt8(ascii: "E") {
+                advance()
+                text.append(e)
+                if let sign = peek(), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") {
+                    text.append(sign)
+                    advance()
+                }
+                let exponent = digits()
+                guard !exponent.isEmpty else { throw error("a number has no exponent digits") }
+                text += exponent
+            }
+            return String(decoding: text, as: UTF8.self)
         }
 
         mutating func parseString() throws(ParseError) -> String {
-            index += 1  // opening quote
+            advance()  // opening quote
             var out: [UInt8] = []
-            var plainStart = index
-            while index < bytes.count {
-                let byte = bytes[index]
+            while true {
+                // Copy runs of plain bytes from the current chunk at once.
+                guard peek() != nil else { throw error("a string is not closed") }
+                var end = position
+                while end < chunk.count {
+                    let b = chunk[end]
+                    if b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") || b < 0x20 { break }
+                    end += 1
+                }
+                if end > position {
+                    out.append(contentsOf: chunk[position..<end])
+                    position = end
+                    continue
+                }
+                let byte = chunk[position]
                 if byte == UInt8(ascii: "\"") {
-                    out.append(contentsOf: bytes[plainStart..<index])
-                    index += 1
+                    advance()
                     guard let text = String(validating: out, as: UTF8.self) else {
                         throw error("a string is not valid UTF-8")
                     }
                     return text
                 }
                 if byte < 0x20 { throw error("a string contains an unescaped control character") }
-                if byte == UInt8(ascii: "\\") {
-                    out.append(contentsOf: bytes[plainStart..<index])
-                    index += 1
-                    guard index < bytes.count else { break }
-                    switch bytes[index] {
-                    case UInt8(ascii: "\""): out.append(0x22)
-                    case UInt8(ascii: "\\"): out.append(0x5C)
-                    case UInt8(ascii: "/"): out.append(0x2F)
-                    case UInt8(ascii: "b"): out.append(0x08)
-                    case UInt8(ascii: "f"): out.append(0x0C)
-                    case UInt8(ascii: "n"): out.append(0x0A)
-                    case UInt8(ascii: "r"): out.append(0x0D)
-                    case UInt8(ascii: "t"): out.append(0x09)
-                    case UInt8(ascii: "u"):
-                        var scalar = try hex4()
-                        if (0xD800..<0xDC00).contains(scalar) {
-                            guard index + 2 < bytes.count, bytes[index + 1] == UInt8(ascii: "\\"),
-                                  bytes[index + 2] == UInt8(ascii: "u")
-                            else { throw error("a lone surrogate in a \\u escape") }
-                            index += 2
-                            let low = try hex4()
-                            guard (0xDC00..<0xE000).contains(low) else { throw error("a lone surrogate in a \\u escape") }
-                            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                        } else if (0xDC00..<0xE000).contains(scalar) {
+                advance()  // backslash
+                guard let escape = peek() else { throw error("a string is not closed") }
+                switch escape {
+                case UInt8(ascii: "\""): out.append(0x22)
+                case UInt8(ascii: "\\"): out.append(0x5C)
+                case UInt8(ascii: "/"): out.append(0x2F)
+                case UInt8(ascii: "b"): out.append(0x08)
+                case UInt8(ascii: "f"): out.append(0x0C)
+                case UInt8(ascii: "n"): out.append(0x0A)
+                case UInt8(ascii: "r"): out.append(0x0D)
+                case UInt8(ascii: "t"): out.append(0x09)
+                case UInt8(ascii: "u"):
+                    advance()
+                    var scalar = try hex4()
+                    if (0xD800..<0xDC00).contains(scalar) {
+                        guard take(UInt8(ascii: "\\")), peek() == UInt8(ascii: "u") else {
                             throw error("a lone surrogate in a \\u escape")
                         }
-                        guard let unicode = Unicode.Scalar(scalar) else { throw error("an invalid \\u escape") }
-                        out.append(contentsOf: Array(String(Character(unicode)).utf8))
-                    default:
-                        throw error("an invalid escape sequence")
+                        advance()
+                        let low = try hex4()
+                        guard (0xDC00..<0xE000).contains(low) else { throw error("a lone surrogate in a \\u escape") }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00..<0xE000).contains(scalar) {
+                        throw error("a lone surrogate in a \\u escape")
                     }
-                    index += 1
-                    plainStart = index
+                    guard let unicode = Unicode.Scalar(scalar) else { throw error("an invalid \\u escape") }
+                    out.append(contentsOf: Array(String(Character(unicode)).utf8))
                     continue
+                default:
+                    throw error("an invalid escape sequence")
                 }
-                index += 1
+                advance()
             }
-            throw error("a string is not closed")
         }
 
-        /// Reads the 4 hex digits after `\u` (index is on the `u`); leaves index on the last digit.
+        /// Reads 4 hex digits and moves past them.
         mutating func hex4() throws(ParseError) -> UInt32 {
-            guard index + 4 < bytes.count else { throw error("an incomplete \\u escape") }
             var value: UInt32 = 0
-            for offset in 1...4 {
-                let c = bytes[index + offset]
+            for _ in 0..<4 {
+                guard let c = peek() else { throw error("an incomplete \\u escape") }
                 let digit: UInt32
                 switch c {
                 case 48...57: digit = UInt32(c - 48)
@@ -271,8 +329,8 @@ public struct LocatedJSON: Sendable {
                 default: throw error("an invalid \\u escape")
                 }
                 value = value << 4 | digit
+                advance()
             }
-            index += 4
             return value
         }
     }

@@ -18,15 +18,31 @@ struct ManifestIndex {
 
     struct ArticleRef {
         var id: String?
-        var body: String?
         var jsonPath: String
         var line: Int
+    }
+
+    /// A placeholder whose id can be resolved only once every asset is known.
+    struct PlaceholderRef {
+        var key: String
+        var article: Int
+        var where_: String
+        var location: SourceLocation
+    }
+
+    /// An article's `featured` keys, checked once the issue's id is known.
+    struct FeaturedRef {
+        var keys: [String]
+        var location: SourceLocation
     }
 
     var issueID: String?
     var appleID: String?
     var assets: [AssetRef] = []
     var articles: [ArticleRef] = []
+    var placeholders: [PlaceholderRef] = []
+    var featured: [FeaturedRef] = []
+    var previousDate: Int64?
 }
 
 /// Checks on `latest.json` against what Dumpling reads (wire format §2): keys it force-casts,
@@ -56,6 +72,7 @@ struct ManifestChecks {
         SourceLocation(path: path, line: node?.line, column: node?.column, jsonPath: jsonPath.isEmpty ? nil : jsonPath)
     }
 
+    /// The whole document at once (for bare manifests held in memory).
     func run(_ root: LocatedJSON, into findings: inout Findings) -> ManifestIndex {
         var index = ManifestIndex()
         guard let members = root.members else {
@@ -63,6 +80,19 @@ struct ManifestChecks {
                          hint: "The top level of latest.json is the issue object.")
             return index
         }
+        if let articles = root["articles"]?.items {
+            for (i, article) in articles.enumerated() { checkArticle(i, article, &index, into: &findings) }
+        }
+        let issue = LocatedJSON(value: .object(members.filter { $0.key != "articles" || $0.value.items == nil }),
+                                line: root.line, column: root.column)
+        checkIssue(issue, articlesSeen: root["articles"]?.items != nil, &index, into: &findings)
+        finish(&index, root: issue, into: &findings)
+        return index
+    }
+
+    /// The issue's own members (everything but a streamed `articles` array).
+    func checkIssue(_ root: LocatedJSON, articlesSeen: Bool, _ index: inout ManifestIndex, into findings: inout Findings) {
+        guard let members = root.members else { return }
         duplicateKeys(members, "", &findings)
         requireStrings(root, Self.issueStrings, "", "the issue", &findings)
         unknownKeys(members, Self.issueKeys, "", &findings)
@@ -80,100 +110,105 @@ struct ManifestChecks {
         for (i, asset) in images.enumerated() {
             checkAsset(asset, list: "images", path: "images.ordered[\(i)]", article: nil, &index, &findings)
         }
+        guard !articlesSeen else { return }
         guard let articlesNode = root["articles"] else {
             findings.add("manifest.key-missing", "the issue has no `articles`: Dumpling crashes", at: at(root, "articles"),
                          hint: "Add `\"articles\": []` at least.")
-            checkIDs(index, root, &findings)
-            return index
+            return
         }
-        guard let articles = articlesNode.items else {
-            findings.add("manifest.type", "`articles` is \(articlesNode.typeName), not an array: Dumpling crashes",
-                         at: at(articlesNode, "articles"), hint: "Make `articles` an array of article objects.")
-            return index
+        findings.add("manifest.type", "`articles` is \(articlesNode.typeName), not an array: Dumpling crashes",
+                     at: at(articlesNode, "articles"), hint: "Make `articles` an array of article objects.")
+    }
+
+    /// One element of `articles`, checked and then dropped: memory stays flat however many there are.
+    func checkArticle(_ i: Int, _ article: LocatedJSON, _ index: inout ManifestIndex, into findings: inout Findings) {
+        let base = "articles[\(i)]"
+        guard let articleMembers = article.members else {
+            findings.add("manifest.type", "\(base) is \(article.typeName), not an object", at: at(article, base),
+                         hint: "Each element of `articles` is an article object.")
+            index.articles.append(ManifestIndex.ArticleRef(id: nil, jsonPath: base, line: article.line))
+            return
         }
-        var previousDate: Int64?
-        for (i, article) in articles.enumerated() {
-            let base = "articles[\(i)]"
-            guard let articleMembers = article.members else {
-                findings.add("manifest.type", "\(base) is \(article.typeName), not an object", at: at(article, base),
-                             hint: "Each element of `articles` is an article object.")
-                continue
+        duplicateKeys(articleMembers, base, &findings)
+        requireStrings(article, Self.articleStrings, base, "article \(i + 1)", &findings)
+        unknownKeys(articleMembers, Self.articleKeys, base, &findings)
+        index.articles.append(ManifestIndex.ArticleRef(id: article["global_id"]?.string, jsonPath: base, line: article.line))
+        // meta, customMeta, legacy metadata.
+        if let meta = article["meta"] {
+            if let published = meta["published"], case .string = published.value {
+                findings.add("manifest.published-type", "\(base).meta.published is a string; Dumpling reads only a number or boolean, so the article counts as unpublished",
+                             at: at(published, "\(base).meta.published"), hint: "Write `\"published\": true`.")
             }
-            duplicateKeys(articleMembers, base, &findings)
-            requireStrings(article, Self.articleStrings, base, "article \(i + 1)", &findings)
-            unknownKeys(articleMembers, Self.articleKeys, base, &findings)
-            index.articles.append(ManifestIndex.ArticleRef(
-                id: article["global_id"]?.string, body: article["body"]?.string, jsonPath: base, line: article.line))
-            // meta, customMeta, legacy metadata.
-            if let meta = article["meta"] {
-                if let published = meta["published"], case .string = published.value {
-                    findings.add("manifest.published-type", "\(base).meta.published is a string; Dumpling reads only a number or boolean, so the article counts as unpublished",
-                                 at: at(published, "\(base).meta.published"), hint: "Write `\"published\": true`.")
-                }
-                if meta.members == nil {
-                    findings.add("manifest.type", "\(base).meta is \(meta.typeName), not an object: Dumpling crashes",
-                                 at: at(meta, "\(base).meta"), hint: "Write `\"meta\": {\"published\": true}`.")
+            if meta.members == nil {
+                findings.add("manifest.type", "\(base).meta is \(meta.typeName), not an object: Dumpling crashes",
+                             at: at(meta, "\(base).meta"), hint: "Write `\"meta\": {\"published\": true}`.")
+            }
+        } else {
+            findings.add("manifest.key-missing", "article \(i + 1) has no `meta`: Dumpling crashes", at: at(article, "\(base).meta"),
+                         hint: "Add `\"meta\": {\"published\": true}`.")
+        }
+        metadataLike(article, "customMeta", "\(base).customMeta", required: true, &findings)
+        if article["metadata"] == nil {
+            findings.add("manifest.legacy-metadata", "article \(i + 1) has no legacy `metadata`, which Dumpling builds before June 2015 require",
+                         at: at(article, "\(base).metadata"), hint: "Add `\"metadata\"` with the same value as `customMeta`.")
+        } else {
+            metadataLike(article, "metadata", "\(base).metadata", required: false, &findings)
+        }
+        if let sku = article["sku"], sku.string == nil {
+            findings.add("manifest.type", "\(base).sku is \(sku.typeName); Dumpling ignores anything but a string",
+                         at: at(sku, "\(base).sku"), hint: "Write the SKU as a string.")
+        }
+        if let featured = article["featured"] {
+            if let members = featured.members {
+                if !members.isEmpty {
+                    index.featured.append(ManifestIndex.FeaturedRef(keys: members.map(\.key), location: at(featured, "\(base).featured")))
                 }
             } else {
-                findings.add("manifest.key-missing", "article \(i + 1) has no `meta`: Dumpling crashes", at: at(article, "\(base).meta"),
-                             hint: "Add `\"meta\": {\"published\": true}`.")
+                findings.add("manifest.featured", "`featured` is \(featured.typeName); Dumpling reads only an object keyed by the issue's id",
+                             at: at(featured, "\(base).featured"), hint: "Write `\"featured\": {\"<issue global_id>\": 1}`.")
             }
-            metadataLike(article, "customMeta", "\(base).customMeta", required: true, &findings)
-            if article["metadata"] == nil {
-                findings.add("manifest.legacy-metadata", "article \(i + 1) has no legacy `metadata`, which Dumpling builds before June 2015 require",
-                             at: at(article, "\(base).metadata"), hint: "Add `\"metadata\"` with the same value as `customMeta`.")
+        }
+        // Dates decide the order apps list articles in.
+        if let date = article["date_last_updated"]?.string {
+            if date.isEmpty {
+                findings.add("manifest.date-empty", "\(base).date_last_updated is empty: Dumpling uses the import time, which reverses the issue's order",
+                             at: at(article["date_last_updated"], "\(base).date_last_updated"),
+                             hint: "Give each article a date, decreasing along `articles`.")
+            } else if let millis = Self.dumplingDate(date) {
+                if let previousDate = index.previousDate, millis >= previousDate {
+                    findings.add("manifest.date-order", "\(base).date_last_updated is not earlier than the previous article's: apps list articles newest first, so this one moves up",
+                                 at: at(article["date_last_updated"], "\(base).date_last_updated"),
+                                 hint: "Make dates strictly decrease along `articles`.")
+                }
+                index.previousDate = millis
             } else {
-                metadataLike(article, "metadata", "\(base).metadata", required: false, &findings)
+                findings.add("manifest.date-format", "\(base).date_last_updated `\(date)` is in neither of Dumpling's forms: its parser recurses until the app crashes",
+                             at: at(article["date_last_updated"], "\(base).date_last_updated"),
+                             hint: "Write yyyy-MM-dd'T'HH:mm:ss.SSS+0000, e.g. 2026-01-04T18:30:00.000+0000.")
             }
-            if let sku = article["sku"], sku.string == nil {
-                findings.add("manifest.type", "\(base).sku is \(sku.typeName); Dumpling ignores anything but a string",
-                             at: at(sku, "\(base).sku"), hint: "Write the SKU as a string.")
+        }
+        for list in ["images", "sound_files", "videos"] {
+            let assets = orderedList(article, list, base, required: false, &findings)
+            for (j, asset) in assets.enumerated() {
+                checkAsset(asset, list: list, path: "\(base).\(list).ordered[\(j)]", article: i, &index, &findings)
             }
-            if let featured = article["featured"] {
-                checkFeatured(featured, issueID: index.issueID, path: "\(base).featured", &findings)
-            }
-            // Dates decide the order apps list articles in.
-            if let date = article["date_last_updated"]?.string {
-                if date.isEmpty {
-                    findings.add("manifest.date-empty", "\(base).date_last_updated is empty: Dumpling uses the import time, which reverses the issue's order",
-                                 at: at(article["date_last_updated"], "\(base).date_last_updated"),
-                                 hint: "Give each article a date, decreasing along `articles`.")
-                } else if let millis = Self.dumplingDate(date) {
-                    if let previousDate, millis >= previousDate {
-                        findings.add("manifest.date-order", "\(base).date_last_updated is not earlier than the previous article's: apps list articles newest first, so this one moves up",
-                                     at: at(article["date_last_updated"], "\(base).date_last_updated"),
-                                     hint: "Make dates strictly decrease along `articles`.")
-                    }
-                    previousDate = millis
-                } else {
-                    findings.add("manifest.date-format", "\(base).date_last_updated `\(date)` is in neither of Dumpling's forms: its parser recurses until the app crashes",
-                                 at: at(article["date_last_updated"], "\(base).date_last_updated"),
-                                 hint: "Write yyyy-MM-dd'T'HH:mm:ss.SSS+0000, e.g. 2026-01-04T18:30:00.000+0000.")
-                }
-            }
-            for list in ["images", "sound_files", "videos"] {
-                let assets = orderedList(article, list, base, required: false, &findings)
-                for (j, asset) in assets.enumerated() {
-                    checkAsset(asset, list: list, path: "\(base).\(list).ordered[\(j)]", article: index.articles.count - 1,
-                               &index, &findings)
-                }
+        }
+        if let body = article["body"]?.string {
+            ReferenceChecks(manifestPath: path).placeholders(in: body, article: i, articlePath: base, line: article.line,
+                                                           &index, into: &findings)
+        }
+    }
+
+    /// Checks that need every article: ids across the issue, `featured` keys, placeholder ids.
+    func finish(_ index: inout ManifestIndex, root: LocatedJSON, into findings: inout Findings) {
+        if let issueID = index.issueID {
+            for featured in index.featured where !featured.keys.contains(issueID) {
+                findings.add("manifest.featured", "`featured` is not keyed by this issue's global_id, so the article is not featured",
+                             at: featured.location, hint: "Write `\"featured\": {\"\(issueID)\": 1}`.")
             }
         }
         checkIDs(index, root, &findings)
-        return index
-    }
-
-    private func checkFeatured(_ featured: LocatedJSON, issueID: String?, path: String, _ findings: inout Findings) {
-        guard let members = featured.members else {
-            findings.add("manifest.featured", "`featured` is \(featured.typeName); Dumpling reads only an object keyed by the issue's id",
-                         at: at(featured, path), hint: "Write `\"featured\": {\"\(issueID ?? "<issue global_id>")\": 1}`.")
-            return
-        }
-        guard let issueID, !members.isEmpty else { return }
-        if !members.contains(where: { $0.key == issueID }) {
-            findings.add("manifest.featured", "`featured` is not keyed by this issue's global_id, so the article is not featured",
-                         at: at(featured, path), hint: "Write `\"featured\": {\"\(issueID)\": 1}`.")
-        }
+        ReferenceChecks(manifestPath: path).resolvePlaceholders(index, into: &findings)
     }
 
     private func checkAsset(

@@ -19,6 +19,7 @@ struct ZipContents {
 struct ReferenceChecks {
     let manifestPath: String
 
+    /// Files: every path an asset names, and every file no asset names.
     func run(_ index: ManifestIndex, contents: ZipContents?, into findings: inout Findings) {
         var referenced = Set<String>()
         for asset in index.assets {
@@ -52,55 +53,58 @@ struct ReferenceChecks {
                              hint: "Remove it to make the zip smaller, or add it as an asset.")
             }
         }
-        placeholders(index, &findings)
     }
 
-    private func placeholders(_ index: ManifestIndex, _ findings: inout Findings) {
+    /// Placeholder spelling and placement in one article's body; ids are resolved in
+    /// `resolvePlaceholders`, once every asset is known.
+    func placeholders(
+        in body: String, article articleIndex: Int, articlePath: String, line: Int, _ index: inout ManifestIndex,
+        into findings: inout Findings
+    ) {
+        let location = SourceLocation(path: manifestPath, line: line, jsonPath: "\(articlePath).body")
+        let matches = Placeholder.scan(body)
+        var lines: [Int: Int] = [:]
+        for match in matches {
+            let here = "line \(match.line), column \(match.column) of the body"
+            lines[match.line, default: 0] += 1
+            if !match.isExact {
+                findings.add("ref.placeholder-malformed", "the placeholder `\(match.text)` at \(here) is not spelled the way Dumpling reads it",
+                             at: location, hint: "Write it exactly as `\(Placeholder.text(for: match.key))`.")
+            }
+            index.placeholders.append(ManifestIndex.PlaceholderRef(key: match.key, article: articleIndex, where_: here, location: location))
+        }
+        for (lineNumber, count) in lines.sorted(by: { $0.key < $1.key }) where count > 1 {
+            findings.add("ref.placeholder-same-line", "line \(lineNumber) of the body holds \(count) placeholders: Dumpling's greedy pattern reads them as one unknown id",
+                         at: location, hint: "Put every placeholder on its own line.")
+        }
+        if body.utf8.contains(13) {
+            findings.add("ref.line-endings", "the body has CR line endings, which shorten Dumpling's placeholder search window",
+                         at: location, hint: "Use LF line endings only.")
+        }
+        // Dumpling searches body.characters.count UTF-16 units: placeholders past that are not found.
+        let window = body.count
+        if body.utf16.count > window, let last = matches.last(where: \.isExact) {
+            let endUTF16 = String(decoding: Array(body.utf8)[..<last.utf8Range.upperBound], as: UTF8.self).utf16.count
+            if endUTF16 > window {
+                findings.add("ref.placeholder-window", "the placeholder `\(last.key)` ends past Dumpling's search window (\(window) of \(body.utf16.count) UTF-16 units), so apps never replace it",
+                             at: location, hint: "Append at least \(body.utf16.count - window) spaces after the last placeholder (galley pack does).")
+            }
+        }
+    }
+
+    func resolvePlaceholders(_ index: ManifestIndex, into findings: inout Findings) {
         var owner: [String: Int?] = [:]
         for asset in index.assets where !asset.id.isEmpty { owner[asset.id] = asset.article }
-        for (articleIndex, article) in index.articles.enumerated() {
-            guard let body = article.body else { continue }
-            let path = "\(article.jsonPath).body"
-            let location = { (line: Int, column: Int?) -> SourceLocation in
-                SourceLocation(path: manifestPath, line: article.line, jsonPath: path)
-            }
-            let matches = Placeholder.scan(body)
-            var lines: [Int: Int] = [:]
-            for match in matches {
-                let here = "line \(match.line), column \(match.column) of the body"
-                lines[match.line, default: 0] += 1
-                if !match.isExact {
-                    findings.add("ref.placeholder-malformed", "the placeholder `\(match.text)` at \(here) is not spelled the way Dumpling reads it",
-                                 at: location(match.line, match.column), hint: "Write it exactly as `\(Placeholder.text(for: match.key))`.")
-                }
-                switch owner[match.key] {
-                case nil:
-                    findings.add("ref.placeholder-unknown", "the placeholder at \(here) names `\(match.key)`, which no asset has",
-                                 at: location(match.line, match.column), hint: "Use the id of one of the article's assets.")
-                case .some(let assetArticle) where assetArticle != articleIndex:
-                    findings.add("ref.placeholder-foreign", "the placeholder at \(here) names `\(match.key)`, an asset of \(assetArticle.map { "article \($0 + 1)" } ?? "the issue")",
-                                 at: location(match.line, match.column),
-                                 hint: "Dumpling finds it anyway, but importers that scope ids per article do not: list the asset under this article.")
-                default: break
-                }
-            }
-            for (line, count) in lines.sorted(by: { $0.key < $1.key }) where count > 1 {
-                findings.add("ref.placeholder-same-line", "line \(line) of the body holds \(count) placeholders: Dumpling's greedy pattern reads them as one unknown id",
-                             at: location(line, nil), hint: "Put every placeholder on its own line.")
-            }
-            if body.utf8.contains(13) {
-                findings.add("ref.line-endings", "the body has CR line endings, which shorten Dumpling's placeholder search window",
-                             at: location(1, nil), hint: "Use LF line endings only.")
-            }
-            // Dumpling searches body.characters.count UTF-16 units: placeholders past that are not found.
-            let window = body.count
-            if body.utf16.count > window, let last = matches.last(where: \.isExact) {
-                let endUTF16 = String(decoding: Array(body.utf8)[..<last.utf8Range.upperBound], as: UTF8.self).utf16.count
-                if endUTF16 > window {
-                    findings.add("ref.placeholder-window", "the placeholder `\(last.key)` ends past Dumpling's search window (\(window) of \(body.utf16.count) UTF-16 units), so apps never replace it",
-                                 at: location(last.line, last.column),
-                                 hint: "Append at least \(body.utf16.count - window) spaces after the last placeholder (galley pack does).")
-                }
+        for placeholder in index.placeholders {
+            switch owner[placeholder.key] {
+            case nil:
+                findings.add("ref.placeholder-unknown", "the placeholder at \(placeholder.where_) names `\(placeholder.key)`, which no asset has",
+                             at: placeholder.location, hint: "Use the id of one of the article's assets.")
+            case .some(let assetArticle) where assetArticle != placeholder.article:
+                findings.add("ref.placeholder-foreign", "the placeholder at \(placeholder.where_) names `\(placeholder.key)`, an asset of \(assetArticle.map { "article \($0 + 1)" } ?? "the issue")",
+                             at: placeholder.location,
+                             hint: "Dumpling finds it anyway, but importers that scope ids per article do not: list the asset under this article.")
+            default: break
             }
         }
     }

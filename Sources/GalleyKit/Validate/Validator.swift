@@ -5,8 +5,6 @@ public struct ValidationOptions: Sendable {
     public var fullCheck = true
     public var limits = ContainerLimits()
     public var configuration = ValidationConfiguration()
-    /// The largest latest.json read into memory.
-    public var maxManifestBytes: Int64 = 256 * 1024 * 1024
 
     public init() {}
 }
@@ -68,8 +66,14 @@ public struct Validator: Sendable {
 
     public func validateManifest(path: String) -> InputReport {
         var findings = Findings(configuration: options.configuration)
-        if let data = FileManager.default.contents(atPath: path) {
-            checkManifest(Array(data), display: path, contents: nil, zipPath: nil, into: &findings)
+        if let handle = FileHandle(forReadingAtPath: path) {
+            defer { try? handle.close() }
+            var parser = LocatedJSON.Parser { () -> [UInt8]? in
+                let data = try handle.read(upToCount: 256 * 1024) ?? Data()
+                return data.isEmpty ? nil : [UInt8](data)
+            }
+            let index = checkManifest(&parser, display: path, top: nil, into: &findings)
+            ReferenceChecks(manifestPath: path).run(index, contents: nil, into: &findings)
         } else {
             findings.add("manifest.json", "cannot be read", at: SourceLocation(path: path), hint: "Check the file's permissions.")
         }
@@ -79,36 +83,95 @@ public struct Validator: Sendable {
     /// Validates a latest.json text as if it were a bare file named `display`.
     public func validateManifestText(_ text: String, display: String = "latest.json") -> [Diagnostic] {
         var findings = Findings(configuration: options.configuration)
-        checkManifest(Array(text.utf8), display: display, contents: nil, zipPath: nil, into: &findings)
+        var delivered = false
+        var parser = LocatedJSON.Parser { () -> [UInt8]? in
+            defer { delivered = true }
+            return delivered ? nil : Array(text.utf8)
+        }
+        let index = checkManifest(&parser, display: display, top: nil, into: &findings)
+        ReferenceChecks(manifestPath: display).run(index, contents: nil, into: &findings)
         return findings.items
     }
 
-    func checkManifest(_ bytes: [UInt8], display: String, contents: ZipContents?, zipPath: String?, into findings: inout Findings) {
-        let root: LocatedJSON
+    /// Streams latest.json: the issue's members are kept, each article is parsed, checked
+    /// (manifest, placeholders, body HTML) and dropped. Memory stays that of one article.
+    func checkManifest(
+        _ parser: inout LocatedJSON.Parser, display: String, top: String?, into findings: inout Findings
+    ) -> ManifestIndex {
+        let checks = ManifestChecks(path: display)
+        var index = ManifestIndex()
+        var issueMembers: [LocatedJSON.Member] = []
+        var articlesSeen = false
+        var rootLine = 1
         do {
-            root = try LocatedJSON.parse(bytes)
+            parser.skipSpace()
+            if parser.peek() == 0xEF { throw LocatedJSON.ParseError(message: "starts with a byte-order mark", line: 1, column: 1) }
+            guard parser.peek() == UInt8(ascii: "{") else {
+                let value = try parser.parseValue(depth: 0)
+                try parser.expectEnd()
+                findings.add("manifest.type", "latest.json is \(value.typeName), not an object",
+                             at: SourceLocation(path: display, line: value.line, column: value.column),
+                             hint: "The top level of latest.json is the issue object.")
+                return index
+            }
+            rootLine = parser.line
+            parser.advance()
+            if !parser.take(UInt8(ascii: "}")) {
+                var articleCount = 0
+                while true {
+                    let (key, keyLine) = try parser.parseKey()
+                    if key == "articles" && parser.peek() == UInt8(ascii: "[") && !articlesSeen {
+                        articlesSeen = true
+                        parser.advance()
+                        if !parser.take(UInt8(ascii: "]")) {
+                            while true {
+                                let article = try parser.parseValue(depth: 1)
+                                checks.checkArticle(articleCount, article, &index, into: &findings)
+                                if let body = article["body"]?.string {
+                                    let path = "articles[\(articleCount)].body"
+                                    BodyChecks.run(body, at: { _ in
+                                        SourceLocation(path: display, line: article.line, jsonPath: path)
+                                    }, lineNote: true, into: &findings)
+                                }
+                                articleCount += 1
+                                if parser.take(UInt8(ascii: ",")) { continue }
+                                try parser.expect(UInt8(ascii: "]"), "expected `,` or `]` in an array")
+                                break
+                            }
+                        }
+                        issueMembers.append(LocatedJSON.Member(
+                            key: key, keyLine: keyLine, value: LocatedJSON(value: .array([]), line: keyLine, column: 1)))
+                    } else {
+                        issueMembers.append(LocatedJSON.Member(key: key, keyLine: keyLine, value: try parser.parseValue(depth: 1)))
+                    }
+                    if parser.take(UInt8(ascii: ",")) { continue }
+                    try parser.expect(UInt8(ascii: "}"), "expected `,` or `}` in an object")
+                    break
+                }
+            }
+            try parser.expectEnd()
+        } catch let error as LocatedJSON.ParseError {
+            if let source = parser.sourceError {
+                findings.add("zip.data", "latest.json cannot be read: \(source)", at: SourceLocation(path: display),
+                             hint: "Download or pack the zip again.")
+            } else {
+                findings.add("manifest.json", "invalid JSON: \(error.message)",
+                             at: SourceLocation(path: display, line: error.line, column: error.column),
+                             hint: "Fix the JSON at that place; a JSON linter shows the same spot.")
+            }
+            return index
         } catch {
-            findings.add("manifest.json", "invalid JSON: \(error.message)",
-                         at: SourceLocation(path: display, line: error.line, column: error.column),
-                         hint: "Fix the JSON at that place; a JSON linter shows the same spot.")
-            return
+            return index
         }
-        let index = ManifestChecks(path: display).run(root, into: &findings)
-        if let contents, let appleID = index.appleID, appleID != contents.top {
-            findings.add("manifest.apple-id", "apple_id is `\(appleID)` but the zip's folder is `\(contents.top)`",
+        let root = LocatedJSON(value: .object(issueMembers), line: rootLine, column: 1)
+        checks.checkIssue(root, articlesSeen: articlesSeen, &index, into: &findings)
+        checks.finish(&index, root: root, into: &findings)
+        if let top, let appleID = index.appleID, appleID != top {
+            findings.add("manifest.apple-id", "apple_id is `\(appleID)` but the zip's folder is `\(top)`",
                          at: SourceLocation(path: display, line: root["apple_id"]?.line, jsonPath: "apple_id"),
                          hint: "Make them equal: Dumpling builds every asset path from apple_id.")
         }
-        ReferenceChecks(manifestPath: display).run(index, contents: contents, into: &findings)
-        for article in index.articles {
-            guard let body = article.body else { continue }
-            BodyChecks.run(body, at: { line in
-                SourceLocation(path: display, line: article.line, jsonPath: "\(article.jsonPath).body")
-            }, lineNote: true, into: &findings)
-        }
-        if let contents, let zipPath, options.fullCheck {
-            MediaChecks(zipPath: zipPath).run(index, contents: contents, into: &findings)
-        }
+        return index
     }
 
     // MARK: Zips
@@ -160,19 +223,41 @@ public struct Validator: Sendable {
             contents.files[name] = ZipContents.FileFacts(size: entry.uncompressedSize, head: nil)
             declared[entry.displayName] = entry.uncompressedSize
         }
-        var manifestBytes: [UInt8] = []
+        var index: ManifestIndex?
+        let manifestDisplay = "\(path)!\(manifestName)"
         do {
             let reader = try ZipReader(path: path)
             while let entry = try reader.next() {
                 if entry.isDirectory { continue }
                 let isManifest = entry.name == manifestName
-                guard options.fullCheck || isManifest else {
+                let limit = Int64(declared[entry.name] ?? 0)
+                if isManifest {
+                    var bytes: Int64 = 0
+                    var overflow = false
+                    var parser = LocatedJSON.Parser { () -> [UInt8]? in
+                        guard !overflow, let chunk = try reader.readChunk() else { return nil }
+                        bytes += Int64(chunk.count)
+                        if bytes > limit { overflow = true }
+                        return chunk
+                    }
+                    index = checkManifest(&parser, display: manifestDisplay, top: top, into: &findings)
+                    if let error = parser.sourceError { throw error }
+                    while !overflow, let chunk = try reader.readChunk() {  // trailing bytes after the JSON
+                        bytes += Int64(chunk.count)
+                        if bytes > limit { overflow = true }
+                    }
+                    if overflow || bytes != limit {
+                        findings.add("zip.size-mismatch", "`\(entry.name)` inflates to \(overflow ? "more than \(limit)" : "\(bytes)") bytes but declares \(limit)",
+                                     at: SourceLocation(path: manifestDisplay), hint: "The zip is damaged or crafted: pack it again.")
+                    }
+                    continue
+                }
+                guard options.fullCheck else {
                     try reader.skip()
                     continue
                 }
-                let limit = Int64(declared[entry.name] ?? 0)
                 var head: [UInt8] = []
-                let wanted = isManifest ? Int(min(limit, options.maxManifestBytes)) : 4096
+                let wanted = 4096
                 let (bytes, complete) = try reader.read(limit: limit) { chunk in
                     if head.count < wanted { head.append(contentsOf: chunk.prefix(wanted - head.count)) }
                 }
@@ -184,7 +269,6 @@ public struct Validator: Sendable {
                 }
                 let name = String(entry.name.dropFirst(top.count + 1))
                 contents.files[name]?.head = head
-                if isManifest { manifestBytes = head }
             }
         } catch let error as ZipReader.ReadError {
             let id = error.isChecksum ? "zip.crc" : error.isSize ? "zip.size-mismatch" : "zip.data"
@@ -192,8 +276,11 @@ public struct Validator: Sendable {
         } catch {
             findings.add("zip.unreadable", "cannot be read: \(error)", at: at, hint: "Check the file.")
         }
-        if !manifestBytes.isEmpty || contents.files["latest.json"]?.size == 0 {
-            checkManifest(manifestBytes, display: "\(path)!\(manifestName)", contents: contents, zipPath: path, into: &findings)
+        if let index {
+            ReferenceChecks(manifestPath: manifestDisplay).run(index, contents: contents, into: &findings)
+            if options.fullCheck {
+                MediaChecks(zipPath: path).run(index, contents: contents, into: &findings)
+            }
         }
         return InputReport(path: path, kind: .zip, diagnostics: findings.items)
     }
