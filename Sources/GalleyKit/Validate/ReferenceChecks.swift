@@ -9,8 +9,18 @@ struct ZipContents {
 
     struct FileFacts {
         var size: UInt64
-        /// The first bytes, when the full check read them.
-        var head: [UInt8]?
+        /// What the first bytes say, when the full check read them (the bytes are not kept).
+        var sniffed: Sniffed?
+    }
+
+    struct Sniffed {
+        var format: MediaFormat?
+        var pixelSize: PixelSize?
+
+        init(_ head: [UInt8]) {
+            format = MediaFormat.sniff(head)
+            pixelSize = format.flatMap { MediaChecks.dimensions(head, $0) }
+        }
     }
 }
 
@@ -135,8 +145,8 @@ struct MediaChecks {
                     }
                     continue
                 }
-                guard let head = facts.head else { continue }
-                guard let format = MediaFormat.sniff(head) else {
+                guard let sniffed = facts.sniffed else { continue }
+                guard let format = sniffed.format else {
                     if checked.insert(name).inserted {
                         findings.add("media.unknown", "`\(name)` is not an image, sound or video Galley recognises", at: location,
                                      hint: "Check that the file is what its name says.")
@@ -156,7 +166,7 @@ struct MediaChecks {
                     findings.add("media.extension", "`\(name)` holds \(format.mimeType) data, which its extension does not suggest",
                                  at: location, hint: "Rename it to `.\(format.extensions[0])`.")
                 }
-                if key == "file_name", let metadata = asset.metadata, let size = Self.dimensions(head, format) {
+                if key == "file_name", let metadata = asset.metadata, let size = sniffed.pixelSize {
                     let width = metadata["width"].flatMap { Int(JSONValue($0).numberText ?? "") }
                     let height = metadata["height"].flatMap { Int(JSONValue($0).numberText ?? "") }
                     if let width, let height, width != size.width || height != size.height {

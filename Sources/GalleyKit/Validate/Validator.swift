@@ -220,7 +220,7 @@ public struct Validator: Sendable {
         var declared: [String: UInt64] = [:]
         for entry in directory.entries where !entry.isDirectory {
             let name = String(entry.displayName.dropFirst(top.count + 1))
-            contents.files[name] = ZipContents.FileFacts(size: entry.uncompressedSize, head: nil)
+            contents.files[name] = ZipContents.FileFacts(size: entry.uncompressedSize, sniffed: nil)
             declared[entry.displayName] = entry.uncompressedSize
         }
         var index: ManifestIndex?
@@ -268,7 +268,7 @@ public struct Validator: Sendable {
                     if !complete { break }
                 }
                 let name = String(entry.name.dropFirst(top.count + 1))
-                contents.files[name]?.head = head
+                contents.files[name]?.sniffed = ZipContents.Sniffed(head)
             }
         } catch let error as ZipReader.ReadError {
             let id = error.isChecksum ? "zip.crc" : error.isSize ? "zip.size-mismatch" : "zip.data"
