@@ -5,7 +5,7 @@ EXAMPLE ?= Examples/winter-2026
 DEMO_OUT ?= build/demo
 GALLEY = .build/debug/galley
 
-.PHONY: setup build demo test bench clean
+.PHONY: setup build demo test bench docs clean
 
 setup:
 	@bash scripts/setup.sh
@@ -15,7 +15,9 @@ build: setup
 
 demo: build
 	@mkdir -p $(DEMO_OUT)
+	$(GALLEY) validate $(EXAMPLE)
 	$(GALLEY) pack $(EXAMPLE) --output $(DEMO_OUT) --force
+	$(GALLEY) validate $(DEMO_OUT)
 	@echo
 	@unzip -l $(DEMO_OUT)/*.zip
 
@@ -26,6 +28,10 @@ test: setup
 bench: setup
 	$(SWIFT) build -c release
 	python3 bench/pack_bench.py
+	python3 bench/validate_bench.py
+
+docs: build
+	$(GALLEY) validate --list-checks --markdown > docs/checks.md
 
 clean:
 	rm -rf .build build bench/work

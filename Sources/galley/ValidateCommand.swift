@@ -109,7 +109,14 @@ struct ValidateCommand: ParsableCommand {
         switch reportFormat {
         case .text:
             for report in run.reports {
-                out.report(report.diagnostics, base: ".")
+                // Grouped per file, in line order; the order of findings on one line is kept.
+                let sorted = report.diagnostics.enumerated().sorted { a, b in
+                    let (pa, pb) = (a.element.location?.path ?? "", b.element.location?.path ?? "")
+                    if pa != pb { return pa < pb }
+                    let (la, lb) = (a.element.location?.line ?? 0, b.element.location?.line ?? 0)
+                    return la != lb ? la < lb : a.offset < b.offset
+                }.map(\.element)
+                out.report(sorted, base: ".")
             }
             let summary = "\(run.reports.count) input\(run.reports.count == 1 ? "" : "s") checked: "
                 + Terminal.summaryLine(errors: run.errors, warnings: run.warnings)

@@ -95,10 +95,23 @@ import Testing
             let inputs = validate.json?["inputs"] as? [[String: Any]] ?? []
             let validateIDs = Set(inputs.flatMap { ($0["diagnostics"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String } })
             let pack = try Harness.galley(["pack", path, "-o", try Harness.temporaryDirectory().path, "--json"])
-            #expect(validateIDs == Set(Harness.diagnosticIDs(pack)), "\(name)")
+            // Validate reports what pack reports, plus its checks of the converted bodies.
+            let packIDs = Set(Harness.diagnosticIDs(pack))
+            #expect(validateIDs.subtracting(packIDs).allSatisfy { $0.hasPrefix("body.") && !$0.hasPrefix("body.placeholder") },
+                    "\(name)")
+            #expect(validateIDs.isSuperset(of: packIDs), "\(name)")
             #expect(validate.status == (name.hasSuffix("-error") ? 1 : 0), "\(name)")
             #expect(validateIDs.isEmpty == name.hasSuffix("-valid"), "\(name): \(validateIDs)")
         }
+    }
+
+    @Test func bodyFindingsInSourcesPointAtTheSourceFile() throws {
+        let html = try Harness.galley(["validate", Harness.fixtures.appending(path: "sources/malformed-html-warning").path])
+        #expect(html.status == 0)
+        #expect(html.stdout.contains("malformed-html-warning/articles/01-first/article.html:5:22: warning body.html-malformed:"))
+        let markdown = try Harness.galley(["validate", Harness.fixtures.appending(path: "sources/script-body-error").path])
+        #expect(markdown.status == 1)
+        #expect(markdown.stdout.contains("script-body-error/articles/01-first/article.md: error body.script: a <script> element (line 2 of the HTML made from the Markdown)"))
     }
 
     @Test func aZipBombIsRefusedFromItsDirectoryQuickly() throws {

@@ -215,11 +215,11 @@ public enum CheckCatalog {
     static let body: [Check] = [
         Check("body.html-malformed", .body, .warning, "The body's HTML is malformed.",
               explanation: "Reported by libxml2 with its line and column in the body (complaints about HTML5 elements libxml2 2.9 does not know are left out). Web views repair markup in ways that differ between versions.",
-              triggering: [.body("<p>Intro</p>\n<p>Broken <b>bold</p>\n<div>never closed\n")],
+              triggering: [.body("<p>Intro</p>\n<p>Broken <b>bold</p>\n<div>never closed\n"), .fixture("sources/malformed-html-warning")],
               clean: [.body("<figure><video controls><source src=\"a.mp4\" type=\"video/mp4\"></video><figcaption>Fine</figcaption></figure>\n")]),
         Check("body.script", .body, .error, "The body contains a `<script>`.",
               explanation: "The reader app's web view would run it.",
-              triggering: [.body("<p>x</p><script>alert(1)</script>\n")], clean: [template]),
+              triggering: [.body("<p>x</p><script>alert(1)</script>\n"), .fixture("sources/script-body-error")], clean: [template]),
         Check("body.event-handler", .body, .error, "An element has an inline event handler (`onclick`, `onerror`...).",
               explanation: "The reader app's web view would run it.",
               triggering: [.body("<img src=\"x.jpg\" onerror=\"alert(1)\">\n")], clean: [.body("<img src=\"x.jpg\" alt=\"on\">\n")]),

@@ -129,9 +129,9 @@ public struct Validator: Sendable {
                                 checks.checkArticle(articleCount, article, &index, into: &findings)
                                 if let body = article["body"]?.string {
                                     let path = "articles[\(articleCount)].body"
-                                    BodyChecks.run(body, at: { _ in
+                                    BodyChecks.run(body, at: { _, _ in
                                         SourceLocation(path: display, line: article.line, jsonPath: path)
-                                    }, lineNote: true, into: &findings)
+                                    }, lineNote: "of the body", into: &findings)
                                 }
                                 articleCount += 1
                                 if parser.take(UInt8(ascii: ",")) { continue }
@@ -293,9 +293,10 @@ public struct Validator: Sendable {
             let diagnostics = try Packer().check(URL(fileURLWithPath: path)) { article, record, bodyLineOffset in
                 var local = Findings(configuration: options.configuration)
                 let html = article.bodyFormat == .html
-                BodyChecks.run(record.body, at: { line in
-                    SourceLocation(path: article.bodyFile, line: html ? line.map { $0 + bodyLineOffset } : nil)
-                }, lineNote: !html, into: &local)
+                BodyChecks.run(record.body, at: { line, column in
+                    html ? SourceLocation(path: article.bodyFile, line: line + bodyLineOffset, column: column)
+                         : SourceLocation(path: article.bodyFile)
+                }, lineNote: html ? nil : "of the HTML made from the Markdown", into: &local)
                 return local.items
             }
             findings.adopt(diagnostics)
@@ -311,34 +312,38 @@ public struct Validator: Sendable {
 /// Checks on an article body's HTML (libxml2) and what a web view would run or fetch.
 enum BodyChecks {
     /// - Parameters:
-    ///   - at: the location for a body line (`nil` when the body has no meaningful line).
-    ///   - lineNote: say "line N of the body" in messages, when locations cannot point at it.
-    static func run(_ body: String, at: (Int?) -> SourceLocation, lineNote: Bool, into findings: inout Findings) {
+    ///   - at: the location for a body line and column.
+    ///   - lineNote: how messages name a body line when the location cannot point at it
+    ///     (`"of the body"`), or `nil` when it can.
+    static func run(
+        _ body: String, at: (_ line: Int, _ column: Int?) -> SourceLocation, lineNote: String?, into findings: inout Findings
+    ) {
         guard !body.isEmpty else { return }
         let inspection = HTMLInspector.inspect(body)
         func note(_ line: Int, _ column: Int? = nil) -> String {
-            guard lineNote else { return "" }
-            return " (line \(line)\(column.map { ", column \($0)" } ?? "") of the body)"
+            guard let lineNote else { return "" }
+            return " (line \(line)\(column.map { ", column \($0)" } ?? "") \(lineNote))"
         }
         for problem in inspection.problems {
-            findings.add("body.html-malformed", "\(problem.message)\(note(problem.line, problem.column))", at: at(problem.line),
+            findings.add("body.html-malformed", "\(problem.message)\(note(problem.line, problem.column))",
+                         at: at(problem.line, problem.column),
                          hint: "Close every element you open, and quote attribute values.")
         }
         for script in inspection.scripts {
-            findings.add("body.script", "a <script> element\(note(script.line))", at: at(script.line),
+            findings.add("body.script", "a <script> element\(note(script.line))", at: at(script.line, nil),
                          hint: "Remove it: article bodies are content, and the reader app's web view would run it.")
         }
         for handler in inspection.eventHandlers {
-            findings.add("body.event-handler", "`\(handler.what)` is an inline event handler\(note(handler.line))", at: at(handler.line),
+            findings.add("body.event-handler", "`\(handler.what)` is an inline event handler\(note(handler.line))", at: at(handler.line, nil),
                          hint: "Remove the attribute.")
         }
         for url in inspection.javascriptURLs {
-            findings.add("body.javascript-url", "`\(url.what)` is a javascript: URL\(note(url.line))", at: at(url.line),
+            findings.add("body.javascript-url", "`\(url.what)` is a javascript: URL\(note(url.line))", at: at(url.line, nil),
                          hint: "Link to a page instead.")
         }
         for remote in inspection.remoteResources {
             findings.add("body.remote-resource", "`\(remote.what)` loads `\(remote.value)` from the network\(note(remote.line))",
-                         at: at(remote.line), hint: "Ship the file inside the issue so it works offline.")
+                         at: at(remote.line, nil), hint: "Ship the file inside the issue so it works offline.")
         }
     }
 }
