@@ -55,10 +55,8 @@ public struct IssueSourceLoader {
                 at: SourceLocation(path: issueFile), hint: "Keep one of them."))
             return nil
         }
-        if tree.isSymbolicLink(issueFile) && !tree.staysInside(issueFile) {
-            log.add(.error(
-                "source.symlink-outside", "`\(issueFile)` is a symbolic link to a place outside the issue folder; it is not followed",
-                at: SourceLocation(path: issueFile), hint: "Replace the link with the file itself."))
+        if let problem = tree.linkOutside(issueFile) {
+            log.add(problem)
             return nil
         }
         guard let text = readText(tree.url(issueFile), display: issueFile, &log) else { return nil }
@@ -127,10 +125,8 @@ public struct IssueSourceLoader {
                              hint: "Create articles/<slug>/article.md for each article."))
             return []
         }
-        if tree.isSymbolicLink("articles") && !tree.staysInside("articles") {
-            log.add(.error("source.symlink-outside",
-                           "`articles` is a symbolic link to a place outside the issue folder; it is not followed",
-                           at: SourceLocation(path: "articles"), hint: "Replace the link with the folder itself."))
+        if let problem = tree.linkOutside("articles") {
+            log.add(problem)
             return []
         }
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: articlesURL.path)) ?? [])
@@ -240,10 +236,8 @@ public struct IssueSourceLoader {
         folder: String, slug: String, tree: SourceTree, _ log: inout DiagnosticLog
     ) -> ArticleSource? {
         let directory = "articles/\(folder)"
-        if tree.isSymbolicLink(directory) && !tree.staysInside(directory) {
-            log.add(.error("source.symlink-outside",
-                           "`\(directory)` is a symbolic link to a place outside the issue folder; it is not followed",
-                           at: SourceLocation(path: directory), hint: "Replace the link with the folder itself."))
+        if let problem = tree.linkOutside(directory) {
+            log.add(problem)
             return nil
         }
         if let problem = SourceTree.nameProblem(folder) {
@@ -265,10 +259,8 @@ public struct IssueSourceLoader {
             return nil
         }
         let bodyFile = "\(directory)/\(bodyName)"
-        if tree.isSymbolicLink(bodyFile) && !tree.staysInside(bodyFile) {
-            log.add(.error("source.symlink-outside",
-                           "`\(bodyFile)` is a symbolic link to a place outside the issue folder; it is not followed",
-                           at: SourceLocation(path: bodyFile), hint: "Replace the link with the file itself."))
+        if let problem = tree.linkOutside(bodyFile) {
+            log.add(problem)
             return nil
         }
         guard let text = readText(tree.url(bodyFile), display: bodyFile, &log) else { return nil }
@@ -289,10 +281,8 @@ public struct IssueSourceLoader {
                 return nil
             }
             fieldsFile = "\(directory)/\(sidecar)"
-            if tree.isSymbolicLink(fieldsFile) && !tree.staysInside(fieldsFile) {
-                log.add(.error("source.symlink-outside",
-                               "`\(fieldsFile)` is a symbolic link to a place outside the issue folder; it is not followed",
-                               at: SourceLocation(path: fieldsFile), hint: "Replace the link with the file itself."))
+            if let problem = tree.linkOutside(fieldsFile) {
+                log.add(problem)
                 return nil
             }
             guard let sidecarText = readText(tree.url(fieldsFile), display: fieldsFile, &log) else { return nil }

@@ -31,6 +31,15 @@ struct SourceTree {
         return resolved == realRoot || resolved.hasPrefix(realRoot + "/")
     }
 
+    /// An error when `relativePath` is a symbolic link leading outside the folder (never followed).
+    func linkOutside(_ relativePath: String) -> Diagnostic? {
+        guard isSymbolicLink(relativePath), !staysInside(relativePath) else { return nil }
+        return .error(
+            "source.symlink-outside",
+            "`\(relativePath)` is a symbolic link to a place outside the issue folder; it is not followed",
+            at: SourceLocation(path: relativePath), hint: "Replace the link with the file or folder itself.")
+    }
+
     func isSymbolicLink(_ relativePath: String) -> Bool {
         FileStatus(url(relativePath).path, follow: false)?.kind == .symlink
     }
