@@ -104,6 +104,15 @@ import Testing
         let bytesB = try Data(contentsOf: outB.appending(path: "\(appleID).zip"))
         #expect(bytesA == bytesB)
         #expect(bytesA.count > 100_000)
+        // A third run under another umask, with the files' modes changed too.
+        let third = try Harness.copy(Harness.example)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: third.appending(path: "cover.jpg").path)
+        let outC = try Harness.temporaryDirectory()
+        let c = try Harness.run(URL(fileURLWithPath: "/bin/sh"), [
+            "-c", "umask 077 && exec \"$0\" pack \"$1\" --output \"$2\"", Harness.galley.path, third.path, outC.path,
+        ])
+        #expect(c.status == 0, "\(c.stderr)")
+        #expect(try Data(contentsOf: outC.appending(path: "\(appleID).zip")) == bytesA)
     }
 
     @Test func sourceDateEpochSetsTheEntryTimes() throws {

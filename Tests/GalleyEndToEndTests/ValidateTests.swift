@@ -184,6 +184,17 @@ import Testing
         #expect(typo.stderr.contains("Did you mean `zip.file-name`?"))
     }
 
+    @Test func limitsComeFromTheConfiguration() throws {
+        let folder = try Harness.temporaryDirectory()
+        let zip = Harness.fixtures.appending(path: "zips/example-valid.zip").path
+        try Data("limits:\n  max_entries: 2\n".utf8).write(to: folder.appending(path: ".galley.yml"))
+        let tight = try Harness.galley(["validate", zip], in: folder)
+        #expect(tight.status == 1)
+        #expect(tight.stdout.contains("error zip.entries"))
+        try Data("limits:\n  max_entries: many\n".utf8).write(to: folder.appending(path: ".galley.yml"))
+        #expect(try Harness.galley(["validate", zip], in: folder).status == 2)
+    }
+
     @Test func machineFormats() throws {
         let path = Harness.fixtures.appending(path: "zips/hostile-body-error.zip").path
         let github = try Harness.galley(["validate", path, "--format", "github"])

@@ -9,6 +9,10 @@ extension ValidationConfiguration {
     /// checks:
     ///   zip.name-profile: off        # off, info, warning or error
     ///   manifest.unknown-key: warning
+    /// limits:
+    ///   max_entries: 65535           # entries a zip may list
+    ///   max_total_bytes: 4294967296  # declared uncompressed bytes in all
+    ///   max_ratio: 100               # compression ratio of entries of 1 MiB or more
     /// ```
     /// Unknown check ids and settings are errors, so a typo cannot silently switch nothing off.
     public mutating func load(_ url: URL) throws {
@@ -26,8 +30,12 @@ extension ValidationConfiguration {
             throw GalleyError("the configuration must be a mapping with a `checks` key", path: url.path)
         }
         for (key, value) in root {
+            if key.string == "limits" {
+                try loadLimits(value, url: url)
+                continue
+            }
             guard key.string == "checks" else {
-                throw GalleyError("unknown key `\(key.string ?? "")`", path: url.path, hint: "The only key is `checks`.")
+                throw GalleyError("unknown key `\(key.string ?? "")`", path: url.path, hint: "The keys are `checks` and `limits`.")
             }
             guard case .mapping(let checks) = value else {
                 throw GalleyError("`checks` must map check ids to off, info, warning or error", path: url.path)
@@ -37,6 +45,26 @@ extension ValidationConfiguration {
             }
         }
         sources.append(url.path)
+    }
+
+    private mutating func loadLimits(_ node: Node, url: URL) throws {
+        guard case .mapping(let mapping) = node else {
+            throw GalleyError("`limits` must map limit names to numbers", path: url.path)
+        }
+        for (key, value) in mapping {
+            let name = key.string ?? ""
+            guard let number = value.int, number > 0 else {
+                throw GalleyError("the limit `\(name)` must be a positive whole number", path: "\(url.path):\(key.mark?.line ?? 0)")
+            }
+            switch name {
+            case "max_entries": limits.maxEntries = number
+            case "max_total_bytes": limits.maxTotalBytes = UInt64(number)
+            case "max_ratio": limits.maxRatio = UInt64(number)
+            default:
+                throw GalleyError("unknown limit `\(name)`", path: "\(url.path):\(key.mark?.line ?? 0)",
+                                  hint: "The limits are max_entries, max_total_bytes and max_ratio.")
+            }
+        }
     }
 
     /// Sets one check (from `--ignore` or a file).

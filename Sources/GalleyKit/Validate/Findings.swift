@@ -42,6 +42,8 @@ public struct ValidationConfiguration: Sendable {
     }
 
     public var settings: [String: Setting] = [:]
+    /// Container limits, when the configuration changes them.
+    public var limits = ContainerLimits()
     /// Where the settings came from, for messages.
     public var sources: [String] = []
 

@@ -3,7 +3,6 @@ import Foundation
 public struct ValidationOptions: Sendable {
     /// Inflate every entry to check CRCs and real sizes, and read media headers.
     public var fullCheck = true
-    public var limits = ContainerLimits()
     public var configuration = ValidationConfiguration()
 
     public init() {}
@@ -181,7 +180,7 @@ public struct Validator: Sendable {
         let at = SourceLocation(path: path)
         let directory: ZipDirectory
         do {
-            directory = try ZipDirectory.read(path: path, maxEntries: options.limits.maxEntries)
+            directory = try ZipDirectory.read(path: path, maxEntries: options.configuration.limits.maxEntries)
         } catch ZipDirectory.ReadError.empty {
             findings.add("zip.empty", "the file is empty (0 bytes)", at: at, hint: "Pack the issue again.")
             return InputReport(path: path, kind: .zip, diagnostics: findings.items)
@@ -193,7 +192,7 @@ public struct Validator: Sendable {
             findings.add("zip.truncated", "the zip is damaged: \(reason)", at: at, hint: "Download or pack it again.")
             return InputReport(path: path, kind: .zip, diagnostics: findings.items)
         } catch ZipDirectory.ReadError.tooManyEntries(let count) {
-            findings.add("zip.entries", "the zip lists \(count) entries, over the limit of \(options.limits.maxEntries)", at: at,
+            findings.add("zip.entries", "the zip lists \(count) entries, over the limit of \(options.configuration.limits.maxEntries)", at: at,
                          hint: "An issue zip holds at most 65,535 files.")
             return InputReport(path: path, kind: .zip, diagnostics: findings.items)
         } catch {
@@ -201,7 +200,7 @@ public struct Validator: Sendable {
             return InputReport(path: path, kind: .zip, diagnostics: findings.items)
         }
         let stem = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
-        ContainerChecks(path: path, limits: options.limits).run(directory, zipFileName: stem, into: &findings)
+        ContainerChecks(path: path, limits: options.configuration.limits).run(directory, zipFileName: stem, into: &findings)
         // Anything wrong with the container: read no content (bombs, slips, damage).
         guard !findings.hasErrors, let top = directory.entries.first?.displayName.split(separator: "/").first.map(String.init)
         else { return InputReport(path: path, kind: .zip, diagnostics: findings.items) }
