@@ -174,15 +174,24 @@ public struct Packer {
     public func check(
         _ root: URL, inspect: (ArticleSource, ArticleRecord, _ bodyLineOffset: Int) -> [Diagnostic]
     ) throws -> [Diagnostic] {
-        let loaded = try IssueSourceLoader().load(root)
-        var diagnostics = loaded.diagnostics
-        guard let source = loaded.source else { return diagnostics }
-        var planner = PackPlanner(source, sourceDateEpoch: nil)
         var inspected: [Diagnostic] = []
-        diagnostics += try buildArticles(source, &planner) { article, record, offset in
+        let walked = try walk(root) { article, record, offset in
             inspected += inspect(article, record, offset)
         }
-        return diagnostics + inspected
+        return walked.diagnostics + inspected
+    }
+
+    /// Reads, plans and converts a source folder as pack does, without writing anything, handing
+    /// each finished article to `sink`. Returns the issue, the files the zip would hold (with
+    /// their names in it) and every finding.
+    public func walk(
+        _ root: URL, sink: (ArticleSource, ArticleRecord, _ bodyLineOffset: Int) throws -> Void
+    ) throws -> (issue: IssueRecord?, entries: [ZipEntryPlan], diagnostics: [Diagnostic]) {
+        let loaded = try IssueSourceLoader().load(root)
+        guard let source = loaded.source else { return (nil, [], loaded.diagnostics) }
+        var planner = PackPlanner(source, sourceDateEpoch: nil)
+        let diagnostics = try buildArticles(source, &planner, sink: sink)
+        return (planner.issue, planner.entries, loaded.diagnostics + diagnostics)
     }
 
     /// Reads, plans and converts each article in issue order, handing each finished record to

@@ -1,0 +1,47 @@
+/// Reads Dumpling's vocabulary back into Galley's model, tolerantly: what is missing or of
+/// another type becomes empty (validate is where such problems are reported).
+enum ManifestRecords {
+    static func string(_ node: LocatedJSON?, _ key: String) -> String { node?[key]?.string ?? "" }
+
+    static func assets(_ node: LocatedJSON?, _ list: String, kind: MediaKind) -> [AssetRecord] {
+        (node?[list]?["ordered"]?.items ?? []).compactMap { item in
+            guard item.members != nil, let id = item["id"]?.string, let file = item["file_name"]?.string else { return nil }
+            let crop = item["crop_350_350"]?.string ?? ""
+            return AssetRecord(
+                id: id, kind: kind, caption: string(item, "caption"), source: string(item, "source"), fileName: file,
+                crop350: crop.isEmpty ? file : crop, metadata: item["metadata"].map(JSONValue.init))
+        }
+    }
+
+    static func article(_ node: LocatedJSON) -> ArticleRecord? {
+        guard node.members != nil else { return nil }
+        var record = ArticleRecord(
+            globalID: string(node, "global_id"), title: string(node, "title"), body: string(node, "body"),
+            dateLastUpdated: string(node, "date_last_updated"))
+        record.description = string(node, "description")
+        record.url = string(node, "url")
+        record.section = string(node, "section")
+        record.authorName = string(node, "author_name")
+        record.source = string(node, "source")
+        record.dek = string(node, "dek")
+        record.authorURL = string(node, "author_url")
+        record.authorBio = string(node, "author_bio")
+        record.keywords = string(node, "keywords")
+        record.type = string(node, "type")
+        record.images = assets(node, "images", kind: .image)
+        record.sounds = assets(node, "sound_files", kind: .sound)
+        record.videos = assets(node, "videos", kind: .video)
+        return record
+    }
+
+    static func issue(_ node: LocatedJSON) -> IssueRecord {
+        var record = IssueRecord(
+            globalID: string(node, "global_id"), appleID: string(node, "apple_id"), title: string(node, "title"),
+            lastUpdated: string(node, "last_updated"), displayDate: string(node, "display_date"),
+            publishDate: string(node, "publish_date"))
+        record.description = string(node, "description")
+        record.metadata = node["metadata"].map(JSONValue.init) ?? .object([])
+        record.images = assets(node, "images", kind: .image)
+        return record
+    }
+}

@@ -1,0 +1,103 @@
+/// Complete, accessible HTML5 documents around rendered bodies, and the preview site's index.
+public struct PageRenderer: Sendable {
+    public var language: String
+
+    public init(language: String = "en") { self.language = language }
+
+    static let stylesheet = """
+        :root{color-scheme:light dark;--ink:#1d1d1f;--muted:#5f6368;--paper:#fffdf8;--rule:#e4ded3}
+        @media (prefers-color-scheme:dark){:root{--ink:#eee;--muted:#aaa;--paper:#16161a;--rule:#333}}
+        *{box-sizing:border-box}body{margin:0;background:var(--paper);color:var(--ink);font:1.0625rem/1.6 Georgia,"Times New Roman",serif}
+        main{max-width:42rem;margin:0 auto;padding:1.5rem 1.25rem 4rem}
+        header .section{font:600 .8rem/1.2 system-ui,sans-serif;letter-spacing:.08em;text-transform:uppercase;color:var(--muted);margin:0}
+        h1{font-size:clamp(1.8rem,5vw,2.6rem);line-height:1.15;margin:.3rem 0}
+        .dek{font-size:1.2rem;color:var(--muted);margin:.3rem 0 1rem}
+        .byline{font:.9rem/1.4 system-ui,sans-serif;color:var(--muted);border-bottom:1px solid var(--rule);padding-bottom:1rem}
+        img,video{max-width:100%;height:auto;display:block}audio{width:100%}
+        figure{margin:1.5rem 0}figcaption{font:.85rem/1.4 system-ui,sans-serif;color:var(--muted);margin-top:.4rem}
+        figcaption .credit{font-style:italic}
+        table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid var(--rule);padding:.3rem .5rem;text-align:left}
+        nav a,.issue a{color:inherit}.issue ol{list-style:none;padding:0}
+        .issue li{display:flex;gap:1rem;align-items:center;border-bottom:1px solid var(--rule);padding:.75rem 0}
+        .issue li img{width:5.5rem;height:5.5rem;object-fit:cover;flex:none}
+        .cover{max-width:20rem;margin:1rem auto}
+        """
+
+    func document(title: String, body: String) -> String {
+        """
+        <!DOCTYPE html>
+        <html lang="\(HTMLText.attribute(language))">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>\(HTMLText.text(title))</title>
+        <style>\(Self.stylesheet)</style>
+        </head>
+        <body>
+        \(body)
+        </body>
+        </html>
+
+        """
+    }
+
+    /// One article as a page: section, title, dek, byline, date, then the rendered body.
+    public func article(_ article: ArticleRecord, body: String, issueTitle: String?, indexLink: String?) -> String {
+        var header = "<header>\n"
+        if !article.section.isEmpty { header += "<p class=\"section\">\(HTMLText.text(article.section))</p>\n" }
+        header += "<h1>\(HTMLText.text(article.title))</h1>\n"
+        if !article.dek.isEmpty { header += "<p class=\"dek\">\(HTMLText.text(article.dek))</p>\n" }
+        var byline: [String] = []
+        if !article.authorName.isEmpty {
+            let name = HTMLText.text(article.authorName)
+            if article.authorURL.lowercased().hasPrefix("http://") || article.authorURL.lowercased().hasPrefix("https://") {
+                byline.append("By <a rel=\"author\" href=\"\(HTMLText.attribute(article.authorURL))\">\(name)</a>")
+            } else {
+                byline.append("By \(name)")
+            }
+        }
+        if let date = ISODateTime(parsing: String(article.dateLastUpdated.prefix(19))) {
+            let label = "\(date.day) \(ISODateTime.monthNames[date.month - 1]) \(date.year)"
+            byline.append("<time datetime=\"\(pad(date.year, 4))-\(pad(date.month, 2))-\(pad(date.day, 2))\">\(label)</time>")
+        }
+        if !byline.isEmpty { header += "<p class=\"byline\">\(byline.joined(separator: " · "))</p>\n" }
+        header += "</header>\n"
+        var nav = ""
+        if let indexLink {
+            nav = "<nav><a href=\"\(HTMLText.attribute(indexLink))\">← \(HTMLText.text(issueTitle ?? "Contents"))</a></nav>\n"
+        }
+        let main = "<main>\n\(nav)<article>\n\(header)<div class=\"body\">\n\(body)\n</div>\n</article>\n</main>"
+        return document(title: article.title + (issueTitle.map { " · \($0)" } ?? ""), body: main)
+    }
+
+    public struct Entry: Sendable {
+        public var title: String
+        public var dek: String
+        public var href: String
+        public var thumbnail: String?
+        public var thumbnailAlt: String
+    }
+
+    /// The preview site's index: cover, then the articles in issue order with thumbnails.
+    public func index(_ issue: IssueRecord, cover: String?, coverAlt: String, entries: [Entry]) -> String {
+        var body = "<main class=\"issue\">\n<header>\n<p class=\"section\">\(HTMLText.text(issue.displayDate))</p>\n"
+        body += "<h1>\(HTMLText.text(issue.title))</h1>\n"
+        if !issue.description.isEmpty { body += "<p class=\"dek\">\(HTMLText.text(issue.description))</p>\n" }
+        body += "</header>\n"
+        if let cover {
+            body += "<img class=\"cover\" src=\"\(HTMLText.attribute(cover))\" alt=\"\(HTMLText.attribute(coverAlt))\">\n"
+        }
+        body += "<ol>\n"
+        for entry in entries {
+            body += "<li>"
+            if let thumbnail = entry.thumbnail {
+                body += "<img src=\"\(HTMLText.attribute(thumbnail))\" alt=\"\(HTMLText.attribute(entry.thumbnailAlt))\" loading=\"lazy\">"
+            }
+            body += "<div><a href=\"\(HTMLText.attribute(entry.href))\">\(HTMLText.text(entry.title))</a>"
+            if !entry.dek.isEmpty { body += "<br><span class=\"dek\">\(HTMLText.text(entry.dek))</span>" }
+            body += "</div></li>\n"
+        }
+        body += "</ol>\n</main>"
+        return document(title: issue.title, body: body)
+    }
+}

@@ -1,0 +1,350 @@
+import Foundation
+
+public struct RenderOptions: Sendable {
+    public var style: RenderStyle = .semantic
+    /// A custom placeholder pattern with a named group `id`; `nil` for Dumpling's.
+    public var pattern: String?
+    public var missing: MissingAssetPolicy = .remove
+    /// Prefix for asset URLs instead of paths relative to the output.
+    public var assetBase: String?
+    /// Wrap single articles in a complete HTML5 document.
+    public var page = false
+    /// The pages' language; default: the issue's `metadata.language`, else `en`.
+    public var language: String?
+
+    public init() {}
+}
+
+/// `galley render`: placeholders to HTML, articles to pages, issues to a preview site, from an
+/// issue zip or a source folder (no import needed).
+public struct Renderer: Sendable {
+    public var options: RenderOptions
+
+    public init(options: RenderOptions = RenderOptions()) { self.options = options }
+
+    /// One article, found by global id (or, in a source folder, by slug or folder name).
+    /// URLs are relative to `outputDirectory` unless `assetBase` is set.
+    public func renderArticle(from input: URL, id: String, outputDirectory: URL) throws -> (html: String, warnings: [Diagnostic]) {
+        var result: (String, [Diagnostic])?
+        var warnings: [Diagnostic] = []
+        let issue = try read(input, extractTo: nil) { article, names, locator in
+            guard article.record.globalID == id || names.contains(id) else { return true }
+            let markup = markupFor(input: input, outputDirectory: outputDirectory, locator: locator)
+            let (body, found) = try expand(article.record, lookup: article.lookup, markup: markup)
+            warnings += found
+            result = (body, [])
+            if options.page {
+                let page = PageRenderer(language: options.language ?? "en")
+                result?.0 = page.article(article.record, body: body, issueTitle: nil, indexLink: nil)
+            }
+            return false
+        }
+        guard var (html, _) = result else {
+            throw GalleyError("no article `\(id)` in the issue", path: input.path,
+                              hint: "Give an article's global_id (or, for a source folder, its slug); `galley render \(input.lastPathComponent) --output DIR` renders them all.")
+        }
+        if options.page, options.language == nil, let language = issue.language {
+            html = html.replacingOccurrences(of: "<html lang=\"en\">", with: "<html lang=\"\(HTMLText.attribute(language))\">")
+        }
+        return (html, warnings)
+    }
+
+    public struct SiteSummary: Sendable, Codable {
+        public var path: String
+        public var articles: Int
+        public var assets: Int
+        public var warnings: [Diagnostic]
+    }
+
+    /// The whole issue as a preview site in `directory`: index.html, articles/, assets/. Built
+    /// beside it and moved into place when complete; an existing folder is replaced only with `force`.
+    public func renderSite(from input: URL, to directory: URL, force: Bool) throws -> SiteSummary {
+        if FileManager.default.fileExists(atPath: directory.path) && !force {
+            throw GalleyError("the output folder already exists", path: directory.path, hint: "Pass --force to replace it.")
+        }
+        let parent = directory.deletingLastPathComponent()
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: parent.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw GalleyError("the output's parent folder does not exist", path: parent.path, hint: "Create it first.")
+        }
+        let staging = parent.appending(path: ".\(directory.lastPathComponent).\(getpid()).galley-tmp")
+        try? FileManager.default.removeItem(at: staging)
+        defer { try? FileManager.default.removeItem(at: staging) }
+        try FileManager.default.createDirectory(at: staging.appending(path: "articles"), withIntermediateDirectories: true)
+        let assets = staging.appending(path: "assets")
+        try FileManager.default.createDirectory(at: assets, withIntermediateDirectories: true)
+
+        var entries: [PageRenderer.Entry] = []
+        var warnings: [Diagnostic] = []
+        var language = options.language
+        let markup = AssetMarkup(style: options.style, assetBase: options.assetBase ?? "../assets/")
+        let thumbBase = options.assetBase ?? "assets/"
+        var pages: [(ArticleRecord, String, String)] = []
+        let issue = try read(input, extractTo: assets) { article, _, _ in
+            let (body, found) = try expand(article.record, lookup: article.lookup, markup: markup)
+            warnings += found
+            let file = "articles/\(pad(entries.count + 1, 3))-\(SourceTree.zipSafeName(article.record.globalID)).html"
+            let thumb = article.record.images.first
+            entries.append(PageRenderer.Entry(
+                title: article.record.title, dek: article.record.dek, href: file,
+                thumbnail: thumb.map { thumbBase + HTMLText.urlPath($0.crop350) },
+                thumbnailAlt: thumb.map { $0.metadata?["alt"]?.stringValue ?? $0.caption } ?? ""))
+            pages.append((article.record, body, file))
+            if pages.count >= 64 { try flush(&pages, staging, language ?? "en") }
+            return true
+        }
+        if language == nil { language = issue.language }
+        try flush(&pages, staging, language ?? "en", issueTitle: issue.record.title)
+        let cover = issue.record.images.first
+        let index = PageRenderer(language: language ?? "en").index(
+            issue.record, cover: cover.map { thumbBase + HTMLText.urlPath($0.fileName) },
+            coverAlt: cover.map { $0.metadata?["alt"]?.stringValue ?? $0.caption } ?? "", entries: entries)
+        try Data(index.utf8).write(to: staging.appending(path: "index.html"))
+        let assetCount = (try? FileManager.default.subpathsOfDirectory(atPath: assets.path).count) ?? 0
+        if FileManager.default.fileExists(atPath: directory.path) { try FileManager.default.removeItem(at: directory) }
+        try FileManager.default.moveItem(at: staging, to: directory)
+        return SiteSummary(path: directory.path, articles: entries.count, assets: assetCount, warnings: warnings)
+    }
+
+    /// Writes the pages rendered so far (a few at a time, so memory does not grow with the issue).
+    private func flush(_ pages: inout [(ArticleRecord, String, String)], _ staging: URL, _ language: String,
+                       issueTitle: String? = nil) throws {
+        let renderer = PageRenderer(language: language)
+        for (record, body, file) in pages {
+            let html = renderer.article(record, body: body, issueTitle: issueTitle, indexLink: "../index.html")
+            try Data(html.utf8).write(to: staging.appending(path: file))
+        }
+        pages.removeAll()
+    }
+
+    /// A raw body with the manifest it belongs to: for scripts.
+    public func renderBody(_ body: String, manifest: URL, articleID: String?) throws -> (html: String, warnings: [Diagnostic]) {
+        var assets: [String: AssetRecord] = [:]
+        _ = try read(manifest, extractTo: nil) { article, _, _ in
+            if articleID == nil || article.record.globalID == articleID {
+                for asset in article.record.assets { assets[asset.id] = assets[asset.id] ?? asset }
+            }
+            return true
+        }
+        var record = ArticleRecord(globalID: articleID ?? "stdin", title: "", body: body, dateLastUpdated: "")
+        record.body = body
+        let markup = AssetMarkup(style: options.style, assetBase: options.assetBase ?? "")
+        return try expand(record, lookup: { assets[$0] }, markup: markup)
+    }
+
+    // MARK: Expansion
+
+    func expand(_ record: ArticleRecord, lookup: (String) -> AssetRecord?, markup: AssetMarkup) throws -> (String, [Diagnostic]) {
+        let expander = try PlaceholderExpander(pattern: options.pattern, markup: markup, missing: options.missing)
+        let result = expander.expand(record.body, lookup: lookup)
+        let findings = result.missingIDs.map { id in
+            Diagnostic.warning(
+                "render.asset-missing", "the placeholder names `\(id)`, which no asset of article `\(record.globalID)` has; it was \(options.missing == .keep ? "kept" : "removed")",
+                at: SourceLocation(path: record.globalID), hint: "Run `galley validate` on the issue to see every broken reference.")
+        }
+        if options.missing == .error, !findings.isEmpty {
+            throw DiagnosticsError(findings.map { var d = $0; d.severity = .error; return d })
+        }
+        return (result.html, findings)
+    }
+
+    private func markupFor(input: URL, outputDirectory: URL, locator: (@Sendable (String) -> String?)?) -> AssetMarkup {
+        if let base = options.assetBase { return AssetMarkup(style: options.style, assetBase: base) }
+        guard let locator else { return AssetMarkup(style: options.style, assetBase: "") }
+        let from = outputDirectory.standardizedFileURL.path
+        return AssetMarkup(style: options.style) { name in
+            guard let path = locator(name) else { return HTMLText.urlPath(name) }
+            return HTMLText.urlPath(relativePath(from: from, to: path))
+        }
+    }
+
+    // MARK: Reading an issue
+
+    struct ReadArticle {
+        var record: ArticleRecord
+        var lookup: (String) -> AssetRecord?
+    }
+
+    struct ReadIssue {
+        var record: IssueRecord
+        var language: String? {
+            if case .string(let value)? = record.metadata["language"] ?? record.metadata["lang"] { return value }
+            return nil
+        }
+    }
+
+    /// Reads an issue zip (after refusing a hostile container) or source folder, handing each
+    /// article to `sink` (which returns false to stop) and, with `extractTo`, writing its media
+    /// files there under their names in the zip.
+    func read(
+        _ input: URL, extractTo: URL?,
+        sink: (ReadArticle, _ names: [String], _ locator: (@Sendable (String) -> String?)?) throws -> Bool
+    ) throws -> ReadIssue {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: input.path, isDirectory: &isDirectory) else {
+            throw GalleyError("no such file or folder", path: input.path)
+        }
+        if isDirectory.boolValue { return try readSource(input, extractTo: extractTo, sink: sink) }
+        if input.pathExtension.lowercased() == "json" { return try readManifestFile(input, sink: sink) }
+        return try readZip(input, extractTo: extractTo, sink: sink)
+    }
+
+    private func readSource(
+        _ root: URL, extractTo: URL?,
+        sink: (ReadArticle, [String], (@Sendable (String) -> String?)?) throws -> Bool
+    ) throws -> ReadIssue {
+        let loaded = try IssueSourceLoader().load(root)
+        guard let source = loaded.source else { throw DiagnosticsError(loaded.diagnostics) }
+        var planner = PackPlanner(source, sourceDateEpoch: nil)
+        let issueImages = planner.issue.images
+        var stop = false
+        var pending: [(ArticleSource, ArticleRecord)] = []
+        let diagnostics = try Packer().buildArticles(source, &planner) { article, record, _ in
+            pending.append((article, record))
+        }
+        if diagnostics.contains(where: { $0.severity == .error }) { throw DiagnosticsError(diagnostics) }
+        let entries = planner.entries
+        let paths = Dictionary(uniqueKeysWithValues: entries.map { ($0.name, $0.path) })
+        let locator: @Sendable (String) -> String? = { paths[$0] }
+        if let extractTo {
+            for entry in entries {
+                try FileManager.default.copyItem(atPath: entry.path, toPath: extractTo.appending(path: entry.name).path)
+            }
+        }
+        for (article, record) in pending where !stop {
+            let own = Dictionary(record.assets.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+            let shared = Dictionary(issueImages.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+            let read = ReadArticle(record: record, lookup: { own[$0] ?? shared[$0] })
+            stop = try !sink(read, [article.slug, article.folder], locator)
+        }
+        return ReadIssue(record: planner.issue)
+    }
+
+    private func readManifestFile(
+        _ url: URL, sink: (ReadArticle, [String], (@Sendable (String) -> String?)?) throws -> Bool
+    ) throws -> ReadIssue {
+        guard let handle = FileHandle(forReadingAtPath: url.path) else { throw GalleyError("cannot read the file", path: url.path) }
+        defer { try? handle.close() }
+        var parser = LocatedJSON.Parser { () -> [UInt8]? in
+            let data = try handle.read(upToCount: 256 * 1024) ?? Data()
+            return data.isEmpty ? nil : [UInt8](data)
+        }
+        return try streamManifest(&parser, display: url.path, sink: sink)
+    }
+
+    private func readZip(
+        _ url: URL, extractTo: URL?, sink: (ReadArticle, [String], (@Sendable (String) -> String?)?) throws -> Bool
+    ) throws -> ReadIssue {
+        // The container is checked before anything is read or written: no bomb, slip or link.
+        let report = Validator(options: { var o = ValidationOptions(); o.fullCheck = false; return o }())
+        let directory: ZipDirectory
+        do {
+            directory = try ZipDirectory.read(path: url.path, maxEntries: ContainerLimits().maxEntries)
+        } catch {
+            throw DiagnosticsError(report.validateZip(path: url.path).diagnostics.filter { $0.severity == .error })
+        }
+        var findings = Findings()
+        ContainerChecks(path: url.path, limits: ContainerLimits()).run(directory, zipFileName: "", into: &findings)
+        if findings.hasErrors { throw DiagnosticsError(findings.items.filter { $0.severity == .error }) }
+        guard let top = directory.entries.first?.displayName.split(separator: "/").first.map(String.init) else {
+            throw GalleyError("the zip is empty", path: url.path)
+        }
+        var issue: ReadIssue?
+        let reader = try ZipReader(path: url.path)
+        do {
+            while let entry = try reader.next() {
+                guard !entry.isDirectory, entry.name.hasPrefix(top + "/") else { continue }
+                let name = String(entry.name.dropFirst(top.count + 1))
+                if name == "latest.json" {
+                    var parser = LocatedJSON.Parser { try reader.readChunk() }
+                    issue = try streamManifest(&parser, display: "\(url.path)!\(entry.name)", sink: sink)
+                    if extractTo == nil { break }
+                    continue
+                }
+                guard let extractTo else {
+                    try reader.skip()
+                    continue
+                }
+                let target = extractTo.appending(path: name)
+                try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+                guard FileManager.default.createFile(atPath: target.path, contents: nil),
+                      let handle = FileHandle(forWritingAtPath: target.path) else {
+                    throw GalleyError("cannot write", path: target.path)
+                }
+                defer { try? handle.close() }
+                let limit = Int64(directory.entries.first { $0.displayName == entry.name }?.uncompressedSize ?? 0)
+                var failure: Error?
+                let (_, complete) = try reader.read(limit: limit) { chunk in
+                    if failure == nil {
+                        do { try handle.write(contentsOf: chunk) } catch { failure = error }
+                    }
+                }
+                if let failure { throw failure }
+                guard complete else { throw GalleyError("`\(entry.name)` inflates past its declared size", path: url.path) }
+            }
+        } catch let error as ZipReader.ReadError {
+            throw GalleyError("the zip is damaged: \(error.message)", path: url.path, hint: "Run `galley validate` on it.")
+        }
+        guard let issue else { throw GalleyError("the zip has no `\(top)/latest.json`", path: url.path) }
+        return issue
+    }
+
+    /// Streams latest.json: each article goes to `sink` as it is parsed.
+    private func streamManifest(
+        _ parser: inout LocatedJSON.Parser, display: String,
+        sink: (ReadArticle, [String], (@Sendable (String) -> String?)?) throws -> Bool
+    ) throws -> ReadIssue {
+        var members: [LocatedJSON.Member] = []
+        var issueImages: [String: AssetRecord] = [:]
+        var stop = false
+        do {
+            try parser.expect(UInt8(ascii: "{"), "latest.json is not an object")
+            if !parser.take(UInt8(ascii: "}")) {
+                while true {
+                    let (key, keyLine) = try parser.parseKey()
+                    if key == "articles" && parser.peek() == UInt8(ascii: "[") {
+                        parser.advance()
+                        if !parser.take(UInt8(ascii: "]")) {
+                            while true {
+                                let node = try parser.parseValue(depth: 1)
+                                if !stop, let record = ManifestRecords.article(node) {
+                                    let own = Dictionary(record.assets.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+                                    let shared = issueImages
+                                    stop = try !sink(ReadArticle(record: record, lookup: { own[$0] ?? shared[$0] }), [], nil)
+                                }
+                                if parser.take(UInt8(ascii: ",")) { continue }
+                                try parser.expect(UInt8(ascii: "]"), "expected `,` or `]` in an array")
+                                break
+                            }
+                        }
+                    } else {
+                        let value = try parser.parseValue(depth: 1)
+                        members.append(LocatedJSON.Member(key: key, keyLine: keyLine, value: value))
+                        if key == "images" {
+                            for asset in ManifestRecords.assets(LocatedJSON(value: .object(members), line: 1, column: 1), "images", kind: .image) {
+                                issueImages[asset.id] = asset
+                            }
+                        }
+                    }
+                    if parser.take(UInt8(ascii: ",")) { continue }
+                    try parser.expect(UInt8(ascii: "}"), "expected `,` or `}` in an object")
+                    break
+                }
+            }
+        } catch let error as LocatedJSON.ParseError {
+            throw GalleyError("latest.json is not valid JSON (line \(error.line), column \(error.column)): \(error.message)",
+                              path: display, hint: "Run `galley validate` on it.")
+        }
+        return ReadIssue(record: ManifestRecords.issue(LocatedJSON(value: .object(members), line: 1, column: 1)))
+    }
+}
+
+/// The path from folder `from` to file `to`, both absolute.
+func relativePath(from: String, to: String) -> String {
+    let a = from.split(separator: "/")
+    let b = to.split(separator: "/")
+    var common = 0
+    while common < a.count && common < b.count - 1 && a[common] == b[common] { common += 1 }
+    let ups = Array(repeating: "..", count: a.count - common)
+    return (ups + b[common...].map(String.init)).joined(separator: "/")
+}

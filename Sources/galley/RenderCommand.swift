@@ -1,0 +1,141 @@
+import ArgumentParser
+import Foundation
+import GalleyKit
+
+struct RenderCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "render",
+        abstract: "Turn asset placeholders into HTML: one article, a page, or a whole issue as a preview site.",
+        discussion: """
+            INPUT is an issue zip, an issue source folder or a latest.json; nothing needs importing. \
+            Placeholders (`<!-- [ASSET: id] -->`) become markup in the chosen style: `semantic` \
+            (figure, img with alt and size, audio and video with controls, figcaption; all text \
+            escaped) or `dumpling` (the markup Dumpling's replacePatternsWithAssets made; see \
+            docs/render.md for where it differs).
+
+            Modes:
+              galley render ISSUE --output DIR            a preview site: index.html, articles/, assets/
+              galley render ISSUE --article ID [--page]   one article (body, or a full page) to stdout or --output FILE
+              galley render ISSUE --stdin [--article ID]  a raw body from standard input, with ISSUE's assets
+
+            URLs are relative to the output by default (the site's assets/ folder; for a source \
+            folder, the source files; for a zip, the file names beside the output); --asset-base \
+            points them at a CDN or a file:// folder instead.
+
+            Examples:
+              galley render Examples/winter-2026 --output build/preview
+              galley render dist/issue.zip --article 5f827f80262d6fe87d41ca17 --page --output a.html
+              galley render dist/issue.zip --stdin --style dumpling --asset-base file:///var/issue/ < body.html
+            """)
+
+    @Argument(help: "An issue zip, source folder or latest.json.", completion: .file())
+    var input: String
+
+    @Option(help: "The article to render (global id; for a source folder also its slug).")
+    var article: String?
+
+    @Option(name: .shortAndLong, help: "The site's folder, or the file for one article (default: standard output).")
+    var output: String?
+
+    @Flag(help: "Replace an existing output.")
+    var force = false
+
+    @Flag(help: "Read a body from standard input and render it with INPUT's assets.")
+    var stdin = false
+
+    @Option(help: "semantic or dumpling.")
+    var style: String = "semantic"
+
+    @Option(help: ArgumentHelp("A regular expression whose named group `id` captures the asset id.", valueName: "regex"))
+    var pattern: String?
+
+    @Option(help: "What to do with a placeholder that names no asset: remove (with a warning), keep or error.")
+    var onMissing: String = "remove"
+
+    @Option(help: ArgumentHelp("Prefix for asset URLs (https://cdn.example.com/issue/ or file:///...).", valueName: "url"))
+    var assetBase: String?
+
+    @Flag(help: "Wrap a single article in a complete HTML5 page.")
+    var page = false
+
+    @Option(help: ArgumentHelp("The pages' language (default: the issue's metadata.language, else en).", valueName: "code"))
+    var lang: String?
+
+    @Flag(help: "Print a JSON summary of a site render.")
+    var json = false
+
+    func run() throws {
+        let stderr = Terminal.standardError
+        var options = RenderOptions()
+        guard let style = RenderStyle(rawValue: style) else {
+            stderr.write("error: --style must be semantic or dumpling\n")
+            throw Status.couldNotRun
+        }
+        guard let missing = MissingAssetPolicy(rawValue: onMissing) else {
+            stderr.write("error: --on-missing must be remove, keep or error\n")
+            throw Status.couldNotRun
+        }
+        options.style = style
+        options.missing = missing
+        options.pattern = pattern
+        options.assetBase = assetBase
+        options.page = page
+        options.language = lang
+        let renderer = Renderer(options: options)
+        let inputURL = URL(fileURLWithPath: input)
+        do {
+            if stdin {
+                let data = FileHandle.standardInput.readDataToEndOfFile()
+                guard let body = String(data: data, encoding: .utf8) else {
+                    stderr.write("error: standard input is not UTF-8 text\n")
+                    throw Status.couldNotRun
+                }
+                let (html, warnings) = try renderer.renderBody(body, manifest: inputURL, articleID: article)
+                stderr.report(warnings, base: ".")
+                try write(html)
+            } else if let article {
+                let outputFolder = output.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
+                    ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+                let (html, warnings) = try renderer.renderArticle(from: inputURL, id: article, outputDirectory: outputFolder)
+                stderr.report(warnings, base: ".")
+                try write(html)
+            } else {
+                guard let output else {
+                    stderr.write("error: give --output DIR for a preview site, or --article ID for one article\n")
+                    throw Status.couldNotRun
+                }
+                let summary = try renderer.renderSite(from: inputURL, to: URL(fileURLWithPath: output), force: force)
+                if json {
+                    printJSON(summary)
+                } else {
+                    stderr.report(summary.warnings, base: ".")
+                    Terminal.standardOutput.write(
+                        "rendered \(summary.articles) articles and \(summary.assets) assets into \(summary.path); open \(summary.path)/index.html\n")
+                }
+            }
+        } catch let error as DiagnosticsError {
+            stderr.report(error.diagnostics, base: ".")
+            throw Status.problems
+        } catch let error as GalleyError {
+            stderr.write(stderr.paint("error:", "31;1") + " \(error.description)\n")
+            if let hint = error.hint { stderr.write("    hint: \(hint)\n") }
+            throw Status.couldNotRun
+        }
+    }
+
+    private func write(_ html: String) throws {
+        guard let output else {
+            Terminal.standardOutput.write(html)
+            return
+        }
+        let url = URL(fileURLWithPath: output)
+        if FileManager.default.fileExists(atPath: url.path) && !force {
+            throw GalleyError("the output already exists", path: url.path, hint: "Pass --force to replace it.")
+        }
+        do {
+            try Data(html.utf8).write(to: url, options: .atomic)
+        } catch {
+            throw GalleyError("cannot write: \(error.localizedDescription)", path: url.path)
+        }
+    }
+}

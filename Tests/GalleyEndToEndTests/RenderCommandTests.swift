@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+@testable import GalleyKit
+
+@Suite struct RenderCommandTests {
+    /// Every src, poster and href of a page that points inside the site.
+    func references(in html: String) -> [String] {
+        let pattern = try! NSRegularExpression(pattern: ##"(?:src|poster|href)="([^"#:]+)""##)
+        return pattern.matches(in: html, range: NSRange(html.startIndex..., in: html)).compactMap {
+            Range($0.range(at: 1), in: html).map { String(html[$0]) }
+        }
+    }
+
+    func checkSite(_ site: URL) throws {
+        let index = try String(contentsOf: site.appending(path: "index.html"), encoding: .utf8)
+        var pages = [site.appending(path: "index.html")]
+        for href in references(in: index) where href.hasPrefix("articles/") { pages.append(site.appending(path: href)) }
+        #expect(pages.count == 5, "the index links every article")
+        for page in pages {
+            let html = try String(contentsOf: page, encoding: .utf8)
+            #expect(html.hasPrefix("<!DOCTYPE html>\n<html lang=\"en\">"))
+            let inspection = HTMLInspector.inspect(html)
+            #expect(inspection.problems.isEmpty, "\(page.lastPathComponent): \(inspection.problems)")
+            #expect(inspection.scripts.isEmpty && inspection.eventHandlers.isEmpty)
+            for reference in references(in: html) {
+                let target = page.deletingLastPathComponent().appending(path: reference.removingPercentEncoding ?? reference)
+                #expect(FileManager.default.fileExists(atPath: target.path), "\(page.lastPathComponent) → \(reference)")
+            }
+        }
+    }
+
+    @Test func aPreviewSiteFromTheZipAndFromTheSourceWorksOffline() throws {
+        let out = try Harness.temporaryDirectory()
+        #expect(try Harness.galley(["pack", Harness.example.path, "-o", out.path]).status == 0)
+        let zipSite = out.appending(path: "from-zip")
+        let fromZip = try Harness.galley(["render", out.appending(path: "com.example.harbour.2026-01.zip").path, "-o", zipSite.path])
+        #expect(fromZip.status == 0, "\(fromZip.stderr)")
+        try checkSite(zipSite)
+        let sourceSite = out.appending(path: "from-source")
+        let fromSource = try Harness.galley(["render", Harness.example.path, "-o", sourceSite.path, "--json"])
+        #expect(fromSource.status == 0, "\(fromSource.stderr)")
+        #expect(fromSource.json?["articles"] as? Int == 4)
+        try checkSite(sourceSite)
+        // The same issue renders to the same pages either way.
+        let pages = try FileManager.default.contentsOfDirectory(atPath: zipSite.appending(path: "articles").path).sorted()
+        for page in pages {
+            #expect(try Data(contentsOf: zipSite.appending(path: "articles/\(page)"))
+                == Data(contentsOf: sourceSite.appending(path: "articles/\(page)")), "\(page)")
+        }
+        // An existing site is replaced only with --force.
+        #expect(try Harness.galley(["render", Harness.example.path, "-o", sourceSite.path]).status == 2)
+        #expect(try Harness.galley(["render", Harness.example.path, "-o", sourceSite.path, "--force"]).status == 0)
+    }
+
+    @Test func oneMarkdownArticleAsAPageFromTheSource() throws {
+        let out = try Harness.temporaryDirectory()
+        let file = out.appending(path: "keepers.html")
+        let result = try Harness.galley([
+            "render", Harness.example.path, "--article", "the-lighthouse-keepers", "--page", "-o", file.path,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let html = try String(contentsOf: file, encoding: .utf8)
+        #expect(html.contains("<h1>The Lighthouse Keepers</h1>"))
+        #expect(html.contains("<strong>Marta Lind</strong>"))
+        #expect(html.contains("<table>"))
+        // URLs point from the output folder at the source files.
+        let src = try #require(references(in: html).first { $0.hasSuffix("lamp-room.jpg") })
+        #expect(FileManager.default.fileExists(atPath: out.appending(path: src).standardizedFileURL.path), "\(src)")
+        #expect(HTMLInspector.inspect(html).problems.isEmpty)
+    }
+
+    @Test func aBodyOnStandardInputWithADumplingStyleAndAssetBase() throws {
+        let zipDir = try Harness.temporaryDirectory()
+        #expect(try Harness.galley(["pack", Harness.example.path, "-o", zipDir.path]).status == 0)
+        let zip = zipDir.appending(path: "com.example.harbour.2026-01.zip").path
+        let bodyFile = zipDir.appending(path: "body.html")
+        try Data("<p><!-- [ASSET: log-book] --></p>\n<!-- [ASSET: missing] -->\n".utf8).write(to: bodyFile)
+        let result = try Harness.run(URL(fileURLWithPath: "/bin/sh"), [
+            "-c", "exec \"$0\" render \"$1\" --stdin --style dumpling --asset-base file:///issue/ < \"$2\"",
+            Harness.galley.path, zip, bodyFile.path,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.hasPrefix("<div class='article_image'><img src='file:///issue/the-lighthouse-keepers-keepers-log.jpg' alt='Tap to enlarge image' />"))
+        #expect(result.stdout.contains("</div></div><p></p>\n"))
+        #expect(result.stderr.contains("warning render.asset-missing"))
+
+        let strict = try Harness.run(URL(fileURLWithPath: "/bin/sh"), [
+            "-c", "exec \"$0\" render \"$1\" --stdin --on-missing error < \"$2\"", Harness.galley.path, zip, bodyFile.path,
+        ])
+        #expect(strict.status == 1)
+        let kept = try Harness.run(URL(fileURLWithPath: "/bin/sh"), [
+            "-c", "exec \"$0\" render \"$1\" --stdin --on-missing keep < \"$2\"", Harness.galley.path, zip, bodyFile.path,
+        ])
+        #expect(kept.stdout.contains("<!-- [ASSET: missing] -->"))
+    }
+
+    @Test func hostileZipsAreRefusedBeforeAnythingIsWritten() throws {
+        let out = try Harness.temporaryDirectory()
+        for fixture in ["zip-slip-dotdot-error.zip", "symlink-error.zip", "overlap-bomb-error.zip"] {
+            let site = out.appending(path: fixture)
+            let result = try Harness.galley(["render", Harness.fixtures.appending(path: "zips/\(fixture)").path, "-o", site.path])
+            #expect(result.status == 1, "\(fixture)")
+            #expect(!FileManager.default.fileExists(atPath: site.path))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty, "no staging folder left behind")
+    }
+
+    @Test func badArguments() throws {
+        #expect(try Harness.galley(["render", Harness.example.path]).status == 2)
+        #expect(try Harness.galley(["render", Harness.example.path, "--article", "x", "--style", "fancy"]).status == 2)
+        #expect(try Harness.galley(["render", Harness.example.path, "--article", "no-such-article"]).status == 2)
+        #expect(try Harness.galley(["render", Harness.example.path, "--article", "letters", "--pattern", "(no-group)"]).status == 2)
+    }
+}
