@@ -11,6 +11,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
     ],
     targets: [
         // One system-library target per C library. Only the matching wrapper file in
@@ -32,6 +33,7 @@ let package = Package(
             dependencies: [
                 "CArchive", "CCmark", "CLibXML2", "CCrypto",
                 .product(name: "Yams", package: "Yams"),
+                .product(name: "Mustache", package: "swift-mustache"),
             ]),
         .executableTarget(
             name: "galley",

@@ -55,6 +55,12 @@ struct RenderCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Prefix for asset URLs (https://cdn.example.com/issue/ or file:///...).", valueName: "url"))
     var assetBase: String?
 
+    @Option(help: ArgumentHelp("A Mustache template for every asset (docs/render.md lists its values).", valueName: "file"))
+    var template: String?
+
+    @Option(help: ArgumentHelp("A Mustache template for whole article pages.", valueName: "file"))
+    var pageTemplate: String?
+
     @Flag(help: "Wrap a single article in a complete HTML5 page.")
     var page = false
 
@@ -81,9 +87,11 @@ struct RenderCommand: ParsableCommand {
         options.assetBase = assetBase
         options.page = page
         options.language = lang
-        let renderer = Renderer(options: options)
         let inputURL = URL(fileURLWithPath: input)
         do {
+            options.assetTemplate = try template.map(RenderOptions.template(at:))
+            options.pageTemplate = try pageTemplate.map(RenderOptions.template(at:))
+            let renderer = Renderer(options: options)
             if stdin {
                 let data = FileHandle.standardInput.readDataToEndOfFile()
                 guard let body = String(data: data, encoding: .utf8) else {

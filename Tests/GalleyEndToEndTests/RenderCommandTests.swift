@@ -112,3 +112,38 @@ import Testing
         #expect(try Harness.galley(["render", Harness.example.path, "--article", "letters", "--pattern", "(no-group)"]).status == 2)
     }
 }
+
+@Suite struct RenderTemplateTests {
+    @Test func publisherTemplatesShapeAssetsAndPagesAndStillEscape() throws {
+        let source = try Harness.copy(Harness.example)
+        // A caption that would run if it were not escaped.
+        let article = source.appending(path: "articles/03-harbour-in-motion/article.md")
+        var text = try String(contentsOf: article, encoding: .utf8)
+        text = text.replacingOccurrences(of: "caption: This week's tides.", with: "caption: \"<script>alert(1)</script>' onerror='x\"")
+        try Data(text.utf8).write(to: article)
+        let templates = Harness.root.appending(path: "Examples/templates")
+        let site = try Harness.temporaryDirectory().appending(path: "site")
+        let result = try Harness.galley([
+            "render", source.path, "-o", site.path, "--template", templates.appending(path: "asset.mustache").path,
+            "--page-template", templates.appending(path: "page.mustache").path,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let pages = try FileManager.default.contentsOfDirectory(atPath: site.appending(path: "articles").path).sorted()
+        let harbour = try String(contentsOf: site.appending(path: "articles/\(pages[2])"), encoding: .utf8)
+        #expect(harbour.contains("<body class=\"harbour\">"))
+        #expect(harbour.contains("<div class=\"harbour-video\"><video controls poster=\"../assets/harbour-in-motion-harbour-poster.jpg\""))
+        #expect(harbour.contains("<div class=\"harbour-photo\"><img src=\"../assets/harbour-in-motion-tide-chart.gif\""))
+        #expect(!harbour.contains("<script>"))
+        let inspection = HTMLInspector.inspect(harbour)
+        #expect(inspection.scripts.isEmpty && inspection.eventHandlers.isEmpty)
+        #expect(inspection.problems.isEmpty, "\(inspection.problems)")
+    }
+
+    @Test func aBrokenTemplateIsAClearError() throws {
+        let file = try Harness.temporaryDirectory().appending(path: "bad.mustache")
+        try Data("{{#image}}never closed".utf8).write(to: file)
+        let result = try Harness.galley(["render", Harness.example.path, "--article", "letters", "--template", file.path])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("the template does not parse"))
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import Mustache
 
 /// How a placeholder becomes HTML.
 public enum RenderStyle: String, Sendable, CaseIterable {
@@ -13,6 +14,8 @@ public struct AssetMarkup: Sendable {
     public var style: RenderStyle
     /// Turns an asset's `file_name` into the URL written in the page.
     public var locate: @Sendable (String) -> String
+    /// A publisher's Mustache template for assets, used instead of `style` when set.
+    public var template: MustacheTemplate?
 
     /// URLs are `assetBase` followed by the percent-encoded file name: `""` or `"../assets/"`
     /// (relative), `"https://cdn.example.com/x/"`, `"file:///..."`.
@@ -29,9 +32,10 @@ public struct AssetMarkup: Sendable {
     public func url(_ fileName: String) -> String { locate(fileName) }
 
     public func html(for asset: AssetRecord) -> String {
+        if let template { return template.render(context(for: asset)) }
         switch style {
-        case .semantic: semantic(asset)
-        case .dumpling: dumpling(asset)
+        case .semantic: return semantic(asset)
+        case .dumpling: return dumpling(asset)
         }
     }
 
@@ -81,6 +85,22 @@ public struct AssetMarkup: Sendable {
         if !asset.caption.isEmpty { cs += "<span class='caption'>\(HTMLText.text(asset.caption))</span>" }
         if !cs.isEmpty { h += "<div class='article_caption'>\(cs)</div>" }
         return h + "</div>"
+    }
+
+    /// What a template sees: `{{url}}`, `{{thumbnail_url}}`, `{{caption}}`, `{{credit}}`,
+    /// `{{alt}}`, `{{width}}`, `{{height}}`, `{{mime_type}}`, `{{id}}`, `{{kind}}`, and the
+    /// sections `{{#image}}`, `{{#sound}}`, `{{#video}}`. Mustache escapes `{{...}}` for HTML.
+    public func context(for asset: AssetRecord) -> [String: Any] {
+        var context: [String: Any] = [
+            "id": asset.id, "kind": asset.kind.rawValue, "url": url(asset.fileName),
+            "thumbnail_url": url(asset.crop350), "caption": asset.caption, "credit": asset.source,
+            "alt": asset.metadata?["alt"]?.stringValue.flatMap { $0.isEmpty ? nil : $0 } ?? asset.caption,
+            "mime_type": mimeType(asset), "image": asset.kind == .image, "sound": asset.kind == .sound,
+            "video": asset.kind == .video,
+        ]
+        if let width = asset.metadata?["width"]?.numberText { context["width"] = width }
+        if let height = asset.metadata?["height"]?.numberText { context["height"] = height }
+        return context
     }
 
     func mimeType(_ asset: AssetRecord) -> String {

@@ -1,6 +1,10 @@
+import Mustache
+
 /// Complete, accessible HTML5 documents around rendered bodies, and the preview site's index.
 public struct PageRenderer: Sendable {
     public var language: String
+    /// A publisher's Mustache template for article pages, used instead of the built-in page.
+    public var template: MustacheTemplate?
 
     public init(language: String = "en") { self.language = language }
 
@@ -41,8 +45,25 @@ public struct PageRenderer: Sendable {
         """
     }
 
+    /// What a page template sees: `{{title}}`, `{{dek}}`, `{{section}}`, `{{author}}`,
+    /// `{{author_url}}`, `{{date}}` (yyyy-MM-dd), `{{language}}`, `{{issue_title}}`,
+    /// `{{index_url}}`, `{{{stylesheet}}}` and `{{{body}}}` (the rendered body: use three braces).
+    public func context(_ article: ArticleRecord, body: String, issueTitle: String?, indexLink: String?) -> [String: Any] {
+        var context: [String: Any] = [
+            "title": article.title, "dek": article.dek, "section": article.section, "author": article.authorName,
+            "author_url": article.authorURL, "language": language, "body": body, "stylesheet": Self.stylesheet,
+            "date": String(article.dateLastUpdated.prefix(10)), "id": article.globalID,
+        ]
+        if let issueTitle { context["issue_title"] = issueTitle }
+        if let indexLink { context["index_url"] = indexLink }
+        return context
+    }
+
     /// One article as a page: section, title, dek, byline, date, then the rendered body.
     public func article(_ article: ArticleRecord, body: String, issueTitle: String?, indexLink: String?) -> String {
+        if let template {
+            return template.render(context(article, body: body, issueTitle: issueTitle, indexLink: indexLink))
+        }
         var header = "<header>\n"
         if !article.section.isEmpty { header += "<p class=\"section\">\(HTMLText.text(article.section))</p>\n" }
         header += "<h1>\(HTMLText.text(article.title))</h1>\n"

@@ -1,4 +1,5 @@
 import Foundation
+import Mustache
 
 public struct RenderOptions: Sendable {
     public var style: RenderStyle = .semantic
@@ -11,8 +12,25 @@ public struct RenderOptions: Sendable {
     public var page = false
     /// The pages' language; default: the issue's `metadata.language`, else `en`.
     public var language: String?
+    /// A publisher's Mustache template for every asset (see `AssetMarkup.context(for:)`).
+    public var assetTemplate: MustacheTemplate?
+    /// A publisher's Mustache template for whole pages (see `PageRenderer.context`).
+    public var pageTemplate: MustacheTemplate?
 
     public init() {}
+
+    /// Parses a Mustache template file, or fails with where it went wrong.
+    public static func template(at path: String) throws -> MustacheTemplate {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw GalleyError("cannot read the template", path: path)
+        }
+        do {
+            return try MustacheTemplate(string: text)
+        } catch {
+            throw GalleyError("the template does not parse: \(error)", path: path,
+                              hint: "Check that every {{#section}} is closed by {{/section}}.")
+        }
+    }
 }
 
 /// `galley render`: placeholders to HTML, articles to pages, issues to a preview site, from an
@@ -34,7 +52,8 @@ public struct Renderer: Sendable {
             warnings += found
             result = (body, [])
             if options.page {
-                let page = PageRenderer(language: options.language ?? "en")
+                var page = PageRenderer(language: options.language ?? "en")
+                page.template = options.pageTemplate
                 result?.0 = page.article(article.record, body: body, issueTitle: nil, indexLink: nil)
             }
             return false
@@ -77,7 +96,7 @@ public struct Renderer: Sendable {
         var entries: [PageRenderer.Entry] = []
         var warnings: [Diagnostic] = []
         var language = options.language
-        let markup = AssetMarkup(style: options.style, assetBase: options.assetBase ?? "../assets/")
+        let markup = withTemplate(AssetMarkup(style: options.style, assetBase: options.assetBase ?? "../assets/"))
         let thumbBase = options.assetBase ?? "assets/"
         var pages: [(ArticleRecord, String, String)] = []
         let issue = try read(input, extractTo: assets) { article, _, _ in
@@ -109,7 +128,8 @@ public struct Renderer: Sendable {
     /// Writes the pages rendered so far (a few at a time, so memory does not grow with the issue).
     private func flush(_ pages: inout [(ArticleRecord, String, String)], _ staging: URL, _ language: String,
                        issueTitle: String? = nil) throws {
-        let renderer = PageRenderer(language: language)
+        var renderer = PageRenderer(language: language)
+        renderer.template = options.pageTemplate
         for (record, body, file) in pages {
             let html = renderer.article(record, body: body, issueTitle: issueTitle, indexLink: "../index.html")
             try Data(html.utf8).write(to: staging.appending(path: file))
@@ -128,7 +148,7 @@ public struct Renderer: Sendable {
         }
         var record = ArticleRecord(globalID: articleID ?? "stdin", title: "", body: body, dateLastUpdated: "")
         record.body = body
-        let markup = AssetMarkup(style: options.style, assetBase: options.assetBase ?? "")
+        let markup = withTemplate(AssetMarkup(style: options.style, assetBase: options.assetBase ?? ""))
         return try expand(record, lookup: { assets[$0] }, markup: markup)
     }
 
@@ -149,13 +169,19 @@ public struct Renderer: Sendable {
     }
 
     private func markupFor(input: URL, outputDirectory: URL, locator: (@Sendable (String) -> String?)?) -> AssetMarkup {
-        if let base = options.assetBase { return AssetMarkup(style: options.style, assetBase: base) }
-        guard let locator else { return AssetMarkup(style: options.style, assetBase: "") }
+        if let base = options.assetBase { return withTemplate(AssetMarkup(style: options.style, assetBase: base)) }
+        guard let locator else { return withTemplate(AssetMarkup(style: options.style, assetBase: "")) }
         let from = outputDirectory.standardizedFileURL.path
-        return AssetMarkup(style: options.style) { name in
+        return withTemplate(AssetMarkup(style: options.style) { name in
             guard let path = locator(name) else { return HTMLText.urlPath(name) }
             return HTMLText.urlPath(relativePath(from: from, to: path))
-        }
+        })
+    }
+
+    private func withTemplate(_ markup: AssetMarkup) -> AssetMarkup {
+        var copy = markup
+        copy.template = options.assetTemplate
+        return copy
     }
 
     // MARK: Reading an issue
