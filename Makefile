@@ -18,6 +18,7 @@ demo: build
 	$(GALLEY) validate $(EXAMPLE)
 	$(GALLEY) pack $(EXAMPLE) --output $(DEMO_OUT) --force
 	$(GALLEY) validate $(DEMO_OUT)
+	$(GALLEY) render $(DEMO_OUT)/com.example.harbour.2026-01.zip --output $(DEMO_OUT)/preview --force
 	@echo
 	@unzip -l $(DEMO_OUT)/*.zip
 
