@@ -5,7 +5,7 @@ EXAMPLE ?= Examples/winter-2026
 DEMO_OUT ?= build/demo
 GALLEY = .build/debug/galley
 
-.PHONY: setup build demo test bench docs clean
+.PHONY: setup build demo test browser-check bench docs clean
 
 setup:
 	@bash scripts/setup.sh
@@ -26,7 +26,16 @@ test: setup
 	$(SWIFT) build
 	$(SWIFT) test
 
+# Opens the example's preview site in headless Chromium: every image, sound and video must load
+# and no page may log an error. Screenshots land in build/browser-check/.
+browser-check: build
+	@bash scripts/setup.sh --browser
+	@mkdir -p build/browser-check
+	$(GALLEY) render $(EXAMPLE) --output build/browser-check/site --force
+	python3 scripts/browser_check.py build/browser-check/site --screenshots build/browser-check
+
 bench: setup
+	@bash scripts/setup.sh --bench
 	$(SWIFT) build -c release
 	python3 bench/pack_bench.py
 	python3 bench/validate_bench.py

@@ -2,6 +2,8 @@
 # Installs the system packages Galley builds and tests with, when they are missing.
 # Debian 12 (bookworm) and Ubuntu; runs apt-get as root or through sudo. Idempotent: a machine
 # that has everything is left alone, without touching the network.
+#   --browser  also Chromium, for scripts/browser_check.py (make browser-check)
+#   --bench    also Hugo, the peer of bench/render_bench.py
 set -euo pipefail
 
 packages=(
@@ -15,6 +17,14 @@ packages=(
   zip unzip                   # test peers and the benchmark
   python3                     # end-to-end checks with zipfile
 )
+
+for flag in "$@"; do
+  case "$flag" in
+    --browser) packages+=(chromium) ;;
+    --bench) packages+=(hugo) ;;
+    *) echo "setup: unknown option $flag" >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

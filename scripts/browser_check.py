@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""Opens a rendered preview site in headless Chromium and fails if anything does not load.
+
+For index.html and every article page: every <img> must decode, every <audio> and <video> must
+load its metadata, no request may fail, and the page may log no error or exception. Saves a
+screenshot of the index and of the first article page next to the site (or in --screenshots).
+Talks to Chromium over the DevTools protocol with a minimal WebSocket client (stdlib only).
+
+Usage: scripts/browser_check.py SITE_DIR [--screenshots DIR] [--chromium PATH]
+Exit status: 0 all loaded, 1 something failed to load, 2 could not run.
+"""
+import argparse
+import base64
+import glob
+import json
+import os
+import re
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+TIMEOUT = 30
+
+
+class WebSocket:
+    """Just enough of RFC 6455 for DevTools: text frames, client masking, no extensions."""
+
+    def __init__(self, url):
+        match = re.match(r"ws://([^/:]+):(\d+)(/.*)", url)
+        host, port, path = match.group(1), int(match.group(2)), match.group(3)
+        self.sock = socket.create_connection((host, port), timeout=TIMEOUT)
+        key = base64.b64encode(os.urandom(16)).decode()
+        request = (f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                   f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n")
+        self.sock.sendall(request.encode())
+        response = b""
+        while b"\r\n\r\n" not in response:
+            response += self.sock.recv(4096)
+        if b" 101 " not in response.split(b"\r\n")[0]:
+            raise RuntimeError(f"websocket handshake failed: {response[:200]!r}")
+        self.buffer = response.split(b"\r\n\r\n", 1)[1]
+
+    def send(self, text):
+        data = text.encode()
+        header = bytearray([0x81])
+        if len(data) < 126:
+            header.append(0x80 | len(data))
+        elif len(data) < 65536:
+            header += bytes([0x80 | 126]) + struct.pack(">H", len(data))
+        else:
+            header += bytes([0x80 | 127]) + struct.pack(">Q", len(data))
+        mask = os.urandom(4)
+        self.sock.sendall(bytes(header) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+
+    def _read(self, n):
+        while len(self.buffer) < n:
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise RuntimeError("websocket closed")
+            self.buffer += chunk
+        out, self.buffer = self.buffer[:n], self.buffer[n:]
+        return out
+
+    def receive(self):
+        message = b""
+        while True:
+            first, second = self._read(2)
+            length = second & 0x7F
+            if length == 126:
+                length = struct.unpack(">H", self._read(2))[0]
+            elif length == 127:
+                length = struct.unpack(">Q", self._read(8))[0]
+            payload = self._read(length)
+            opcode = first & 0x0F
+            if opcode in (0x1, 0x0):
+                message += payload
+                if first & 0x80:
+                    return message.decode()
+            elif opcode == 0x8:
+                raise RuntimeError("websocket closed by the browser")
+
+
+class Page:
+    def __init__(self, ws_url):
+        self.ws = WebSocket(ws_url)
+        self.next_id = 0
+        self.events = []
+
+    def call(self, method, **params):
+        self.next_id += 1
+        self.ws.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        deadline = time.time() + TIMEOUT
+        while time.time() < deadline:
+            message = json.loads(self.ws.receive())
+            if message.get("id") == self.next_id:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message.get("result", {})
+            self.events.append(message)
+        raise RuntimeError(f"{method}: no answer")
+
+    def wait_for(self, method):
+        for i, event in enumerate(self.events):
+            if event.get("method") == method:
+                del self.events[: i + 1]
+                return event
+        deadline = time.time() + TIMEOUT
+        while time.time() < deadline:
+            message = json.loads(self.ws.receive())
+            self.events.append(message)
+            if message.get("method") == method:
+                self.events.clear()
+                return message
+        raise RuntimeError(f"timed out waiting for {method}")
+
+
+MEDIA_CHECK = """
+(async () => {
+  const problems = [];
+  for (const img of document.images) {
+    if (!img.complete) await new Promise(r => { img.onload = img.onerror = r; setTimeout(r, 10000); });
+    if (img.naturalWidth === 0) problems.push('image did not load: ' + img.currentSrc);
+  }
+  for (const media of document.querySelectorAll('audio, video')) {
+    if (media.readyState >= 1) continue;
+    media.preload = 'metadata';
+    const outcome = await new Promise(resolve => {
+      media.addEventListener('loadedmetadata', () => resolve('ok'), {once: true});
+      media.addEventListener('error', () => resolve('error ' + (media.error && media.error.code)), {once: true});
+      setTimeout(() => resolve('timeout'), 10000);
+      media.load();
+    });
+    if (outcome !== 'ok') problems.push(media.tagName.toLowerCase() + ' did not load (' + outcome + '): ' + (media.currentSrc || media.src));
+  }
+  return JSON.stringify(problems);
+})()
+"""
+
+
+def find_chromium(given):
+    for name in ([given] if given else []) + ["chromium", "chromium-browser", "google-chrome"]:
+        path = shutil.which(name) if name else None
+        if path:
+            return path
+    sys.exit("browser_check: no chromium on PATH (scripts/setup.sh --browser installs it)")
+
+
+def check_page(page, url, screenshot):
+    page.events.clear()
+    page.call("Page.navigate", url=url)
+    page.wait_for("Page.loadEventFired")
+    result = page.call("Runtime.evaluate", expression=MEDIA_CHECK, awaitPromise=True, returnByValue=True)
+    problems = json.loads(result["result"]["value"])
+    for event in page.events:
+        method, params = event.get("method"), event.get("params", {})
+        if method == "Network.loadingFailed" and not params.get("canceled"):
+            problems.append(f"request failed: {params.get('errorText')} ({params.get('requestId')})")
+        elif method == "Runtime.exceptionThrown":
+            problems.append("exception: " + params.get("exceptionDetails", {}).get("text", ""))
+        elif method == "Runtime.consoleAPICalled" and params.get("type") == "error":
+            problems.append("console error: " + " ".join(str(a.get("value", "")) for a in params.get("args", [])))
+        elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
+            problems.append("log error: " + params["entry"].get("text", "") + " " + params["entry"].get("url", ""))
+    if screenshot:
+        shot = page.call("Page.captureScreenshot", format="png", captureBeyondViewport=True)
+        with open(screenshot, "wb") as f:
+            f.write(base64.b64decode(shot["data"]))
+    return problems
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("site")
+    parser.add_argument("--screenshots", help="where to save index.png and article.png (default: beside the site)")
+    parser.add_argument("--chromium")
+    args = parser.parse_args()
+    site = os.path.abspath(args.site)
+    if not os.path.exists(os.path.join(site, "index.html")):
+        print(f"browser_check: {site} has no index.html", file=sys.stderr)
+        return 2
+    shots = os.path.abspath(args.screenshots or os.path.dirname(site))
+    os.makedirs(shots, exist_ok=True)
+    profile = tempfile.mkdtemp(prefix="galley-chromium-")
+    chromium = subprocess.Popen(
+        [find_chromium(args.chromium), "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--disable-dev-shm-usage", "--autoplay-policy=no-user-gesture-required", "--allow-file-access-from-files",
+         "--remote-debugging-port=0", f"--user-data-dir={profile}", "--window-size=900,1200", "about:blank"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        port = None
+        deadline = time.time() + TIMEOUT
+        while time.time() < deadline and port is None:
+            line = chromium.stderr.readline()
+            match = re.search(r"DevTools listening on ws://[^:]+:(\d+)/", line or "")
+            if match:
+                port = int(match.group(1))
+            elif not line and chromium.poll() is not None:
+                break
+        if port is None:
+            print("browser_check: chromium did not start", file=sys.stderr)
+            return 2
+        targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=TIMEOUT))
+        page = Page(next(t for t in targets if t["type"] == "page")["webSocketDebuggerUrl"])
+        for domain in ("Page", "Runtime", "Log", "Network"):
+            page.call(f"{domain}.enable")
+        pages = [os.path.join(site, "index.html")] + sorted(glob.glob(os.path.join(site, "articles", "*.html")))
+        failed = 0
+        for i, path in enumerate(pages):
+            shot = os.path.join(shots, "index.png") if i == 0 else os.path.join(shots, "article.png") if i == 1 else None
+            problems = check_page(page, "file://" + path, shot)
+            status = "ok" if not problems else "FAILED"
+            print(f"{status:6} {os.path.relpath(path, site)}")
+            for problem in problems:
+                print(f"       {problem}")
+            failed += bool(problems)
+        print(f"{len(pages) - failed} passed, {failed} failed")
+        return 1 if failed else 0
+    finally:
+        chromium.terminate()
+        try:
+            chromium.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            chromium.kill()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
