@@ -39,6 +39,7 @@ bench: setup
 	$(SWIFT) build -c release
 	python3 bench/pack_bench.py
 	python3 bench/validate_bench.py
+	python3 bench/render_bench.py
 
 docs: build
 	$(GALLEY) validate --list-checks --markdown > docs/checks.md

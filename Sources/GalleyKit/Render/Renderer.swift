@@ -118,7 +118,7 @@ public struct Renderer: Sendable {
         let index = PageRenderer(language: language ?? "en").index(
             issue.record, cover: cover.map { thumbBase + HTMLText.urlPath($0.fileName) },
             coverAlt: cover.map { $0.metadata?["alt"]?.stringValue ?? $0.caption } ?? "", entries: entries)
-        try Data(index.utf8).write(to: staging.appending(path: "index.html"))
+        try writeFile(staging.appending(path: "index.html").path, index)
         let assetCount = (try? FileManager.default.subpathsOfDirectory(atPath: assets.path).count) ?? 0
         if FileManager.default.fileExists(atPath: directory.path) { try FileManager.default.removeItem(at: directory) }
         try FileManager.default.moveItem(at: staging, to: directory)
@@ -132,7 +132,7 @@ public struct Renderer: Sendable {
         renderer.template = options.pageTemplate
         for (record, body, file) in pages {
             let html = renderer.article(record, body: body, issueTitle: issueTitle, indexLink: "../index.html")
-            try Data(html.utf8).write(to: staging.appending(path: file))
+            try writeFile(staging.appending(path: file).path, html)
         }
         pages.removeAll()
     }

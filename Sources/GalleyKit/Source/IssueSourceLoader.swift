@@ -245,7 +245,9 @@ public struct IssueSourceLoader {
                            hint: "Rename it using letters, digits, `.`, `-` and `_`."))
             return nil
         }
-        let bodies = Self.bodyFileNames.filter { FileManager.default.fileExists(atPath: tree.url("\(directory)/\($0.0)").path) }
+        // One listing of the folder answers every "is there an X" question below.
+        let present = Set((try? FileManager.default.contentsOfDirectory(atPath: tree.url(directory).path)) ?? [])
+        let bodies = Self.bodyFileNames.filter { present.contains($0.0) }
         guard let (bodyName, format) = bodies.first else {
             log.add(.error("source.body-missing", "the article folder has no article.md or article.html",
                            at: SourceLocation(path: directory),
@@ -266,9 +268,7 @@ public struct IssueSourceLoader {
         guard let text = readText(tree.url(bodyFile), display: bodyFile, &log) else { return nil }
         let front = FrontMatter.split(text)
 
-        let sidecars = ["article.yaml", "article.yml"].filter {
-            FileManager.default.fileExists(atPath: tree.url("\(directory)/\($0)").path)
-        }
+        let sidecars = ["article.yaml", "article.yml"].filter { present.contains($0) }
         var fieldsFile = bodyFile
         var yamlText: String
         var lineOffset = 1

@@ -77,21 +77,19 @@ struct SourceTree {
             return fail("source.name-unsafe", "the file name `\(name)` \(problem)",
                         "Rename the file using letters, digits, `.`, `-` and `_`.")
         }
-        // Check every step for symbolic links that lead outside, before touching the file.
-        // When the fully resolved path is the plain one, no step is a link.
+        // Check every step below the issue folder for symbolic links that lead outside, before
+        // touching the file: one lstat a step, the full resolution only for a link.
         let fileURL = url(relative)
-        let resolvedPath = fileURL.resolvingSymlinksInPath().path
-        if resolvedPath != realRoot + "/" + relative {
-            for depth in 1...parts.count {
-                let prefix = parts.prefix(depth).joined(separator: "/")
-                if isSymbolicLink(prefix) && !staysInside(prefix) {
-                    return fail(
-                        "source.symlink-outside",
-                        "`\(prefix)` is a symbolic link to a place outside the issue folder; it is not followed",
-                        "Replace the link with a copy of the file inside the issue folder.")
-                }
+        for depth in 1...parts.count {
+            let prefix = parts.prefix(depth).joined(separator: "/")
+            if isSymbolicLink(prefix) && !staysInside(prefix) {
+                return fail(
+                    "source.symlink-outside",
+                    "`\(prefix)` is a symbolic link to a place outside the issue folder; it is not followed",
+                    "Replace the link with a copy of the file inside the issue folder.")
             }
         }
+        let resolvedPath = fileURL.path
         guard let status = FileStatus(resolvedPath) else {
             var hint = "Check the spelling; paths are relative to the folder of the file that names them."
             if let near = nearestName(to: parts.last ?? "", in: parts.dropLast().joined(separator: "/")) {

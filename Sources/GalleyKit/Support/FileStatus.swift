@@ -23,3 +23,25 @@ struct FileStatus {
 
     static func isReadable(_ path: String) -> Bool { access(path, R_OK) == 0 }
 }
+
+/// Writes `text` to a new file at `path` (replacing one that exists) with plain `write(2)`:
+/// no `fsync` per file, which Foundation's `Data.write` does and which costs seconds when a
+/// site has thousands of pages. Callers that need durability for one file sync it themselves.
+func writeFile(_ path: String, _ text: String) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { throw GalleyError("cannot write: \(String(cString: strerror(errno)))", path: path) }
+    defer { close(fd) }
+    var text = text
+    try text.withUTF8 { buffer in
+        guard let base = buffer.baseAddress else { return }
+        var offset = 0
+        while offset < buffer.count {
+            let written = write(fd, base + offset, buffer.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw GalleyError("cannot write: \(String(cString: strerror(errno)))", path: path)
+            }
+            offset += written
+        }
+    }
+}
