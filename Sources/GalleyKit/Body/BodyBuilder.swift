@@ -9,6 +9,9 @@ public struct BodyBuilder: Sendable {
 
     public init() {}
 
+    /// Registers cmark-gfm's extensions; call once before converting on several threads.
+    public func prepare() { _ = markdown.html(fromMarkdown: "") }
+
     /// - Parameters:
     ///   - text: the body as written (front matter already removed).
     ///   - file: the body file's display path, for diagnostics.

@@ -194,6 +194,10 @@ public struct Packer {
         return (planner.issue, planner.entries, loaded.diagnostics + diagnostics)
     }
 
+    /// Articles handled together: read and converted on every core, planned in order. Memory
+    /// holds one batch, whatever the issue's size.
+    static let batchSize = 32
+
     /// Reads, plans and converts each article in issue order, handing each finished record to
     /// `sink`; returns every finding, the planner's included, errors first.
     func buildArticles(
@@ -202,34 +206,57 @@ public struct Packer {
     ) throws -> [Diagnostic] {
         let loader = IssueSourceLoader()
         let builder = BodyBuilder()
+        builder.prepare()
         var diagnostics: [Diagnostic] = []
-        for folder in source.articleFolders {
-            let (loadedArticle, found) = loader.loadArticle(folder, of: source)
-            diagnostics += found
-            guard let article = loadedArticle else { continue }
-            let errorsBefore = planner.diagnostics.errors.count
-            var (record, assetIDs) = planner.plan(article)
-            // An asset that could not be planned would make its placeholders look unknown too.
-            guard planner.diagnostics.errors.count == errorsBefore else { continue }
-            let text: String
-            do {
-                text = try String(contentsOf: source.root.appending(path: article.bodyFile), encoding: .utf8)
-            } catch {
-                diagnostics.append(.error("source.file-unreadable", "cannot be read any more",
-                                          at: SourceLocation(path: article.bodyFile)))
-                continue
+        let folders = source.articleFolders
+        for start in stride(from: 0, to: folders.count, by: Self.batchSize) {
+            let batch = Array(folders[start..<min(start + Self.batchSize, folders.count)])
+            // 1. Fields, on every core.
+            let loaded = parallelMap(batch) { loader.loadArticle($0, of: source) }
+            // 2. Ids, names, dates and media kinds, in issue order.
+            var planned: [PlannedBody] = []
+            for (article, found) in loaded {
+                diagnostics += found
+                guard let article else { continue }
+                let errorsBefore = planner.diagnostics.errors.count
+                let (record, assetIDs) = planner.plan(article)
+                // An asset that could not be planned would make its placeholders look unknown too.
+                guard planner.diagnostics.errors.count == errorsBefore else { continue }
+                planned.append(PlannedBody(article: article, record: record, assetIDs: assetIDs))
             }
-            let front = FrontMatter.split(text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text)
-            let built = builder.build(
-                front.body, format: article.bodyFormat, file: article.bodyFile, lineOffset: front.bodyLineOffset,
-                ids: assetIDs)
-            diagnostics += built.diagnostics
-            record.body = built.body
-            try sink(article, record, front.bodyLineOffset)
+            // 3. Bodies, on every core.
+            let root = source.root
+            let built = parallelMap(planned) { item -> (PlannedBody, Int, [Diagnostic]) in
+                var item = item
+                let text: String
+                do {
+                    text = try String(contentsOf: root.appending(path: item.article.bodyFile), encoding: .utf8)
+                } catch {
+                    return (item, 0, [.error("source.file-unreadable", "cannot be read any more",
+                                             at: SourceLocation(path: item.article.bodyFile))])
+                }
+                let front = FrontMatter.split(text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text)
+                let result = builder.build(
+                    front.body, format: item.article.bodyFormat, file: item.article.bodyFile,
+                    lineOffset: front.bodyLineOffset, ids: item.assetIDs)
+                item.record.body = result.body
+                return (item, front.bodyLineOffset, result.diagnostics)
+            }
+            for (item, offset, found) in built {
+                diagnostics += found
+                if found.contains(where: { $0.id == "source.file-unreadable" }) { continue }
+                try sink(item.article, item.record, offset)
+            }
         }
         diagnostics += planner.diagnostics.items
         diagnostics.sort { ($0.severity == .error ? 0 : 1) < ($1.severity == .error ? 0 : 1) }
         return diagnostics
+    }
+
+    struct PlannedBody: Sendable {
+        var article: ArticleSource
+        var record: ArticleRecord
+        var assetIDs: [String: String]
     }
 
     func outputPath(_ options: PackOptions, appleID: String) throws -> URL {

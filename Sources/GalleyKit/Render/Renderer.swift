@@ -128,13 +128,26 @@ public struct Renderer: Sendable {
     /// Writes the pages rendered so far (a few at a time, so memory does not grow with the issue).
     private func flush(_ pages: inout [(ArticleRecord, String, String)], _ staging: URL, _ language: String,
                        issueTitle: String? = nil) throws {
-        var renderer = PageRenderer(language: language)
-        renderer.template = options.pageTemplate
-        for (record, body, file) in pages {
-            let html = renderer.article(record, body: body, issueTitle: issueTitle, indexLink: "../index.html")
-            try writeFile(staging.appending(path: file).path, html)
+        var pageRenderer = PageRenderer(language: language)
+        pageRenderer.template = options.pageTemplate
+        let renderer = pageRenderer
+        let failures = parallelMap(pages.map { PendingPage(record: $0.0, body: $0.1, file: $0.2) }) { page -> GalleyError? in
+            let html = renderer.article(page.record, body: page.body, issueTitle: issueTitle, indexLink: "../index.html")
+            do {
+                try writeFile(staging.appending(path: page.file).path, html)
+                return nil
+            } catch {
+                return error as? GalleyError ?? GalleyError("\(error)")
+            }
         }
+        if let failure = failures.compactMap({ $0 }).first { throw failure }
         pages.removeAll()
+    }
+
+    struct PendingPage: Sendable {
+        var record: ArticleRecord
+        var body: String
+        var file: String
     }
 
     /// A raw body with the manifest it belongs to: for scripts.

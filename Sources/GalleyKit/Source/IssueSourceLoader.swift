@@ -3,7 +3,7 @@ import Yams
 
 /// Reads an issue source folder into an `IssueSource`, collecting every problem it finds
 /// (not only the first) as located diagnostics.
-public struct IssueSourceLoader {
+public struct IssueSourceLoader: Sendable {
     public static let issueFileNames = ["issue.yaml", "issue.yml", "issue.json"]
     public static let bodyFileNames: [(String, BodyFormat)] = [
         ("article.md", .markdown), ("article.markdown", .markdown), ("article.html", .html), ("article.htm", .html),
