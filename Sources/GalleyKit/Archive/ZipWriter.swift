@@ -181,9 +181,6 @@ public final class ZipWriter {
     static func errorString(_ archive: OpaquePointer) -> String {
         archive_error_string(archive).map { String(cString: $0) } ?? "unknown libarchive error"
     }
-
-    /// The libarchive version in use, e.g. `libarchive 3.6.2 zlib/1.2.13 ...`.
-    public static var libraryVersion: String { String(cString: archive_version_details()) }
 }
 
 /// Process settings that libarchive's zip code depends on.

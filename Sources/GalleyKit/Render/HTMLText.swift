@@ -1,22 +1,12 @@
 /// Escaping for HTML that Galley writes itself (publisher bodies are inserted as they are).
 public enum HTMLText {
     /// Text content: `&`, `<`, `>`.
-    public static func text(_ value: String) -> String {
-        var out = ""
-        out.reserveCapacity(value.utf8.count)
-        for c in value.unicodeScalars {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            default: out.unicodeScalars.append(c)
-            }
-        }
-        return out
-    }
+    public static func text(_ value: String) -> String { escape(value, quotes: false) }
 
     /// An attribute value, safe in double or single quotes.
-    public static func attribute(_ value: String) -> String {
+    public static func attribute(_ value: String) -> String { escape(value, quotes: true) }
+
+    private static func escape(_ value: String, quotes: Bool) -> String {
         var out = ""
         out.reserveCapacity(value.utf8.count)
         for c in value.unicodeScalars {
@@ -24,8 +14,8 @@ public enum HTMLText {
             case "&": out += "&amp;"
             case "<": out += "&lt;"
             case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
+            case "\"" where quotes: out += "&quot;"
+            case "'" where quotes: out += "&#39;"
             default: out.unicodeScalars.append(c)
             }
         }
