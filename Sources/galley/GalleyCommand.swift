@@ -18,7 +18,10 @@ struct GalleyCommand: ParsableCommand {
             Set NO_COLOR to turn colour off. Progress is shown only on a terminal.
             """,
         version: Galley.version,
-        subcommands: [PackCommand.self, ValidateCommand.self, RenderCommand.self]
+        subcommands: [
+            PackCommand.self, ValidateCommand.self, RenderCommand.self, ImportCommand.self, IssuesCommand.self,
+            IssueCommand.self, ArticlesCommand.self, SearchCommand.self, DeleteCommand.self, StoreCommand.self,
+        ]
     )
 
     /// Runs the command, mapping argument errors to exit status 2 (ArgumentParser uses 64).

@@ -1,0 +1,262 @@
+import Foundation
+import GRDB
+
+/// What an import did.
+public struct ImportResult: Sendable, Codable {
+    public enum Status: String, Sendable, Codable {
+        /// The issue was new to the store.
+        case imported
+        /// An older version was replaced (or `--force`).
+        case replaced
+        /// The same version was already there: nothing changed.
+        case unchanged
+    }
+
+    public var path: String
+    public var status: Status
+    public var appleID: String
+    public var globalID: String
+    public var lastUpdated: String
+    public var articles: Int
+    public var assets: Int
+    public var files: Int
+
+    enum CodingKeys: String, CodingKey {
+        case path, status, articles, assets, files
+        case appleID = "apple_id"
+        case globalID = "global_id"
+        case lastUpdated = "last_updated"
+    }
+}
+
+extension IssueStore {
+    /// Imports an issue zip: the validate checks first (any error refuses it before anything is
+    /// written), then extraction into a staging folder, then one transaction that swaps the
+    /// issue's rows and points them at the new folder, then removal of the old folder. A process
+    /// killed at any moment leaves the old issue or the new one, complete.
+    ///
+    /// An issue already in the store is replaced only when the zip's `last_updated` is newer
+    /// (or with `force`); the same version is a no-op; an older one is refused.
+    public func importZip(_ path: String, force: Bool) throws -> ImportResult {
+        let report = Validator().validateZip(path: path)
+        let errors = report.diagnostics.filter { $0.severity == .error }
+        if !errors.isEmpty { throw DiagnosticsError(errors) }
+        return try withWriterLock { try importValidated(path, force: force) }
+    }
+
+    private func importValidated(_ path: String, force: Bool) throws -> ImportResult {
+        let token = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let staging = stagingFolder.appending(path: token)
+        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: staging) }
+
+        // 1. Extract every file (names were checked by validate) and read latest.json.
+        let content = try extract(path, into: staging)
+        let issue = content.issue
+        let articles = content.articles
+        let newUpdated = Self.milliseconds(issue.lastUpdated)
+
+        // 2. Versions.
+        let existing = try database.read { db in
+            try Row.fetchOne(db, sql: "SELECT id, folder, lastUpdated, lastUpdatedMS, globalID, appleID FROM issue WHERE globalID = ? OR appleID = ?",
+                             arguments: [issue.globalID, issue.appleID])
+        }
+        var status = ImportResult.Status.imported
+        if let existing {
+            let oldMS: Int64? = existing["lastUpdatedMS"]
+            let oldText: String = existing["lastUpdated"]
+            let order: ComparisonResult = {
+                if let oldMS, let newUpdated { return newUpdated == oldMS ? .orderedSame : newUpdated > oldMS ? .orderedDescending : .orderedAscending }
+                return issue.lastUpdated == oldText ? .orderedSame : issue.lastUpdated > oldText ? .orderedDescending : .orderedAscending
+            }()
+            if !force {
+                if order == .orderedSame {
+                    return ImportResult(path: path, status: .unchanged, appleID: issue.appleID, globalID: issue.globalID,
+                                        lastUpdated: issue.lastUpdated, articles: articles.count,
+                                        assets: issue.images.count + articles.reduce(0) { $0 + $1.assets.count },
+                                        files: content.files.count)
+                }
+                if order == .orderedAscending {
+                    throw DiagnosticsError([.error(
+                        "import.older", "the store has a newer version of `\(issue.appleID)` (last updated \(oldText)) than this zip (\(issue.lastUpdated))",
+                        at: SourceLocation(path: path), hint: "Pass --force to replace it anyway.")])
+                }
+            }
+            status = .replaced
+        }
+
+        // 3. The new folder next to the old one, then one transaction that switches to it.
+        let folder = "\(SourceTree.zipSafeName(issue.appleID)).\(token)"
+        try FileManager.default.moveItem(at: staging, to: issuesFolder.appending(path: folder))
+        do {
+            try database.write { db in
+                if let id: Int64 = existing?["id"] {
+                    try db.execute(sql: "DELETE FROM articleSearch WHERE rowid IN (SELECT id FROM article WHERE issueId = ?)", arguments: [id])
+                    try db.execute(sql: "DELETE FROM issue WHERE id = ?", arguments: [id])
+                }
+                try insert(issue, articles: articles, files: content.files, folder: folder, zipSHA256: content.sha256, db: db)
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: issuesFolder.appending(path: folder))
+            throw GalleyError("cannot write the store: \(error)", path: root.path)
+        }
+        if let oldFolder: String = existing?["folder"] {
+            try? FileManager.default.removeItem(at: issuesFolder.appending(path: oldFolder))
+        }
+        return ImportResult(path: path, status: status, appleID: issue.appleID, globalID: issue.globalID,
+                            lastUpdated: issue.lastUpdated, articles: articles.count,
+                            assets: issue.images.count + articles.reduce(0) { $0 + $1.assets.count }, files: content.files.count)
+    }
+
+    struct ExtractedFile {
+        var name: String
+        var size: Int64
+        var sha256: String
+    }
+
+    struct ZipContent {
+        var issue: IssueRecord
+        var articles: [ArticleRecord]
+        var files: [ExtractedFile]
+        var sha256: String
+    }
+
+    private func extract(_ path: String, into staging: URL) throws -> ZipContent {
+        var manifest: [UInt8] = []
+        var files: [ExtractedFile] = []
+        var top: String?
+        let reader = try ZipReader(path: path)
+        do {
+            while let entry = try reader.next() {
+                if entry.isDirectory { continue }
+                let parts = entry.name.split(separator: "/", maxSplits: 1).map(String.init)
+                guard parts.count == 2 else { continue }
+                top = top ?? parts[0]
+                let name = parts[1]
+                if name == "latest.json" {
+                    while let chunk = try reader.readChunk() { manifest += chunk }
+                    continue
+                }
+                let target = staging.appending(path: name)
+                try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+                guard FileManager.default.createFile(atPath: target.path, contents: nil),
+                      let handle = FileHandle(forWritingAtPath: target.path) else {
+                    throw GalleyError("cannot write", path: target.path)
+                }
+                let hasher = SHA256Hasher()
+                var size: Int64 = 0
+                var failure: Error?
+                _ = try reader.read(limit: Int64.max) { chunk in
+                    size += Int64(chunk.count)
+                    chunk.withUnsafeBytes { hasher.update($0) }
+                    if failure == nil { do { try handle.write(contentsOf: chunk) } catch { failure = error } }
+                }
+                try handle.close()
+                if let failure { throw GalleyError("cannot write: \(failure.localizedDescription)", path: target.path) }
+                files.append(ExtractedFile(name: name, size: size, sha256: hasher.finalizeHex()))
+            }
+        } catch let error as ZipReader.ReadError {
+            throw GalleyError("the zip is damaged: \(error.message)", path: path, hint: "Run `galley validate` on it.")
+        }
+        let root: LocatedJSON
+        do {
+            root = try LocatedJSON.parse(manifest)
+        } catch {
+            throw GalleyError("latest.json does not parse: \(error.message)", path: path)
+        }
+        let issue = ManifestRecords.issue(root)
+        var articles: [ArticleRecord] = []
+        for node in root["articles"]?.items ?? [] {
+            guard var record = ManifestRecords.article(node) else { continue }
+            record.sku = node["sku"]?.string
+            record.commentary = node["commentary"]?.string ?? ""
+            if case .bool(let flag)? = node["meta"]?["published"]?.value { record.published = flag }
+            if case .number(let n)? = node["meta"]?["published"]?.value { record.published = n != "0" }
+            if let issueID = Optional(issue.globalID), let value = node["featured"]?[issueID] {
+                switch value.value {
+                case .number(let n): record.featured = n == "1"
+                case .bool(let b): record.featured = b
+                case .string(let s): record.featured = s == "1"
+                default: record.featured = false
+                }
+            }
+            // customMeta, else the legacy metadata; objects or strings (Dumpling took both).
+            if let meta = node["customMeta"] ?? node["metadata"] {
+                record.customMeta = JSONValue(meta)
+            }
+            articles.append(record)
+        }
+        let hasher = SHA256Hasher()
+        if let handle = FileHandle(forReadingAtPath: path) {
+            while let data = try handle.read(upToCount: 1 << 20), !data.isEmpty { hasher.update([UInt8](data)) }
+            try? handle.close()
+        }
+        return ZipContent(issue: issue, articles: articles, files: files, sha256: hasher.finalizeHex())
+    }
+
+    private func insert(
+        _ issue: IssueRecord, articles: [ArticleRecord], files: [ExtractedFile], folder: String, zipSHA256: String, db: Database
+    ) throws {
+        let writer = JSONWriter(pretty: false)
+        let publishParts = issue.publishDate.split(separator: "/").compactMap { Int($0) }
+        let publishDay = publishParts.count == 3 ? "\(pad(publishParts[2], 4))-\(pad(publishParts[0], 2))-\(pad(publishParts[1], 2))" : nil
+        try db.execute(sql: """
+            INSERT INTO issue (globalID, appleID, title, description, lastUpdated, lastUpdatedMS, displayDate, publishDate,
+                               publishDay, metadata, folder, zipSHA256)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [issue.globalID, issue.appleID, issue.title, issue.description, issue.lastUpdated,
+                             Self.milliseconds(issue.lastUpdated), issue.displayDate, issue.publishDate, publishDay,
+                             writer.encode(issue.metadata), folder, zipSHA256])
+        let issueID = db.lastInsertedRowID
+        func insertAsset(_ asset: AssetRecord, article: Int64?, placement: Int) throws {
+            try db.execute(sql: """
+                INSERT INTO asset (issueId, articleId, globalID, kind, placement, caption, source, fileName, crop350, metadata)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(issueId, globalID) DO NOTHING
+                """, arguments: [issueID, article, asset.id, asset.kind.rawValue, placement, asset.caption, asset.source,
+                                 asset.fileName, asset.crop350, asset.metadata.map { writer.encode($0) }])
+        }
+        for (index, image) in issue.images.enumerated() { try insertAsset(image, article: nil, placement: index + 1) }
+        for (index, article) in articles.enumerated() {
+            try db.execute(sql: """
+                INSERT INTO article (issueId, globalID, placement, title, body, description, url, section, authorName, source,
+                                     dek, authorURL, authorBio, keywords, commentary, type, dateLastUpdated, dateMS, sku,
+                                     published, featured, customMeta)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(issueId, globalID) DO NOTHING
+                """, arguments: [issueID, article.globalID, index + 1, article.title, article.body, article.description,
+                                 article.url, article.section, article.authorName, article.source, article.dek,
+                                 article.authorURL, article.authorBio, article.keywords, article.commentary, article.type,
+                                 article.dateLastUpdated, Self.milliseconds(article.dateLastUpdated), article.sku,
+                                 article.published, article.featured, writer.encode(article.customMeta)])
+            guard db.changesCount > 0 else { continue }
+            let articleID = db.lastInsertedRowID
+            try db.execute(sql: "INSERT INTO articleSearch (rowid, title, dek, keywords, body) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [articleID, article.title, article.dek, article.keywords, Self.plainText(article.body)])
+            for list in [article.images, article.sounds, article.videos] {
+                for (position, asset) in list.enumerated() { try insertAsset(asset, article: articleID, placement: position + 1) }
+            }
+        }
+        for file in files {
+            try db.execute(sql: "INSERT INTO file (issueId, name, size, sha256) VALUES (?, ?, ?, ?)",
+                           arguments: [issueID, file.name, file.size, file.sha256])
+        }
+    }
+
+    /// A date in either of Dumpling's ISO forms, as milliseconds; `nil` for anything else.
+    static func milliseconds(_ text: String) -> Int64? {
+        ISODateTime(parsing: text).map(\.millisecondsSinceEpoch)
+    }
+
+    /// The words of an HTML body, for the search index: tags and comments out, entities kept.
+    static func plainText(_ html: String) -> String {
+        var out = ""
+        var inTag = false
+        for c in html {
+            if c == "<" { inTag = true; out.append(" "); continue }
+            if c == ">" { inTag = false; continue }
+            if !inTag { out.append(c) }
+        }
+        return out
+    }
+}

@@ -1,0 +1,262 @@
+import ArgumentParser
+import Foundation
+import GalleyKit
+
+/// `--store` for every command that reads or writes the store.
+struct StoreOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "The issue store folder (default: $GALLEY_STORE, else $XDG_DATA_HOME/galley, else ~/.local/share/galley).",
+        valueName: "dir"))
+    var store: String?
+
+    @Flag(help: "Print JSON on standard output.")
+    var json = false
+
+    func open() throws -> IssueStore {
+        try IssueStore(at: IssueStore.location(given: store, environment: ProcessInfo.processInfo.environment))
+    }
+}
+
+/// Runs a store command, mapping errors to the shared exit statuses.
+func storeCommand(_ body: () throws -> Void) throws {
+    let stderr = Terminal.standardError
+    do {
+        try body()
+    } catch let error as DiagnosticsError {
+        stderr.report(error.diagnostics, base: ".")
+        throw Status.problems
+    } catch let error as GalleyError {
+        stderr.write(stderr.paint("error:", "31;1") + " \(error.description)\n")
+        if let hint = error.hint { stderr.write("    hint: \(hint)\n") }
+        throw Status.couldNotRun
+    }
+}
+
+struct ImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import issue zips into the local issue store.",
+        discussion: """
+            Each zip is first checked as `galley validate` checks it: any error refuses it, with \
+            the same messages, before anything is written. It is then extracted into a staging \
+            folder, its rows written in one transaction, and its folder switched in; a process \
+            killed at any moment leaves the old issue or the new one, complete.
+
+            An issue already in the store is replaced only when the zip's last_updated is newer; \
+            the same version is a no-op that says so; an older one is refused (exit 1). --force \
+            replaces it anyway.
+            """)
+
+    @Argument(help: "Issue zips.", completion: .file(extensions: ["zip"]))
+    var zips: [String]
+
+    @OptionGroup var store: StoreOptions
+
+    @Flag(help: "Replace the stored issue whatever its version.")
+    var force = false
+
+    func run() throws {
+        var results: [ImportResult] = []
+        var failed = false
+        try storeCommand {
+            let opened = try store.open()
+            for zip in zips {
+                do {
+                    let result = try opened.importZip(zip, force: force)
+                    results.append(result)
+                    if !store.json {
+                        let what = result.status == .unchanged ? "already in the store (same last_updated); nothing changed"
+                            : "\(result.status.rawValue): \(result.articles) articles, \(result.assets) assets"
+                        Terminal.standardOutput.write("\(result.appleID): \(what)\n")
+                    }
+                } catch let error as DiagnosticsError {
+                    Terminal.standardError.report(error.diagnostics, base: ".")
+                    failed = true
+                }
+            }
+        }
+        if store.json { printJSON(results) }
+        if failed { throw Status.problems }
+    }
+}
+
+struct IssuesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "issues", abstract: "List the store's issues, newest first.")
+
+    @OptionGroup var store: StoreOptions
+
+    func run() throws {
+        try storeCommand {
+            let issues = try store.open().issues()
+            if store.json { return printJSON(issues) }
+            for issue in issues {
+                Terminal.standardOutput.write("\(issue.publishDate)  \(issue.appleID)  \(issue.title) (\(issue.articles) articles)\n")
+            }
+        }
+    }
+}
+
+struct IssueCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "issue", abstract: "Show one issue.", subcommands: [Show.self])
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "An issue (by global id or apple_id) with its articles in order.")
+
+        @Argument(help: "The issue's global id or apple_id.")
+        var id: String
+
+        @OptionGroup var store: StoreOptions
+
+        struct Output: Encodable {
+            var issue: StoredIssue
+            var articles: [StoredArticle]
+        }
+
+        func run() throws {
+            try storeCommand {
+                let (issue, articles) = try store.open().issue(id)
+                if store.json { return printJSON(Output(issue: issue, articles: articles)) }
+                let out = Terminal.standardOutput
+                out.write("\(issue.title)\n\(issue.appleID) · \(issue.globalID) · \(issue.displayDate) · updated \(issue.lastUpdated)\n\n")
+                for article in articles {
+                    out.write("\(article.placement). \(article.title)\(article.featured ? " ★" : "")  [\(article.type)] \(article.globalID)\n")
+                }
+            }
+        }
+    }
+}
+
+struct ArticlesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "articles", abstract: "List articles, in issue order (or newest first with --by-date).")
+
+    @Option(help: "Only this issue (global id or apple_id); an unknown issue is an error.")
+    var issue: String?
+    @Option(help: "Only this type.")
+    var type: String?
+    @Option(help: "Leave out this type.")
+    var excludeType: String?
+    @Flag(help: "Only featured articles.")
+    var featured = false
+    @Option(help: "Only articles with this keyword (a whole keyword, not a substring).")
+    var keyword: String?
+    @Flag(help: "Newest first instead of issue order.")
+    var byDate = false
+    @Option(help: "At most this many.")
+    var limit: Int?
+    @Option(help: "With --limit: the page, from 0.")
+    var page = 0
+
+    @OptionGroup var store: StoreOptions
+
+    func run() throws {
+        try storeCommand {
+            var filter = ArticleFilter()
+            filter.issue = issue
+            filter.type = type
+            filter.excludeType = excludeType
+            filter.featured = featured
+            filter.keyword = keyword
+            filter.byDate = byDate
+            filter.limit = limit
+            filter.page = page
+            let articles = try store.open().articles(filter)
+            if store.json { return printJSON(articles) }
+            for article in articles {
+                Terminal.standardOutput.write("\(article.globalID)  \(article.title)  [\(article.type)]\n")
+            }
+        }
+    }
+}
+
+struct SearchCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "search", abstract: "Full-text search over titles, deks, keywords and bodies, best first.")
+
+    @Argument(help: "Words to find (all of them, as word prefixes).")
+    var text: String
+    @Option(help: "Only this issue.")
+    var issue: String?
+    @OptionGroup var store: StoreOptions
+
+    func run() throws {
+        try storeCommand {
+            let results = try store.open().search(text, issue: issue)
+            if store.json { return printJSON(results) }
+            for article in results {
+                Terminal.standardOutput.write("\(article.globalID)  \(article.title)\n    \(article.snippet ?? "")\n")
+            }
+        }
+    }
+}
+
+struct DeleteCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delete", abstract: "Remove an issue's rows and its whole folder from the store, nothing else.")
+
+    @Argument(help: "The issue's global id or apple_id.")
+    var id: String
+    @Flag(help: "Do not ask (needed when standard input is not a terminal).")
+    var yes = false
+    @OptionGroup var store: StoreOptions
+
+    func run() throws {
+        try storeCommand {
+            let opened = try store.open()
+            let (issue, _) = try opened.issue(id)
+            if !yes {
+                guard isatty(0) == 1 else {
+                    throw GalleyError("refusing to delete without confirmation", hint: "Pass --yes.")
+                }
+                Terminal.standardError.write("Delete \(issue.appleID) (\(issue.title), \(issue.articles) articles)? [y/N] ")
+                guard let answer = readLine(), answer.lowercased().hasPrefix("y") else {
+                    Terminal.standardError.write("nothing deleted\n")
+                    return
+                }
+            }
+            let deleted = try opened.delete(id)
+            if store.json { return printJSON(deleted) }
+            Terminal.standardOutput.write("deleted \(deleted.appleID)\n")
+        }
+    }
+}
+
+struct StoreCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "store", abstract: "Check or clean the issue store.", subcommands: [Check.self, GC.self])
+
+    struct Check: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Database integrity, every file present with its size and checksum, no orphans (exit 1 on problems).")
+        @OptionGroup var store: StoreOptions
+
+        func run() throws {
+            var problems = false
+            try storeCommand {
+                let check = try store.open().check()
+                problems = !check.problems.isEmpty
+                if store.json { return printJSON(check) }
+                for problem in check.problems { Terminal.standardOutput.write("problem: \(problem)\n") }
+                Terminal.standardOutput.write("\(check.issues) issues, \(check.files) files, database \(check.integrity): "
+                    + (problems ? "\(check.problems.count) problems\n" : "all good\n"))
+            }
+            if problems { throw Status.problems }
+        }
+    }
+
+    struct GC: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "gc", abstract: "Remove what interrupted imports left behind.")
+        @OptionGroup var store: StoreOptions
+
+        func run() throws {
+            try storeCommand {
+                let removed = try store.open().collectGarbage()
+                if store.json { return printJSON(removed) }
+                for item in removed { Terminal.standardOutput.write("removed \(item)\n") }
+                Terminal.standardOutput.write("\(removed.count) leftovers removed\n")
+            }
+        }
+    }
+}
