@@ -59,10 +59,14 @@ struct ImportCommand: ParsableCommand {
         var results: [ImportResult] = []
         var failed = false
         try storeCommand {
-            let opened = try store.open()
+            var opened: IssueStore?
             for zip in zips {
                 do {
-                    let result = try opened.importZip(zip, force: force)
+                    // Refused zips never open (or create) the store.
+                    try IssueStore.checkForImport(zip)
+                    if opened == nil { opened = try store.open() }
+                    guard let opened else { continue }
+                    let result = try opened.importZip(zip, force: force, checked: true)
                     results.append(result)
                     if !store.json {
                         let what = result.status == .unchanged ? "already in the store (same last_updated); nothing changed"

@@ -29,6 +29,11 @@ public final class IssueStore: Sendable {
             }
             var configuration = Configuration()
             configuration.busyMode = .timeout(60)
+            // Two processes opening a new store at once must not both create its tables: the
+            // short migration lock (not the writer lock, which imports hold for long) orders them.
+            let migrationLock = try StoreLock(root.appending(path: ".migration-lock"))
+            try migrationLock.lock()
+            defer { migrationLock.unlock() }
             database = try DatabasePool(path: root.appending(path: "store.sqlite").path, configuration: configuration)
             try StoreSchema.migrator().migrate(database)
         } catch let error as GalleyError {

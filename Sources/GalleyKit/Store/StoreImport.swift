@@ -37,11 +37,18 @@ extension IssueStore {
     ///
     /// An issue already in the store is replaced only when the zip's `last_updated` is newer
     /// (or with `force`); the same version is a no-op; an older one is refused.
-    public func importZip(_ path: String, force: Bool) throws -> ImportResult {
+    /// - Parameter checked: the caller already ran `checkForImport` on this zip.
+    public func importZip(_ path: String, force: Bool, checked: Bool = false) throws -> ImportResult {
+        if !checked { try Self.checkForImport(path) }
+        return try withWriterLock { try importValidated(path, force: force) }
+    }
+
+    /// The container and manifest checks of `galley validate`: any error refuses the zip. Call it
+    /// before opening the store, so a refused zip leaves the store's files exactly as they were.
+    public static func checkForImport(_ path: String) throws {
         let report = Validator().validateZip(path: path)
         let errors = report.diagnostics.filter { $0.severity == .error }
         if !errors.isEmpty { throw DiagnosticsError(errors) }
-        return try withWriterLock { try importValidated(path, force: force) }
     }
 
     private func importValidated(_ path: String, force: Bool) throws -> ImportResult {

@@ -1,0 +1,169 @@
+import Foundation
+import Testing
+
+/// `galley import` and the store's queries, end to end.
+@Suite struct StoreTests {
+    let appleID = "com.example.harbour.2026-01"
+
+    /// The example packed, optionally edited first (`edit` gets the source copy).
+    func packExample(lastUpdated: String? = nil, edit: ((URL) throws -> Void)? = nil) throws -> URL {
+        let source = try Harness.copy(Harness.example)
+        if let lastUpdated {
+            let issue = source.appending(path: "issue.yaml")
+            let text = try String(contentsOf: issue, encoding: .utf8)
+                .replacingOccurrences(of: "last_updated: 2026-01-04T18:30:00Z", with: "last_updated: \(lastUpdated)")
+            try Data(text.utf8).write(to: issue)
+        }
+        try edit?(source)
+        let out = try Harness.temporaryDirectory()
+        let result = try Harness.galley(["pack", source.path, "-o", out.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        return out.appending(path: "\(appleID).zip")
+    }
+
+    func store() throws -> String { try Harness.temporaryDirectory().appending(path: "store").path }
+
+    /// Every file under `folder` with its bytes, to prove nothing changed.
+    func snapshot(_ folder: String) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        let enumerator = FileManager.default.enumerator(atPath: folder)
+        while let name = enumerator?.nextObject() as? String {
+            let path = folder + "/" + name
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                files[name] = try Data(contentsOf: URL(fileURLWithPath: path))
+            }
+        }
+        return files
+    }
+
+    @Test func importReimportNewerOlderAndForce() throws {
+        let store = try store()
+        let zip = try packExample()
+        let first = try Harness.galley(["import", zip.path, "--store", store, "--json"])
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains("\"status\" : \"imported\""))
+        let again = try Harness.galley(["import", zip.path, "--store", store])
+        #expect(again.status == 0)
+        #expect(again.stdout.contains("already in the store"))
+
+        let newer = try packExample(lastUpdated: "2026-01-10T09:00:00Z") { source in
+            let letters = source.appending(path: "articles/04-letters/article.yaml")
+            let text = try String(contentsOf: letters, encoding: .utf8).replacingOccurrences(of: "title: Letters", with: "title: Letters to the Editor")
+            try Data(text.utf8).write(to: letters)
+        }
+        let replaced = try Harness.galley(["import", newer.path, "--store", store])
+        #expect(replaced.stdout.contains("replaced"), "\(replaced.stdout)\(replaced.stderr)")
+        let shown = try Harness.galley(["issue", "show", appleID, "--store", store, "--json"])
+        #expect(shown.stdout.contains("Letters to the Editor"))
+        #expect(shown.stdout.contains("2026-01-10T09:00:00.000+0000"))
+
+        let older = try Harness.galley(["import", zip.path, "--store", store])
+        #expect(older.status == 1)
+        #expect(older.stderr.contains("error import.older"))
+        #expect(try Harness.galley(["import", zip.path, "--store", store, "--force"]).stdout.contains("replaced"))
+
+        let check = try Harness.galley(["store", "check", "--store", store])
+        #expect(check.status == 0, "\(check.stdout)")
+        // Replacing left no old folder behind.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store + "/issues").count == 1)
+    }
+
+    @Test func queriesAnswerWhatDumplingsAPIAnswered() throws {
+        let store = try store()
+        #expect(try Harness.galley(["import", try packExample().path, "--store", store]).status == 0)
+        func ids(_ arguments: [String]) throws -> [String] {
+            let result = try Harness.galley(arguments + ["--store", store, "--json"])
+            let list = (try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [[String: Any]] ?? []
+            return list.compactMap { $0["title"] as? String }
+        }
+        #expect(try ids(["articles"]) == ["The Lighthouse Keepers", "The Night Ferry", "The Harbour in Motion", "Letters"])
+        #expect(try ids(["articles", "--featured"]) == ["The Lighthouse Keepers"])
+        #expect(try ids(["articles", "--type", "video"]) == ["The Harbour in Motion"])
+        #expect(try ids(["articles", "--exclude-type", "letters", "--limit", "2", "--page", "1"]) == ["The Harbour in Motion"])
+        #expect(try ids(["articles", "--keyword", "night shift"]) == ["The Lighthouse Keepers", "The Night Ferry"])
+        #expect(try ids(["articles", "--keyword", "night"]).isEmpty, "whole keywords, not substrings")
+        #expect(try ids(["articles", "--by-date"]) == ["The Lighthouse Keepers", "The Night Ferry", "The Harbour in Motion", "Letters"])
+        #expect(try ids(["search", "lighthouse"]) == ["The Lighthouse Keepers"])
+        #expect(try ids(["search", "gulls"]) == ["The Night Ferry"], "body text is searched")
+        #expect(try ids(["search", "nothing-like-this"]).isEmpty)
+        let unknown = try Harness.galley(["articles", "--issue", "no-such-issue", "--store", store])
+        #expect(unknown.status == 2, "an unknown issue is an error, never all articles")
+        let issues = try Harness.galley(["issues", "--store", store, "--json"])
+        #expect(issues.stdout.contains("\"articles\" : 4"))
+    }
+
+    @Test func deleteRemovesTheIssueAndNothingElse() throws {
+        let store = try store()
+        #expect(try Harness.galley(["import", try packExample().path, "--store", store]).status == 0)
+        #expect(try Harness.galley(["delete", appleID, "--store", store]).status == 2, "asks, and refuses without a terminal")
+        #expect(try Harness.galley(["delete", appleID, "--yes", "--store", store]).status == 0)
+        #expect(try Harness.galley(["issues", "--store", store, "--json"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[\n\n]"
+            || Harness.galley(["issues", "--store", store, "--json"]).stdout.contains("[]"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store + "/issues").isEmpty)
+        #expect(try Harness.galley(["store", "check", "--store", store]).status == 0)
+    }
+
+    @Test func hostileZipsAreRefusedAndTheStoreIsUntouched() throws {
+        let store = try store()
+        #expect(try Harness.galley(["import", try packExample().path, "--store", store]).status == 0)
+        let before = try snapshot(store)
+        let parent = URL(fileURLWithPath: store).deletingLastPathComponent().path
+        let outsideBefore = try FileManager.default.contentsOfDirectory(atPath: parent).sorted()
+        let corpus = Harness.fixtures.appending(path: "zips")
+        for name in try FileManager.default.contentsOfDirectory(atPath: corpus.path).sorted() where name.contains("-error") {
+            let result = try Harness.galley(["import", corpus.appending(path: name).path, "--store", store])
+            #expect(result.status == 1, "\(name): \(result.stderr)")
+        }
+        #expect(try snapshot(store) == before, "the store's files are byte-identical")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: parent).sorted() == outsideBefore, "nothing appeared outside")
+    }
+
+    @Test func twoImportsAtOnceBothEndCorrectly() throws {
+        let store = try store()
+        let a = try packExample()
+        let b = try packExample(lastUpdated: "2026-01-10T09:00:00Z")
+        let first = Process()
+        first.executableURL = Harness.galley
+        first.arguments = ["import", a.path, "--store", store]
+        first.standardOutput = FileHandle.nullDevice
+        first.standardError = FileHandle.nullDevice
+        try first.run()
+        let second = try Harness.galley(["import", b.path, "--store", store])
+        first.waitUntilExit()
+        #expect(first.terminationStatus == 0 || first.terminationStatus == 1, "the older one may be refused if it came second")
+        #expect(second.status == 0)
+        let check = try Harness.galley(["store", "check", "--store", store])
+        #expect(check.status == 0, "\(check.stdout)")
+        #expect(try Harness.galley(["issue", "show", appleID, "--store", store]).stdout.contains("updated 2026-01-10T09:00:00.000+0000"))
+    }
+
+    @Test func anImportKilledAtAnyMomentLeavesTheOldOrTheNewIssueComplete() throws {
+        let store = try store()
+        #expect(try Harness.galley(["import", try packExample().path, "--store", store]).status == 0)
+        // A newer version with a large file, so the import takes a while.
+        let big = try packExample(lastUpdated: "2026-02-01T00:00:00Z") { source in
+            var bytes = [UInt8](repeating: 0, count: 40_000_000)
+            bytes.replaceSubrange(0..<4, with: [0xFF, 0xD8, 0xFF, 0xE0])
+            for i in stride(from: 4, to: bytes.count, by: 4096) { bytes[i] = UInt8(truncatingIfNeeded: i &* 31) }
+            try Data(bytes).write(to: source.appending(path: "cover.jpg"))
+        }
+        for delay in [0.02, 0.08, 0.2, 0.5] {
+            let process = Process()
+            process.executableURL = Harness.galley
+            process.arguments = ["import", big.path, "--store", store, "--force"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            Thread.sleep(forTimeInterval: delay)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            // The next command cleans up; the store then holds one complete version.
+            let shown = try Harness.galley(["issue", "show", appleID, "--store", store])
+            #expect(shown.status == 0)
+            #expect(shown.stdout.contains("updated 2026-01-04") || shown.stdout.contains("updated 2026-02-01"))
+            let check = try Harness.galley(["store", "check", "--store", store])
+            #expect(check.status == 0, "after SIGKILL at \(delay) s: \(check.stdout)")
+        }
+    }
+}
