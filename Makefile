@@ -19,6 +19,8 @@ demo: build
 	$(GALLEY) pack $(EXAMPLE) --output $(DEMO_OUT) --force
 	$(GALLEY) validate $(DEMO_OUT)
 	$(GALLEY) render $(DEMO_OUT)/com.example.harbour.2026-01.zip --output $(DEMO_OUT)/preview --force
+	$(GALLEY) import $(DEMO_OUT)/com.example.harbour.2026-01.zip --store $(DEMO_OUT)/store
+	$(GALLEY) issue show com.example.harbour.2026-01 --store $(DEMO_OUT)/store
 	@echo
 	@unzip -l $(DEMO_OUT)/*.zip
 
@@ -40,6 +42,7 @@ bench: setup
 	python3 bench/pack_bench.py
 	python3 bench/validate_bench.py
 	python3 bench/render_bench.py
+	python3 bench/store_bench.py
 
 docs: build
 	$(GALLEY) validate --list-checks --markdown > docs/checks.md

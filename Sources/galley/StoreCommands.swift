@@ -183,11 +183,13 @@ struct SearchCommand: ParsableCommand {
     var text: String
     @Option(help: "Only this issue.")
     var issue: String?
+    @Option(help: "At most this many results, best first.")
+    var limit = 20
     @OptionGroup var store: StoreOptions
 
     func run() throws {
         try storeCommand {
-            let results = try store.open().search(text, issue: issue)
+            let results = try store.open().search(text, issue: issue, limit: limit)
             if store.json { return printJSON(results) }
             for article in results {
                 Terminal.standardOutput.write("\(article.globalID)  \(article.title)\n    \(article.snippet ?? "")\n")

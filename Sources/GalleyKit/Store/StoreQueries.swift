@@ -162,7 +162,7 @@ extension IssueStore {
     }
 
     /// Full-text search over titles, deks, keywords and body text (FTS5), best first, with a snippet.
-    public func search(_ text: String, issue: String?) throws -> [StoredArticle] {
+    public func search(_ text: String, issue: String?, limit: Int = 20) throws -> [StoredArticle] {
         if let issue { _ = try self.issue(issue) }
         guard let pattern = FTS5Pattern(matchingAllPrefixesIn: text) else { return [] }
         return try database.read { db in
@@ -176,7 +176,8 @@ extension IssueStore {
                 sql += " AND (i.globalID = ? OR i.appleID = ?)"
                 _ = arguments.append(contentsOf: [issue, issue])
             }
-            sql += " ORDER BY bm25(articleSearch, 10.0, 5.0, 5.0, 1.0), i.appleID, a.placement"
+            sql += " ORDER BY bm25(articleSearch, 10.0, 5.0, 5.0, 1.0), i.appleID, a.placement LIMIT ?"
+            _ = arguments.append(contentsOf: [limit])
             return try StoredArticle.fetchAll(db, sql: sql, arguments: arguments)
         }
     }
