@@ -20,7 +20,8 @@ struct GalleyCommand: ParsableCommand {
         version: Galley.version,
         subcommands: [
             PackCommand.self, ValidateCommand.self, RenderCommand.self, ImportCommand.self, IssuesCommand.self,
-            IssueCommand.self, ArticlesCommand.self, SearchCommand.self, DeleteCommand.self, StoreCommand.self,
+            IssueCommand.self, ArticlesCommand.self, ArticleCommand.self, AssetsCommand.self, SearchCommand.self,
+            DeleteCommand.self, StoreCommand.self,
         ]
     )
 

@@ -88,11 +88,27 @@ struct IssuesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "issues", abstract: "List the store's issues, newest first.")
 
+    @Flag(help: "Only the newest issue.")
+    var newest = false
+    @Option(help: ArgumentHelp("Only issues published before this one, nearest first.", valueName: "id"))
+    var olderThan: String?
+    @Option(help: ArgumentHelp("Only issues published after this one, nearest first.", valueName: "id"))
+    var newerThan: String?
+
     @OptionGroup var store: StoreOptions
 
     func run() throws {
         try storeCommand {
-            let issues = try store.open().issues()
+            let opened = try store.open()
+            var issues: [StoredIssue]
+            if let olderThan {
+                issues = try opened.issues(relativeTo: olderThan, older: true)
+            } else if let newerThan {
+                issues = try opened.issues(relativeTo: newerThan, older: false)
+            } else {
+                issues = try opened.issues()
+            }
+            if newest { issues = Array(issues.prefix(1)) }
             if store.json { return printJSON(issues) }
             for issue in issues {
                 Terminal.standardOutput.write("\(issue.publishDate)  \(issue.appleID)  \(issue.title) (\(issue.articles) articles)\n")
@@ -263,6 +279,124 @@ struct StoreCommand: ParsableCommand {
                 for item in removed { Terminal.standardOutput.write("removed \(item)\n") }
                 Terminal.standardOutput.write("\(removed.count) leftovers removed\n")
             }
+        }
+    }
+}
+
+struct ArticleCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "article", abstract: "Show one article.", subcommands: [Show.self, Newer.self, Older.self])
+
+    struct Selection: ParsableArguments {
+        @Argument(help: "The article's global id.")
+        var id: String
+        @Option(help: "The issue, when several issues have an article with this id.")
+        var issue: String?
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "An article with its assets (and their paths in the store), and its issue's newer and older articles.")
+        @OptionGroup var selection: Selection
+        @Option(help: ArgumentHelp("Print only this custom metadata value.", valueName: "key"))
+        var meta: String?
+        @OptionGroup var store: StoreOptions
+
+        func run() throws {
+            try storeCommand {
+                let detail = try store.open().article(selection.id, issue: selection.issue)
+                if let meta {
+                    guard let value = IssueStore.meta(meta, of: detail) else {
+                        throw GalleyError("the article has no custom metadata `\(meta)`")
+                    }
+                    if store.json { return printJSON(JSONValueBox(value)) }
+                    Terminal.standardOutput.write((value.stringValue ?? JSONWriter(pretty: false).encode(value)) + "\n")
+                    return
+                }
+                if store.json { return printJSON(detail) }
+                let out = Terminal.standardOutput
+                out.write("\(detail.article.title)\n\(detail.article.globalID) · issue \(detail.article.issueGlobalID) · \(detail.article.type) · \(detail.article.date)\n")
+                for asset in detail.assets { out.write("  \(asset.kind) \(asset.placement): \(asset.path)\n") }
+            }
+        }
+    }
+
+    struct Newer: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Articles of the same issue with a later date, nearest first.")
+        @OptionGroup var selection: Selection
+        @OptionGroup var store: StoreOptions
+
+        func run() throws {
+            try storeCommand {
+                let list = try store.open().article(selection.id, issue: selection.issue).newer
+                if store.json { return printJSON(list) }
+                for article in list { Terminal.standardOutput.write("\(article.globalID)  \(article.title)\n") }
+            }
+        }
+    }
+
+    struct Older: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Articles of the same issue with an earlier date, nearest first.")
+        @OptionGroup var selection: Selection
+        @OptionGroup var store: StoreOptions
+
+        func run() throws {
+            try storeCommand {
+                let list = try store.open().article(selection.id, issue: selection.issue).older
+                if store.json { return printJSON(list) }
+                for article in list { Terminal.standardOutput.write("\(article.globalID)  \(article.title)\n") }
+            }
+        }
+    }
+}
+
+struct AssetsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "assets",
+        abstract: "List assets with their file paths in the store.",
+        discussion: """
+            galley assets --issue ID                  every asset of the issue
+            galley assets --article ID --playlist     the article's sounds, in order
+            galley assets --issue ID --cover          the issue's first image (its cover)
+            galley assets --article ID --first        the article's first image
+            galley assets --issue ID --count          how many
+            """)
+
+    @Option(help: "Only this issue's assets (global id or apple_id).")
+    var issue: String?
+    @Option(help: "Only this article's assets.")
+    var article: String?
+    @Option(help: "Only this kind: image, sound or video.")
+    var type: String?
+    @Flag(help: "The article's sounds in order (same as --type sound).")
+    var playlist = false
+    @Flag(help: "The issue's own first image: its cover.")
+    var cover = false
+    @Flag(help: "Only the first image.")
+    var first = false
+    @Flag(help: "Print how many there are.")
+    var count = false
+    @OptionGroup var store: StoreOptions
+
+    func run() throws {
+        try storeCommand {
+            if let type, MediaKind(rawValue: type) == nil {
+                throw GalleyError("--type must be image, sound or video, not `\(type)`")
+            }
+            var filter = AssetFilter()
+            filter.issue = issue
+            filter.article = article
+            filter.kind = playlist ? "sound" : (cover || first) ? "image" : type
+            var assets = try store.open().assets(filter)
+            if cover { assets = assets.filter { $0.articleGlobalID == nil } }
+            if cover || first { assets = Array(assets.prefix(1)) }
+            if count {
+                if store.json { return printJSON(["count": assets.count]) }
+                Terminal.standardOutput.write("\(assets.count)\n")
+                return
+            }
+            if store.json { return printJSON(assets) }
+            for asset in assets { Terminal.standardOutput.write("\(asset.globalID)  \(asset.kind)  \(asset.path)\n") }
         }
     }
 }

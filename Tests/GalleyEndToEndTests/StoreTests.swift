@@ -93,6 +93,43 @@ import Testing
         #expect(issues.stdout.contains("\"articles\" : 4"))
     }
 
+    @Test func articlesAssetsAndIssueNeighbours() throws {
+        let store = try store()
+        let january = try packExample()
+        let february = try packExample(lastUpdated: "2026-02-01T00:00:00Z") { source in
+            let issue = source.appending(path: "issue.yaml")
+            let text = try String(contentsOf: issue, encoding: .utf8)
+                .replacingOccurrences(of: "apple_id: com.example.harbour.2026-01", with: "apple_id: com.example.harbour.2026-02")
+                .replacingOccurrences(of: "publish_date: 2026-01-05", with: "publish_date: 2026-02-02")
+            try Data(text.utf8).write(to: issue)
+        }
+        let febZip = february.deletingLastPathComponent().appending(path: "com.example.harbour.2026-02.zip")
+        #expect(try Harness.galley(["import", january.path, febZip.path, "--store", store]).status == 0)
+        func run(_ arguments: [String]) throws -> Harness.Result { try Harness.galley(arguments + ["--store", store]) }
+
+        #expect(try run(["issues", "--newest"]).stdout.contains("com.example.harbour.2026-02"))
+        #expect(try run(["issues", "--older-than", "com.example.harbour.2026-02"]).stdout.contains("com.example.harbour.2026-01"))
+        #expect(try run(["issues", "--newer-than", "com.example.harbour.2026-02"]).stdout.isEmpty)
+        // Both issues' articles are there, each under its own ids.
+        #expect(try run(["articles", "--json"]).stdout.components(separatedBy: "\"global_id\"").count == 9)
+        let ferry = "5f827f80262d6fe87d41ca17"
+        let show = try run(["article", "show", ferry, "--json"])
+        #expect(show.status == 0, "\(show.stderr)")
+        #expect(show.stdout.contains("night-ferry-interview.mp3"))
+        #expect(try run(["article", "show", "fbf92e3a2aa69e50f4c7b6e7", "--meta", "reading_time"]).stdout == "7\n")
+        #expect(try run(["article", "show", "fbf92e3a2aa69e50f4c7b6e7", "--meta", "nothing"]).status == 2)
+        #expect(try run(["article", "older", ferry]).stdout.contains("The Harbour in Motion"))
+        #expect(try run(["article", "newer", ferry]).stdout.contains("The Lighthouse Keepers"))
+        let playlist = try run(["assets", "--article", ferry, "--playlist", "--json"])
+        let sounds = try #require(try JSONSerialization.jsonObject(with: Data(playlist.stdout.utf8)) as? [[String: Any]])
+        #expect(sounds.count == 1)
+        let path = try #require(sounds.first?["path"] as? String)
+        #expect(FileManager.default.fileExists(atPath: path), "the asset's file path in the store")
+        #expect(try run(["assets", "--issue", "com.example.harbour.2026-01", "--cover"]).stdout.contains("cover.jpg"))
+        #expect(try run(["assets", "--issue", "com.example.harbour.2026-01", "--count"]).stdout == "8\n")
+        #expect(try run(["assets", "--issue", "no-such-issue"]).status == 2)
+    }
+
     @Test func deleteRemovesTheIssueAndNothingElse() throws {
         let store = try store()
         #expect(try Harness.galley(["import", try packExample().path, "--store", store]).status == 0)
