@@ -17,6 +17,7 @@ struct RenderCommand: ParsableCommand {
               galley render ISSUE --output DIR            a preview site: index.html, articles/, assets/
               galley render ISSUE --article ID [--page]   one article (body, or a full page) to stdout or --output FILE
               galley render ISSUE --stdin [--article ID]  a raw body from standard input, with ISSUE's assets
+              galley render --from-store --article ID     an imported article, from the issue store
 
             URLs are relative to the output by default (the site's assets/ folder; for a source \
             folder, the source files; for a zip, the file names beside the output); --asset-base \
@@ -28,8 +29,17 @@ struct RenderCommand: ParsableCommand {
               galley render dist/issue.zip --stdin --style dumpling --asset-base file:///var/issue/ < body.html
             """)
 
-    @Argument(help: "An issue zip, source folder or latest.json.", completion: .file())
-    var input: String
+    @Argument(help: "An issue zip, source folder or latest.json (not with --from-store).", completion: .file())
+    var input: String?
+
+    @Flag(help: "Render --article from the issue store (see --store) instead of INPUT.")
+    var fromStore = false
+
+    @Option(help: ArgumentHelp("The issue store, with --from-store (default: $GALLEY_STORE, else ~/.local/share/galley).", valueName: "dir"))
+    var store: String?
+
+    @Option(help: ArgumentHelp("With --from-store: the issue, when several have an article with this id.", valueName: "id"))
+    var issue: String?
 
     @Option(help: "The article to render (global id; for a source folder also its slug).")
     var article: String?
@@ -87,12 +97,28 @@ struct RenderCommand: ParsableCommand {
         options.assetBase = assetBase
         options.page = page
         options.language = lang
-        let inputURL = URL(fileURLWithPath: input)
+        if fromStore == (input != nil) {
+            stderr.write("error: give INPUT, or --from-store with --article (not both)\n")
+            throw Status.couldNotRun
+        }
+        let inputURL = URL(fileURLWithPath: input ?? ".")
         do {
             options.assetTemplate = try template.map(RenderOptions.template(at:))
             options.pageTemplate = try pageTemplate.map(RenderOptions.template(at:))
             let renderer = Renderer(options: options)
-            if stdin {
+            if fromStore {
+                guard let article else {
+                    stderr.write("error: --from-store renders one article: give --article ID\n")
+                    throw Status.couldNotRun
+                }
+                let opened = try IssueStore(at: IssueStore.location(given: store, environment: ProcessInfo.processInfo.environment))
+                let outputFolder = output.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
+                    ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+                let (html, warnings) = try renderer.renderArticle(
+                    fromStore: opened, id: article, issue: issue, outputDirectory: outputFolder)
+                stderr.report(warnings, base: ".")
+                try write(html)
+            } else if stdin {
                 let data = FileHandle.standardInput.readDataToEndOfFile()
                 guard let body = String(data: data, encoding: .utf8) else {
                     stderr.write("error: standard input is not UTF-8 text\n")

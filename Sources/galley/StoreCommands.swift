@@ -66,7 +66,11 @@ struct ImportCommand: ParsableCommand {
                     try IssueStore.checkForImport(zip)
                     if opened == nil { opened = try store.open() }
                     guard let opened else { continue }
-                    let result = try opened.importZip(zip, force: force, checked: true)
+                    let bar = ProgressBar(label: "importing", enabled: !store.json)
+                    let result = try opened.importZip(zip, force: force, checked: true) { done, total in
+                        bar?.update(done: done, total: max(total, 1), detail: formatBytes(done))
+                    }
+                    bar?.clear()
                     results.append(result)
                     if !store.json {
                         let what = result.status == .unchanged ? "already in the store (same last_updated); nothing changed"

@@ -130,6 +130,23 @@ import Testing
         #expect(try run(["assets", "--issue", "no-such-issue"]).status == 2)
     }
 
+    @Test func renderAnImportedArticleFromTheStore() throws {
+        let store = try store()
+        #expect(try Harness.galley(["import", try packExample().path, "--store", store]).status == 0)
+        let out = try Harness.temporaryDirectory()
+        let page = out.appending(path: "keepers.html")
+        let result = try Harness.galley([
+            "render", "--from-store", "--store", store, "--article", "fbf92e3a2aa69e50f4c7b6e7", "--page", "-o", page.path,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        let html = try String(contentsOf: page, encoding: .utf8)
+        #expect(html.contains("<h1>The Lighthouse Keepers</h1>"))
+        let src = try #require(html.firstRange(of: /src="([^"]+lamp-room\.jpg)"/).map { String(html[$0]).dropFirst(5).dropLast() })
+        #expect(FileManager.default.fileExists(atPath: out.appending(path: String(src)).standardizedFileURL.path), "\(src)")
+        #expect(try Harness.galley(["render", "--from-store", "--store", store, "--article", "nope"]).status == 2)
+        #expect(try Harness.galley(["render", "--from-store", "--store", store]).status == 2)
+    }
+
     @Test func deleteRemovesTheIssueAndNothingElse() throws {
         let store = try store()
         #expect(try Harness.galley(["import", try packExample().path, "--store", store]).status == 0)

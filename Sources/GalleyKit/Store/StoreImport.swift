@@ -38,9 +38,12 @@ extension IssueStore {
     /// An issue already in the store is replaced only when the zip's `last_updated` is newer
     /// (or with `force`); the same version is a no-op; an older one is refused.
     /// - Parameter checked: the caller already ran `checkForImport` on this zip.
-    public func importZip(_ path: String, force: Bool, checked: Bool = false) throws -> ImportResult {
+    /// - Parameter progress: bytes extracted so far, and in all (for a progress bar).
+    public func importZip(
+        _ path: String, force: Bool, checked: Bool = false, progress: ((Int64, Int64) -> Void)? = nil
+    ) throws -> ImportResult {
         if !checked { try Self.checkForImport(path) }
-        return try withWriterLock { try importValidated(path, force: force) }
+        return try withWriterLock { try importValidated(path, force: force, progress: progress) }
     }
 
     /// The container and manifest checks of `galley validate`: any error refuses the zip. Call it
@@ -51,14 +54,16 @@ extension IssueStore {
         if !errors.isEmpty { throw DiagnosticsError(errors) }
     }
 
-    private func importValidated(_ path: String, force: Bool) throws -> ImportResult {
+    private func importValidated(_ path: String, force: Bool, progress: ((Int64, Int64) -> Void)?) throws -> ImportResult {
         let token = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let staging = stagingFolder.appending(path: token)
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: staging) }
 
         // 1. Extract every file (names were checked by validate) and read latest.json.
-        let content = try extract(path, into: staging)
+        let total = (try? ZipDirectory.read(path: path, maxEntries: ContainerLimits().maxEntries))
+            .map { Int64($0.entries.reduce(0) { $0 + $1.uncompressedSize }) } ?? 0
+        let content = try extract(path, into: staging) { done in progress?(done, total) }
         let issue = content.issue
         let articles = content.articles
         let newUpdated = Self.milliseconds(issue.lastUpdated)
@@ -128,7 +133,8 @@ extension IssueStore {
         var sha256: String
     }
 
-    private func extract(_ path: String, into staging: URL) throws -> ZipContent {
+    private func extract(_ path: String, into staging: URL, progress: (Int64) -> Void) throws -> ZipContent {
+        var done: Int64 = 0
         var manifest: [UInt8] = []
         var files: [ExtractedFile] = []
         var top: String?
@@ -155,6 +161,8 @@ extension IssueStore {
                 var failure: Error?
                 _ = try reader.read(limit: Int64.max) { chunk in
                     size += Int64(chunk.count)
+                    done += Int64(chunk.count)
+                    progress(done)
                     chunk.withUnsafeBytes { hasher.update($0) }
                     if failure == nil { do { try handle.write(contentsOf: chunk) } catch { failure = error } }
                 }
