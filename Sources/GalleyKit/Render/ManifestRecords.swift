@@ -13,7 +13,7 @@ enum ManifestRecords {
         }
     }
 
-    static func article(_ node: LocatedJSON) -> ArticleRecord? {
+    static func article(_ node: LocatedJSON, issueGlobalID: String? = nil) -> ArticleRecord? {
         guard node.members != nil else { return nil }
         var record = ArticleRecord(
             globalID: string(node, "global_id"), title: string(node, "title"), body: string(node, "body"),
@@ -28,6 +28,24 @@ enum ManifestRecords {
         record.authorBio = string(node, "author_bio")
         record.keywords = string(node, "keywords")
         record.type = string(node, "type")
+        record.commentary = string(node, "commentary")
+        record.sku = node["sku"]?.string
+        // Dumpling reads meta.published as a number or boolean; anything else is unpublished.
+        switch node["meta"]?["published"]?.value {
+        case .bool(let flag)?: record.published = flag
+        case .number(let n)?: record.published = (Double(n) ?? 0) != 0
+        default: record.published = false
+        }
+        if let issueGlobalID, let value = node["featured"]?[issueGlobalID] {
+            switch value.value {
+            case .number(let n): record.featured = n == "1"
+            case .bool(let b): record.featured = b
+            case .string(let s): record.featured = s == "1"
+            default: record.featured = false
+            }
+        }
+        // customMeta, else the legacy metadata; an object or a string (Dumpling took both).
+        if let meta = node["customMeta"] ?? node["metadata"] { record.customMeta = JSONValue(meta) }
         record.images = assets(node, "images", kind: .image)
         record.sounds = assets(node, "sound_files", kind: .sound)
         record.videos = assets(node, "videos", kind: .video)

@@ -49,7 +49,11 @@ extension IssueStore {
     /// The container and manifest checks of `galley validate`: any error refuses the zip. Call it
     /// before opening the store, so a refused zip leaves the store's files exactly as they were.
     public static func checkForImport(_ path: String) throws {
-        let report = Validator().validateZip(path: path)
+        // Container and manifest (and references, bodies); CRCs and real sizes are checked by
+        // libarchive while the files are extracted, so the zip is not read twice.
+        var options = ValidationOptions()
+        options.fullCheck = false
+        let report = Validator(options: options).validateZip(path: path)
         let errors = report.diagnostics.filter { $0.severity == .error }
         if !errors.isEmpty { throw DiagnosticsError(errors) }
     }
@@ -60,12 +64,13 @@ extension IssueStore {
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: staging) }
 
-        // 1. Extract every file (names were checked by validate) and read latest.json.
+        // 1. Extract every file (names were checked by validate), latest.json included; then read
+        // the issue's own fields from it (articles are streamed into the database later).
         let total = (try? ZipDirectory.read(path: path, maxEntries: ContainerLimits().maxEntries))
             .map { Int64($0.entries.reduce(0) { $0 + $1.uncompressedSize }) } ?? 0
-        let content = try extract(path, into: staging) { done in progress?(done, total) }
-        let issue = content.issue
-        let articles = content.articles
+        let files = try extract(path, into: staging) { done in progress?(done, total) }
+        let manifest = staging.appending(path: "latest.json")
+        let issue = try ManifestStream.issue(manifest, display: path)
         let newUpdated = Self.milliseconds(issue.lastUpdated)
 
         // 2. Versions.
@@ -83,10 +88,13 @@ extension IssueStore {
             }()
             if !force {
                 if order == .orderedSame {
+                    let id: Int64 = existing["id"]
+                    let counts = try database.read { db in
+                        (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM article WHERE issueId = ?", arguments: [id]) ?? 0,
+                         try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM asset WHERE issueId = ?", arguments: [id]) ?? 0)
+                    }
                     return ImportResult(path: path, status: .unchanged, appleID: issue.appleID, globalID: issue.globalID,
-                                        lastUpdated: issue.lastUpdated, articles: articles.count,
-                                        assets: issue.images.count + articles.reduce(0) { $0 + $1.assets.count },
-                                        files: content.files.count)
+                                        lastUpdated: issue.lastUpdated, articles: counts.0, assets: counts.1, files: files.count)
                 }
                 if order == .orderedAscending {
                     throw DiagnosticsError([.error(
@@ -100,13 +108,15 @@ extension IssueStore {
         // 3. The new folder next to the old one, then one transaction that switches to it.
         let folder = "\(SourceTree.zipSafeName(issue.appleID)).\(token)"
         try FileManager.default.moveItem(at: staging, to: issuesFolder.appending(path: folder))
+        var counts = (articles: 0, assets: 0)
         do {
             try database.write { db in
                 if let id: Int64 = existing?["id"] {
                     try db.execute(sql: "DELETE FROM articleSearch WHERE rowid IN (SELECT id FROM article WHERE issueId = ?)", arguments: [id])
                     try db.execute(sql: "DELETE FROM issue WHERE id = ?", arguments: [id])
                 }
-                try insert(issue, articles: articles, files: content.files, folder: folder, zipSHA256: content.sha256, db: db)
+                counts = try insert(issue, manifest: issuesFolder.appending(path: folder).appending(path: "latest.json"),
+                                    display: path, files: files, folder: folder, db: db)
             }
         } catch {
             try? FileManager.default.removeItem(at: issuesFolder.appending(path: folder))
@@ -116,8 +126,8 @@ extension IssueStore {
             try? FileManager.default.removeItem(at: issuesFolder.appending(path: oldFolder))
         }
         return ImportResult(path: path, status: status, appleID: issue.appleID, globalID: issue.globalID,
-                            lastUpdated: issue.lastUpdated, articles: articles.count,
-                            assets: issue.images.count + articles.reduce(0) { $0 + $1.assets.count }, files: content.files.count)
+                            lastUpdated: issue.lastUpdated, articles: counts.articles, assets: counts.assets,
+                            files: files.count)
     }
 
     struct ExtractedFile {
@@ -126,30 +136,17 @@ extension IssueStore {
         var sha256: String
     }
 
-    struct ZipContent {
-        var issue: IssueRecord
-        var articles: [ArticleRecord]
-        var files: [ExtractedFile]
-        var sha256: String
-    }
-
-    private func extract(_ path: String, into staging: URL, progress: (Int64) -> Void) throws -> ZipContent {
+    /// Extracts every file of the zip's folder into `staging`, streaming, with its size and SHA-256.
+    private func extract(_ path: String, into staging: URL, progress: (Int64) -> Void) throws -> [ExtractedFile] {
         var done: Int64 = 0
-        var manifest: [UInt8] = []
         var files: [ExtractedFile] = []
-        var top: String?
         let reader = try ZipReader(path: path)
         do {
             while let entry = try reader.next() {
                 if entry.isDirectory { continue }
                 let parts = entry.name.split(separator: "/", maxSplits: 1).map(String.init)
                 guard parts.count == 2 else { continue }
-                top = top ?? parts[0]
                 let name = parts[1]
-                if name == "latest.json" {
-                    while let chunk = try reader.readChunk() { manifest += chunk }
-                    continue
-                }
                 let target = staging.appending(path: name)
                 try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
                 guard FileManager.default.createFile(atPath: target.path, contents: nil),
@@ -173,55 +170,22 @@ extension IssueStore {
         } catch let error as ZipReader.ReadError {
             throw GalleyError("the zip is damaged: \(error.message)", path: path, hint: "Run `galley validate` on it.")
         }
-        let root: LocatedJSON
-        do {
-            root = try LocatedJSON.parse(manifest)
-        } catch {
-            throw GalleyError("latest.json does not parse: \(error.message)", path: path)
-        }
-        let issue = ManifestRecords.issue(root)
-        var articles: [ArticleRecord] = []
-        for node in root["articles"]?.items ?? [] {
-            guard var record = ManifestRecords.article(node) else { continue }
-            record.sku = node["sku"]?.string
-            record.commentary = node["commentary"]?.string ?? ""
-            if case .bool(let flag)? = node["meta"]?["published"]?.value { record.published = flag }
-            if case .number(let n)? = node["meta"]?["published"]?.value { record.published = n != "0" }
-            if let issueID = Optional(issue.globalID), let value = node["featured"]?[issueID] {
-                switch value.value {
-                case .number(let n): record.featured = n == "1"
-                case .bool(let b): record.featured = b
-                case .string(let s): record.featured = s == "1"
-                default: record.featured = false
-                }
-            }
-            // customMeta, else the legacy metadata; objects or strings (Dumpling took both).
-            if let meta = node["customMeta"] ?? node["metadata"] {
-                record.customMeta = JSONValue(meta)
-            }
-            articles.append(record)
-        }
-        let hasher = SHA256Hasher()
-        if let handle = FileHandle(forReadingAtPath: path) {
-            while let data = try handle.read(upToCount: 1 << 20), !data.isEmpty { hasher.update([UInt8](data)) }
-            try? handle.close()
-        }
-        return ZipContent(issue: issue, articles: articles, files: files, sha256: hasher.finalizeHex())
+        return files
     }
 
     private func insert(
-        _ issue: IssueRecord, articles: [ArticleRecord], files: [ExtractedFile], folder: String, zipSHA256: String, db: Database
-    ) throws {
+        _ issue: IssueRecord, manifest: URL, display: String, files: [ExtractedFile], folder: String, db: Database
+    ) throws -> (articles: Int, assets: Int) {
         let writer = JSONWriter(pretty: false)
         let publishParts = issue.publishDate.split(separator: "/").compactMap { Int($0) }
         let publishDay = publishParts.count == 3 ? "\(pad(publishParts[2], 4))-\(pad(publishParts[0], 2))-\(pad(publishParts[1], 2))" : nil
         try db.execute(sql: """
             INSERT INTO issue (globalID, appleID, title, description, lastUpdated, lastUpdatedMS, displayDate, publishDate,
-                               publishDay, metadata, folder, zipSHA256)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                               publishDay, metadata, folder)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [issue.globalID, issue.appleID, issue.title, issue.description, issue.lastUpdated,
                              Self.milliseconds(issue.lastUpdated), issue.displayDate, issue.publishDate, publishDay,
-                             writer.encode(issue.metadata), folder, zipSHA256])
+                             writer.encode(issue.metadata), folder])
         let issueID = db.lastInsertedRowID
         func insertAsset(_ asset: AssetRecord, article: Int64?, placement: Int) throws {
             try db.execute(sql: """
@@ -232,7 +196,9 @@ extension IssueStore {
                                  asset.fileName, asset.crop350, asset.metadata.map { writer.encode($0) }])
         }
         for (index, image) in issue.images.enumerated() { try insertAsset(image, article: nil, placement: index + 1) }
-        for (index, article) in articles.enumerated() {
+        var index = -1
+        try ManifestStream.articles(manifest, display: display, issueGlobalID: issue.globalID) { article in
+            index += 1
             try db.execute(sql: """
                 INSERT INTO article (issueId, globalID, placement, title, body, description, url, section, authorName, source,
                                      dek, authorURL, authorBio, keywords, commentary, type, dateLastUpdated, dateMS, sku,
@@ -244,7 +210,7 @@ extension IssueStore {
                                  article.authorURL, article.authorBio, article.keywords, article.commentary, article.type,
                                  article.dateLastUpdated, Self.milliseconds(article.dateLastUpdated), article.sku,
                                  article.published, article.featured, writer.encode(article.customMeta)])
-            guard db.changesCount > 0 else { continue }
+            guard db.changesCount > 0 else { return }
             let articleID = db.lastInsertedRowID
             try db.execute(sql: "INSERT INTO articleSearch (rowid, title, dek, keywords, body) VALUES (?, ?, ?, ?, ?)",
                            arguments: [articleID, article.title, article.dek, article.keywords, Self.plainText(article.body)])
@@ -256,6 +222,9 @@ extension IssueStore {
             try db.execute(sql: "INSERT INTO file (issueId, name, size, sha256) VALUES (?, ?, ?, ?)",
                            arguments: [issueID, file.name, file.size, file.sha256])
         }
+        let articles = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM article WHERE issueId = ?", arguments: [issueID]) ?? 0
+        let assets = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM asset WHERE issueId = ?", arguments: [issueID]) ?? 0
+        return (articles, assets)
     }
 
     /// A date in either of Dumpling's ISO forms, as milliseconds; `nil` for anything else.

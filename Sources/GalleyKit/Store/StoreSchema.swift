@@ -21,7 +21,6 @@ enum StoreSchema {
                 t.column("metadata", .text).notNull()
                 /// The issue's files: `issues/<folder>` in the store.
                 t.column("folder", .text).notNull()
-                t.column("zipSHA256", .text).notNull()
             }
             try db.create(table: "article") { t in
                 t.autoIncrementedPrimaryKey("id")
