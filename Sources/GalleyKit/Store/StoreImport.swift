@@ -49,11 +49,9 @@ extension IssueStore {
     /// The container and manifest checks of `galley validate`: any error refuses the zip. Call it
     /// before opening the store, so a refused zip leaves the store's files exactly as they were.
     public static func checkForImport(_ path: String) throws {
-        // Container and manifest (and references, bodies); CRCs and real sizes are checked by
-        // libarchive while the files are extracted, so the zip is not read twice.
-        var options = ValidationOptions()
-        options.fullCheck = false
-        let report = Validator(options: options).validateZip(path: path)
+        // The full check (CRCs, real sizes, media): a damaged zip is refused before the store is
+        // touched, not half-way through extraction.
+        let report = Validator().validateZip(path: path)
         let errors = report.diagnostics.filter { $0.severity == .error }
         if !errors.isEmpty { throw DiagnosticsError(errors) }
     }
