@@ -147,6 +147,31 @@ import Testing
         #expect(try Harness.galley(["render", "--from-store", "--store", store]).status == 2)
     }
 
+    @Test func idsAreScopedPerIssue() throws {
+        let store = try store()
+        func issue(_ appleID: String) throws -> URL {
+            let zip = try packExample { source in
+                let fields = source.appending(path: "articles/04-letters/article.yaml")
+                try Data(("id: shared-letters\n" + (try String(contentsOf: fields, encoding: .utf8))).utf8).write(to: fields)
+                let yaml = source.appending(path: "issue.yaml")
+                let text = try String(contentsOf: yaml, encoding: .utf8).replacingOccurrences(of: "apple_id: com.example.harbour.2026-01", with: "apple_id: \(appleID)")
+                try Data(text.utf8).write(to: yaml)
+            }
+            return zip.deletingLastPathComponent().appending(path: "\(appleID).zip")
+        }
+        #expect(try Harness.galley(["import", try issue("org.example.a").path, try issue("org.example.b").path, "--store", store]).status == 0)
+        let ambiguous = try Harness.galley(["article", "show", "shared-letters", "--store", store])
+        #expect(ambiguous.status == 2)
+        #expect(ambiguous.stderr.contains("2 issues have an article `shared-letters`"))
+        let one = try Harness.galley(["article", "show", "shared-letters", "--issue", "org.example.b", "--store", store, "--json"])
+        #expect(one.status == 0)
+        #expect(try Harness.galley(["articles", "--issue", "org.example.a", "--store", store, "--json"]).stdout.contains("shared-letters"))
+        #expect(try Harness.galley(["articles", "--issue", "org.example.b", "--store", store, "--json"]).stdout.contains("shared-letters"))
+        // Deleting one issue leaves the other's article alone.
+        #expect(try Harness.galley(["delete", "org.example.a", "--yes", "--store", store]).status == 0)
+        #expect(try Harness.galley(["article", "show", "shared-letters", "--store", store]).status == 0)
+    }
+
     @Test func deleteRemovesTheIssueAndNothingElse() throws {
         let store = try store()
         #expect(try Harness.galley(["import", try packExample().path, "--store", store]).status == 0)
