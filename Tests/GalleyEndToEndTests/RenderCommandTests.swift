@@ -147,3 +147,31 @@ import Testing
         #expect(result.stderr.contains("the template does not parse"))
     }
 }
+
+@Suite struct RenderLargeSiteTests {
+    /// Pages are written in batches; every batch must know the issue's title.
+    @Test func everyPageOfALargeSiteLinksBackToTheIssue() throws {
+        let root = try Harness.temporaryDirectory().appending(path: "issue")
+        try FileManager.default.createDirectory(at: root.appending(path: "articles"), withIntermediateDirectories: true)
+        try Data("title: Big Issue\napple_id: org.example.big\npublish_date: 2020-03-01\n".utf8)
+            .write(to: root.appending(path: "issue.yaml"))
+        for i in 1...70 {
+            let folder = root.appending(path: "articles/\(String(format: "%03d", i))-a\(i)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data("---\ntitle: Article \(i)\n---\nText \(i).\n".utf8).write(to: folder.appending(path: "article.md"))
+        }
+        let out = try Harness.temporaryDirectory()
+        let zipResult = try Harness.galley(["pack", root.path, "-o", out.path])
+        #expect(zipResult.status == 0, "\(zipResult.stderr)")
+        for input in [root.path, out.appending(path: "org.example.big.zip").path] {
+            let site = try Harness.temporaryDirectory().appending(path: "site")
+            #expect(try Harness.galley(["render", input, "-o", site.path]).status == 0)
+            let pages = try FileManager.default.contentsOfDirectory(atPath: site.appending(path: "articles").path)
+            #expect(pages.count == 70)
+            for page in pages {
+                let html = try String(contentsOf: site.appending(path: "articles/\(page)"), encoding: .utf8)
+                #expect(html.contains("← Big Issue</a>"), "\(page) from \(input)")
+            }
+        }
+    }
+}

@@ -99,7 +99,9 @@ public struct Renderer: Sendable {
         let markup = withTemplate(AssetMarkup(style: options.style, assetBase: options.assetBase ?? "../assets/"))
         let thumbBase = options.assetBase ?? "assets/"
         var pages: [(ArticleRecord, String, String)] = []
+        var issueTitle: String?
         let issue = try read(input, extractTo: assets) { article, _, _ in
+            issueTitle = issueTitle ?? article.issueTitle
             let (body, found) = try expand(article.record, lookup: article.lookup, markup: markup)
             warnings += found
             let file = "articles/\(pad(entries.count + 1, 3))-\(SourceTree.zipSafeName(article.record.globalID)).html"
@@ -109,7 +111,7 @@ public struct Renderer: Sendable {
                 thumbnail: thumb.map { thumbBase + HTMLText.urlPath($0.crop350) },
                 thumbnailAlt: thumb.map { $0.metadata?["alt"]?.stringValue ?? $0.caption } ?? ""))
             pages.append((article.record, body, file))
-            if pages.count >= 64 { try flush(&pages, staging, language ?? "en") }
+            if pages.count >= 64 { try flush(&pages, staging, language ?? "en", issueTitle: issueTitle) }
             return true
         }
         if language == nil { language = issue.language }
@@ -202,6 +204,8 @@ public struct Renderer: Sendable {
     struct ReadArticle {
         var record: ArticleRecord
         var lookup: (String) -> AssetRecord?
+        /// The issue's title, when it is known by the time this article is read.
+        var issueTitle: String?
     }
 
     struct ReadIssue {
@@ -253,7 +257,7 @@ public struct Renderer: Sendable {
         for (article, record) in pending where !stop {
             let own = Dictionary(record.assets.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
             let shared = Dictionary(issueImages.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-            let read = ReadArticle(record: record, lookup: { own[$0] ?? shared[$0] })
+            let read = ReadArticle(record: record, lookup: { own[$0] ?? shared[$0] }, issueTitle: planner.issue.title)
             stop = try !sink(read, [article.slug, article.folder], locator)
         }
         return ReadIssue(record: planner.issue)
@@ -349,7 +353,8 @@ public struct Renderer: Sendable {
                                 if !stop, let record = ManifestRecords.article(node) {
                                     let own = Dictionary(record.assets.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
                                     let shared = issueImages
-                                    stop = try !sink(ReadArticle(record: record, lookup: { own[$0] ?? shared[$0] }), [], nil)
+                                    let title = members.last { $0.key == "title" }?.value.string
+                                    stop = try !sink(ReadArticle(record: record, lookup: { own[$0] ?? shared[$0] }, issueTitle: title), [], nil)
                                 }
                                 if parser.take(UInt8(ascii: ",")) { continue }
                                 try parser.expect(UInt8(ascii: "]"), "expected `,` or `]` in an array")
