@@ -42,6 +42,7 @@ bench: setup
 	python3 bench/pack_bench.py
 	python3 bench/validate_bench.py
 	python3 bench/render_bench.py
+	python3 bench/render_bench.py --tmpfs
 	python3 bench/store_bench.py
 
 docs: build

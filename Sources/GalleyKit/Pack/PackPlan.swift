@@ -62,6 +62,9 @@ public struct PackPlanner {
 
     /// Plans one article (in issue order): its id, date and assets. The returned record has
     /// everything but the body; `assetIDs` maps local keys to global ids for the body.
+    /// Media already probed (by path), e.g. on other cores; anything missing is probed here.
+    var probed: [String: MediaProbe] = [:]
+
     public mutating func plan(_ article: ArticleSource) -> (record: ArticleRecord, assetIDs: [String: String]) {
         articleCount += 1
         let articleID = article.id ?? GlobalID.article(appleID: appleID, slug: article.slug)
@@ -160,7 +163,7 @@ public struct PackPlanner {
         }
         let result: MediaProbe?
         do {
-            result = try MediaProber.probe(file.url)
+            result = try probed[file.url.path] ?? MediaProber.probe(file.url)
         } catch {
             diagnostics.add(.error(
                 "source.file-unreadable", "the file `\(file.relativePath)` cannot be read: \(error.localizedDescription)",

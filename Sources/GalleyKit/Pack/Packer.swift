@@ -211,13 +211,23 @@ public struct Packer {
         let folders = source.articleFolders
         for start in stride(from: 0, to: folders.count, by: Self.batchSize) {
             let batch = Array(folders[start..<min(start + Self.batchSize, folders.count)])
-            // 1. Fields, on every core.
-            let loaded = parallelMap(batch) { loader.loadArticle($0, of: source) }
+            // 1. Fields, and the first bytes of every media file, on every core.
+            let loaded = parallelMap(batch) { folder -> (ArticleSource?, [Diagnostic], [String: MediaProbe]) in
+                let (article, found) = loader.loadArticle(folder, of: source)
+                var probes: [String: MediaProbe] = [:]
+                for asset in article?.assets ?? [] {
+                    for file in [asset.file] + (asset.thumbnail.map { [$0] } ?? []) where file.size > 0 {
+                        if let probe = try? MediaProber.probe(file.url) { probes[file.url.path] = probe }
+                    }
+                }
+                return (article, found, probes)
+            }
             // 2. Ids, names, dates and media kinds, in issue order.
             var planned: [PlannedBody] = []
-            for (article, found) in loaded {
+            for (article, found, probes) in loaded {
                 diagnostics += found
                 guard let article else { continue }
+                planner.probed = probes
                 let errorsBefore = planner.diagnostics.errors.count
                 let (record, assetIDs) = planner.plan(article)
                 // An asset that could not be planned would make its placeholders look unknown too.

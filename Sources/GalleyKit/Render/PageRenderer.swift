@@ -5,10 +5,12 @@ public struct PageRenderer: Sendable {
     public var language: String
     /// A publisher's Mustache template for article pages, used instead of the built-in page.
     public var template: MustacheTemplate?
+    /// Link this stylesheet (a site's shared `style.css`) instead of inlining it.
+    public var stylesheetLink: String?
 
     public init(language: String = "en") { self.language = language }
 
-    static let stylesheet = """
+    public static let stylesheet = """
         :root{color-scheme:light dark;--ink:#1d1d1f;--muted:#5f6368;--paper:#fffdf8;--rule:#e4ded3}
         @media (prefers-color-scheme:dark){:root{--ink:#eee;--muted:#aaa;--paper:#16161a;--rule:#333}}
         *{box-sizing:border-box}body{margin:0;background:var(--paper);color:var(--ink);font:1.0625rem/1.6 Georgia,"Times New Roman",serif}
@@ -35,7 +37,7 @@ public struct PageRenderer: Sendable {
         <meta charset="utf-8">
         <meta name="viewport" content="width=device-width, initial-scale=1">
         <title>\(HTMLText.text(title))</title>
-        <style>\(Self.stylesheet)</style>
+        \(stylesheetLink.map { "<link rel=\"stylesheet\" href=\"\(HTMLText.attribute($0))\">" } ?? "<style>\(Self.stylesheet)</style>")
         </head>
         <body>
         \(body)

@@ -117,7 +117,10 @@ public struct Renderer: Sendable {
         if language == nil { language = issue.language }
         try flush(&pages, staging, language ?? "en", issueTitle: issue.record.title)
         let cover = issue.record.images.first
-        let index = PageRenderer(language: language ?? "en").index(
+        try writeFile(staging.appending(path: "style.css").path, PageRenderer.stylesheet + "\n")
+        var indexRenderer = PageRenderer(language: language ?? "en")
+        indexRenderer.stylesheetLink = "style.css"
+        let index = indexRenderer.index(
             issue.record, cover: cover.map { thumbBase + HTMLText.urlPath($0.fileName) },
             coverAlt: cover.map { $0.metadata?["alt"]?.stringValue ?? $0.caption } ?? "", entries: entries)
         try writeFile(staging.appending(path: "index.html").path, index)
@@ -132,6 +135,7 @@ public struct Renderer: Sendable {
                        issueTitle: String? = nil) throws {
         var pageRenderer = PageRenderer(language: language)
         pageRenderer.template = options.pageTemplate
+        pageRenderer.stylesheetLink = "../style.css"
         let renderer = pageRenderer
         let failures = parallelMap(pages.map { PendingPage(record: $0.0, body: $0.1, file: $0.2) }) { page -> GalleyError? in
             let html = renderer.article(page.record, body: page.body, issueTitle: issueTitle, indexLink: "../index.html")
@@ -250,9 +254,16 @@ public struct Renderer: Sendable {
         let paths = Dictionary(uniqueKeysWithValues: entries.map { ($0.name, $0.path) })
         let locator: @Sendable (String) -> String? = { paths[$0] }
         if let extractTo {
-            for entry in entries {
-                try FileManager.default.copyItem(atPath: entry.path, toPath: extractTo.appending(path: entry.name).path)
+            // Copies on every core: thousands of small files are mostly system-call latency.
+            let failures = parallelMap(entries) { entry -> GalleyError? in
+                do {
+                    try FileManager.default.copyItem(atPath: entry.path, toPath: extractTo.appending(path: entry.name).path)
+                    return nil
+                } catch {
+                    return GalleyError("cannot copy: \(error.localizedDescription)", path: entry.path)
+                }
             }
+            if let failure = failures.compactMap({ $0 }).first { throw failure }
         }
         for (article, record) in pending where !stop {
             let own = Dictionary(record.assets.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
