@@ -352,40 +352,21 @@ public struct Renderer: Sendable {
         var issueImages: [String: AssetRecord] = [:]
         var stop = false
         do {
-            try parser.expect(UInt8(ascii: "{"), "latest.json is not an object")
-            if !parser.take(UInt8(ascii: "}")) {
-                while true {
-                    let (key, keyLine) = try parser.parseKey()
-                    if key == "articles" && parser.peek() == UInt8(ascii: "[") {
-                        parser.advance()
-                        if !parser.take(UInt8(ascii: "]")) {
-                            while true {
-                                let node = try parser.parseValue(depth: 1)
-                                if !stop, let record = ManifestRecords.article(node) {
-                                    let own = Dictionary(record.assets.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-                                    let shared = issueImages
-                                    let title = members.last { $0.key == "title" }?.value.string
-                                    stop = try !sink(ReadArticle(record: record, lookup: { own[$0] ?? shared[$0] }, issueTitle: title), [], nil)
-                                }
-                                if parser.take(UInt8(ascii: ",")) { continue }
-                                try parser.expect(UInt8(ascii: "]"), "expected `,` or `]` in an array")
-                                break
-                            }
-                        }
-                    } else {
-                        let value = try parser.parseValue(depth: 1)
-                        members.append(LocatedJSON.Member(key: key, keyLine: keyLine, value: value))
-                        if key == "images" {
-                            for asset in ManifestRecords.assets(LocatedJSON(value: .object(members), line: 1, column: 1), "images", kind: .image) {
-                                issueImages[asset.id] = asset
-                            }
-                        }
+            try parser.walkObject(streaming: "articles", member: { member in
+                guard member.key != "articles" else { return }
+                members.append(member)
+                if member.key == "images" {
+                    for asset in ManifestRecords.assets(LocatedJSON(value: .object([member]), line: 1, column: 1), "images", kind: .image) {
+                        issueImages[asset.id] = asset
                     }
-                    if parser.take(UInt8(ascii: ",")) { continue }
-                    try parser.expect(UInt8(ascii: "}"), "expected `,` or `}` in an object")
-                    break
                 }
-            }
+            }, element: { node in
+                guard !stop, let record = ManifestRecords.article(node) else { return }
+                let own = Dictionary(record.assets.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+                let shared = issueImages
+                let title = members.last { $0.key == "title" }?.value.string
+                stop = try !sink(ReadArticle(record: record, lookup: { own[$0] ?? shared[$0] }, issueTitle: title), [], nil)
+            })
         } catch let error as LocatedJSON.ParseError {
             throw GalleyError("latest.json is not valid JSON (line \(error.line), column \(error.column)): \(error.message)",
                               path: display, hint: "Run `galley validate` on it.")

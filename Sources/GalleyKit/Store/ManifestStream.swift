@@ -22,28 +22,7 @@ enum ManifestStream {
         var (parser, handle) = try parser(url)
         defer { try? handle.close() }
         do {
-            try parser.expect(UInt8(ascii: "{"), "latest.json is not an object")
-            if !parser.take(UInt8(ascii: "}")) {
-                while true {
-                    let (key, keyLine) = try parser.parseKey()
-                    if key == "articles" && parser.peek() == UInt8(ascii: "[") {
-                        parser.advance()
-                        if !parser.take(UInt8(ascii: "]")) {
-                            while true {
-                                try article(try parser.parseValue(depth: 1))
-                                if parser.take(UInt8(ascii: ",")) { continue }
-                                try parser.expect(UInt8(ascii: "]"), "expected `,` or `]` in an array")
-                                break
-                            }
-                        }
-                    } else {
-                        try member(LocatedJSON.Member(key: key, keyLine: keyLine, value: try parser.parseValue(depth: 1)))
-                    }
-                    if parser.take(UInt8(ascii: ",")) { continue }
-                    try parser.expect(UInt8(ascii: "}"), "expected `,` or `}` in an object")
-                    break
-                }
-            }
+            try parser.walkObject(streaming: "articles", member: { if $0.key != "articles" { try member($0) } }, element: article)
         } catch let error as LocatedJSON.ParseError {
             throw GalleyError("latest.json does not parse (line \(error.line), column \(error.column)): \(error.message)",
                               path: display, hint: "Run `galley validate` on it.")

@@ -154,6 +154,42 @@ public struct LocatedJSON: Sendable {
             return true
         }
 
+        /// Walks an object member by member (the parser must be at `{`). The first member named
+        /// `streamed` whose value is an array has its elements handed to `element` one at a time,
+        /// as they are parsed, and reaches `member` as an empty array at its place; every other
+        /// member is parsed whole and handed to `member`. This is how latest.json is read in the
+        /// memory of one article. Throws `ParseError`, or what the closures throw.
+        public mutating func walkObject(
+            streaming streamed: String, member: (Member) throws -> Void, element: (LocatedJSON) throws -> Void
+        ) throws {
+            try expect(UInt8(ascii: "{"), "expected an object")
+            if take(UInt8(ascii: "}")) { return }
+            var didStream = false
+            while true {
+                let (key, keyLine) = try parseKey()
+                if key == streamed && !didStream && peek() == UInt8(ascii: "[") {
+                    didStream = true
+                    let (startLine, startColumn) = (line, column)
+                    advance()
+                    if !take(UInt8(ascii: "]")) {
+                        while true {
+                            try element(try parseValue(depth: 1))
+                            if take(UInt8(ascii: ",")) { continue }
+                            try expect(UInt8(ascii: "]"), "expected `,` or `]` in an array")
+                            break
+                        }
+                    }
+                    try member(Member(key: key, keyLine: keyLine,
+                                      value: LocatedJSON(value: .array([]), line: startLine, column: startColumn)))
+                } else {
+                    try member(Member(key: key, keyLine: keyLine, value: try parseValue(depth: 1)))
+                }
+                if take(UInt8(ascii: ",")) { continue }
+                try expect(UInt8(ascii: "}"), "expected `,` or `}` in an object")
+                return
+            }
+        }
+
         public mutating func parseKey() throws(ParseError) -> (key: String, line: Int) {
             skipSpace()
             guard peek() == UInt8(ascii: "\"") else { throw error("expected a key in double quotes") }

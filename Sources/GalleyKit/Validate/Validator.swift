@@ -114,40 +114,20 @@ public struct Validator: Sendable {
                 return index
             }
             rootLine = parser.line
-            parser.advance()
-            if !parser.take(UInt8(ascii: "}")) {
-                var articleCount = 0
-                while true {
-                    let (key, keyLine) = try parser.parseKey()
-                    if key == "articles" && parser.peek() == UInt8(ascii: "[") && !articlesSeen {
-                        articlesSeen = true
-                        parser.advance()
-                        if !parser.take(UInt8(ascii: "]")) {
-                            while true {
-                                let article = try parser.parseValue(depth: 1)
-                                checks.checkArticle(articleCount, article, &index, into: &findings)
-                                if let body = article["body"]?.string {
-                                    let path = "articles[\(articleCount)].body"
-                                    BodyChecks.run(body, at: { _, _ in
-                                        SourceLocation(path: display, line: article.line, jsonPath: path)
-                                    }, lineNote: "of the body", into: &findings)
-                                }
-                                articleCount += 1
-                                if parser.take(UInt8(ascii: ",")) { continue }
-                                try parser.expect(UInt8(ascii: "]"), "expected `,` or `]` in an array")
-                                break
-                            }
-                        }
-                        issueMembers.append(LocatedJSON.Member(
-                            key: key, keyLine: keyLine, value: LocatedJSON(value: .array([]), line: keyLine, column: 1)))
-                    } else {
-                        issueMembers.append(LocatedJSON.Member(key: key, keyLine: keyLine, value: try parser.parseValue(depth: 1)))
-                    }
-                    if parser.take(UInt8(ascii: ",")) { continue }
-                    try parser.expect(UInt8(ascii: "}"), "expected `,` or `}` in an object")
-                    break
+            var articleCount = 0
+            try parser.walkObject(streaming: "articles", member: { member in
+                if member.key == "articles", case .array = member.value.value, !articlesSeen { articlesSeen = true }
+                issueMembers.append(member)
+            }, element: { article in
+                checks.checkArticle(articleCount, article, &index, into: &findings)
+                if let body = article["body"]?.string {
+                    let path = "articles[\(articleCount)].body"
+                    BodyChecks.run(body, at: { _, _ in
+                        SourceLocation(path: display, line: article.line, jsonPath: path)
+                    }, lineNote: "of the body", into: &findings)
                 }
-            }
+                articleCount += 1
+            })
             try parser.expectEnd()
         } catch let error as LocatedJSON.ParseError {
             if let source = parser.sourceError {
