@@ -93,8 +93,7 @@ struct PackCommand: ParsableCommand {
             if json {
                 printJSON(PackResult(ok: false, summary: nil, diagnostics: nil, error: error.description, hint: error.hint))
             } else {
-                stderr.write(stderr.paint("error:", "31;1") + " \(error.description)\n")
-                if let hint = error.hint { stderr.write("    " + stderr.paint("hint:", "32") + " \(hint)\n") }
+                stderr.report(error)
             }
             throw Status.couldNotRun
         }

@@ -102,7 +102,7 @@ struct RenderCommand: ParsableCommand {
             throw Status.couldNotRun
         }
         let inputURL = URL(fileURLWithPath: input ?? ".")
-        do {
+        try reportingErrors {
             options.assetTemplate = try template.map(RenderOptions.template(at:))
             options.pageTemplate = try pageTemplate.map(RenderOptions.template(at:))
             let renderer = Renderer(options: options)
@@ -147,13 +147,6 @@ struct RenderCommand: ParsableCommand {
                         "rendered \(summary.articles) articles and \(summary.assets) assets into \(summary.path); open \(summary.path)/index.html\n")
                 }
             }
-        } catch let error as DiagnosticsError {
-            stderr.report(error.diagnostics, base: ".")
-            throw Status.problems
-        } catch let error as GalleyError {
-            stderr.write(stderr.paint("error:", "31;1") + " \(error.description)\n")
-            if let hint = error.hint { stderr.write("    hint: \(hint)\n") }
-            throw Status.couldNotRun
         }
     }
 

@@ -17,21 +17,6 @@ struct StoreOptions: ParsableArguments {
     }
 }
 
-/// Runs a store command, mapping errors to the shared exit statuses.
-func storeCommand(_ body: () throws -> Void) throws {
-    let stderr = Terminal.standardError
-    do {
-        try body()
-    } catch let error as DiagnosticsError {
-        stderr.report(error.diagnostics, base: ".")
-        throw Status.problems
-    } catch let error as GalleyError {
-        stderr.write(stderr.paint("error:", "31;1") + " \(error.description)\n")
-        if let hint = error.hint { stderr.write("    hint: \(hint)\n") }
-        throw Status.couldNotRun
-    }
-}
-
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
@@ -58,7 +43,7 @@ struct ImportCommand: ParsableCommand {
     func run() throws {
         var results: [ImportResult] = []
         var failed = false
-        try storeCommand {
+        try reportingErrors {
             var opened: IssueStore?
             for zip in zips {
                 do {
@@ -102,7 +87,7 @@ struct IssuesCommand: ParsableCommand {
     @OptionGroup var store: StoreOptions
 
     func run() throws {
-        try storeCommand {
+        try reportingErrors {
             let opened = try store.open()
             var issues: [StoredIssue]
             if let olderThan {
@@ -139,7 +124,7 @@ struct IssueCommand: ParsableCommand {
         }
 
         func run() throws {
-            try storeCommand {
+            try reportingErrors {
                 let (issue, articles) = try store.open().issue(id)
                 if store.json { return printJSON(Output(issue: issue, articles: articles)) }
                 let out = Terminal.standardOutput
@@ -176,7 +161,7 @@ struct ArticlesCommand: ParsableCommand {
     @OptionGroup var store: StoreOptions
 
     func run() throws {
-        try storeCommand {
+        try reportingErrors {
             var filter = ArticleFilter()
             filter.issue = issue
             filter.type = type
@@ -208,7 +193,7 @@ struct SearchCommand: ParsableCommand {
     @OptionGroup var store: StoreOptions
 
     func run() throws {
-        try storeCommand {
+        try reportingErrors {
             let results = try store.open().search(text, issue: issue, limit: limit)
             if store.json { return printJSON(results) }
             for article in results {
@@ -229,7 +214,7 @@ struct DeleteCommand: ParsableCommand {
     @OptionGroup var store: StoreOptions
 
     func run() throws {
-        try storeCommand {
+        try reportingErrors {
             let opened = try store.open()
             let (issue, _) = try opened.issue(id)
             if !yes {
@@ -260,7 +245,7 @@ struct StoreCommand: ParsableCommand {
 
         func run() throws {
             var problems = false
-            try storeCommand {
+            try reportingErrors {
                 let check = try store.open().check()
                 problems = !check.problems.isEmpty
                 if store.json { return printJSON(check) }
@@ -277,7 +262,7 @@ struct StoreCommand: ParsableCommand {
         @OptionGroup var store: StoreOptions
 
         func run() throws {
-            try storeCommand {
+            try reportingErrors {
                 let removed = try store.open().collectGarbage()
                 if store.json { return printJSON(removed) }
                 for item in removed { Terminal.standardOutput.write("removed \(item)\n") }
@@ -307,7 +292,7 @@ struct ArticleCommand: ParsableCommand {
         @OptionGroup var store: StoreOptions
 
         func run() throws {
-            try storeCommand {
+            try reportingErrors {
                 let detail = try store.open().article(selection.id, issue: selection.issue)
                 if let meta {
                     guard let value = IssueStore.meta(meta, of: detail) else {
@@ -330,13 +315,7 @@ struct ArticleCommand: ParsableCommand {
         @OptionGroup var selection: Selection
         @OptionGroup var store: StoreOptions
 
-        func run() throws {
-            try storeCommand {
-                let list = try store.open().article(selection.id, issue: selection.issue).newer
-                if store.json { return printJSON(list) }
-                for article in list { Terminal.standardOutput.write("\(article.globalID)  \(article.title)\n") }
-            }
-        }
+        func run() throws { try ArticleCommand.printNeighbours(selection, store, newer: true) }
     }
 
     struct Older: ParsableCommand {
@@ -344,12 +323,15 @@ struct ArticleCommand: ParsableCommand {
         @OptionGroup var selection: Selection
         @OptionGroup var store: StoreOptions
 
-        func run() throws {
-            try storeCommand {
-                let list = try store.open().article(selection.id, issue: selection.issue).older
-                if store.json { return printJSON(list) }
-                for article in list { Terminal.standardOutput.write("\(article.globalID)  \(article.title)\n") }
-            }
+        func run() throws { try ArticleCommand.printNeighbours(selection, store, newer: false) }
+    }
+
+    static func printNeighbours(_ selection: Selection, _ store: StoreOptions, newer: Bool) throws {
+        try reportingErrors {
+            let detail = try store.open().article(selection.id, issue: selection.issue)
+            let list = newer ? detail.newer : detail.older
+            if store.json { return printJSON(list) }
+            for article in list { Terminal.standardOutput.write("\(article.globalID)  \(article.title)\n") }
         }
     }
 }
@@ -383,7 +365,7 @@ struct AssetsCommand: ParsableCommand {
     @OptionGroup var store: StoreOptions
 
     func run() throws {
-        try storeCommand {
+        try reportingErrors {
             if let type, MediaKind(rawValue: type) == nil {
                 throw GalleyError("--type must be image, sound or video, not `\(type)`")
             }

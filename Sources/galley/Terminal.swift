@@ -46,6 +46,12 @@ struct Terminal {
         }
     }
 
+    /// `error: what` and the hint, for an operation that could not run.
+    func report(_ error: GalleyError) {
+        write(paint("error:", "31;1") + " \(error.description)\n")
+        if let hint = error.hint { write("    " + paint("hint:", "32") + " \(hint)\n") }
+    }
+
     /// Diagnostics locate files relative to the input; show them as the user can open them.
     static func relocate(_ location: SourceLocation, base: String) -> SourceLocation {
         var copy = location
@@ -109,4 +115,19 @@ func printJSON<T: Encodable>(_ value: T) {
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
     guard let data = try? encoder.encode(value) else { return }
     Terminal.standardOutput.write(String(decoding: data, as: UTF8.self) + "\n")
+}
+
+/// Runs a command's work, reporting its errors on standard error and mapping them to the shared
+/// exit statuses: findings in the input (1), could not run (2).
+func reportingErrors(_ body: () throws -> Void) throws {
+    let stderr = Terminal.standardError
+    do {
+        try body()
+    } catch let error as DiagnosticsError {
+        stderr.report(error.diagnostics, base: ".")
+        throw Status.problems
+    } catch let error as GalleyError {
+        stderr.report(error)
+        throw Status.couldNotRun
+    }
 }

@@ -77,8 +77,7 @@ struct ValidateCommand: ParsableCommand {
             }
             for id in ignored { try options.configuration.set(id, "off", source: "--ignore") }
         } catch let error as GalleyError {
-            stderr.write(stderr.paint("error:", "31;1") + " \(error.description)\n")
-            if let hint = error.hint { stderr.write("    hint: \(hint)\n") }
+            stderr.report(error)
             throw Status.couldNotRun
         }
 
@@ -89,8 +88,7 @@ struct ValidateCommand: ParsableCommand {
             do {
                 reports += try validator.validate(path: path)
             } catch let error as GalleyError {
-                stderr.write(stderr.paint("error:", "31;1") + " \(error.description)\n")
-                if let hint = error.hint { stderr.write("    hint: \(hint)\n") }
+                stderr.report(error)
                 failedToRun = true
             }
         }
