@@ -111,7 +111,7 @@ struct RenderCommand: ParsableCommand {
                     stderr.write("error: --from-store renders one article: give --article ID\n")
                     throw Status.couldNotRun
                 }
-                let opened = try IssueStore(at: IssueStore.location(given: store, environment: ProcessInfo.processInfo.environment))
+                let opened = try IssueStore(at: IssueStore.location(given: store, environment: ProcessInfo.processInfo.environment), access: .read)
                 let outputFolder = output.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
                     ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
                 let (html, warnings) = try renderer.renderArticle(

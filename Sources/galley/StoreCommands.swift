@@ -12,8 +12,9 @@ struct StoreOptions: ParsableArguments {
     @Flag(help: "Print JSON on standard output.")
     var json = false
 
-    func open() throws -> IssueStore {
-        try IssueStore(at: IssueStore.location(given: store, environment: ProcessInfo.processInfo.environment))
+    /// Queries open the store read-only; import, delete and gc for writing.
+    func open(_ access: IssueStore.Access = .read) throws -> IssueStore {
+        try IssueStore(at: IssueStore.location(given: store, environment: ProcessInfo.processInfo.environment), access: access)
     }
 }
 
@@ -49,7 +50,7 @@ struct ImportCommand: ParsableCommand {
                 do {
                     // Refused zips never open (or create) the store.
                     try IssueStore.checkForImport(zip)
-                    if opened == nil { opened = try store.open() }
+                    if opened == nil { opened = try store.open(.write) }
                     guard let opened else { continue }
                     let bar = ProgressBar(label: "importing", enabled: !store.json)
                     let result = try opened.importZip(zip, force: force, checked: true) { done, total in
@@ -111,7 +112,7 @@ struct IssueCommand: ParsableCommand {
         commandName: "issue", abstract: "Show one issue.", subcommands: [Show.self])
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "An issue (by global id or apple_id) with its articles in order.")
+        static let configuration = CommandConfiguration(commandName: "show", abstract: "An issue (by global id or apple_id) with its articles in order.")
 
         @Argument(help: "The issue's global id or apple_id.")
         var id: String
@@ -182,7 +183,16 @@ struct ArticlesCommand: ParsableCommand {
 
 struct SearchCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "search", abstract: "Full-text search over titles, deks, keywords and bodies, best first.")
+        commandName: "search", abstract: "Full-text search over titles, deks, keywords and bodies, best first.",
+        discussion: """
+            Every word must match, as the start of a word ("harb" finds "harbour"), in any case \
+            and with or without accents. Results are ranked by BM25: a match in the title weighs \
+            most, then the dek and keywords, then the body; each comes with a snippet of its body.
+
+            When more than \(SearchOptions.defaultRankLimit) articles match, the \(SearchOptions.defaultRankLimit) \
+            most recently imported of them are ranked, which keeps broad searches fast, and a note \
+            on standard error says so. --rank-all ranks every match.
+            """)
 
     @Argument(help: "Words to find (all of them, as word prefixes).")
     var text: String
@@ -190,13 +200,26 @@ struct SearchCommand: ParsableCommand {
     var issue: String?
     @Option(help: "At most this many results, best first.")
     var limit = 20
+    @Flag(help: "Rank every match, however many (slower when thousands of articles match).")
+    var rankAll = false
     @OptionGroup var store: StoreOptions
+
+    func validate() throws {
+        if limit < 1 { throw ValidationError("--limit must be at least 1.") }
+    }
 
     func run() throws {
         try reportingErrors {
-            let results = try store.open().search(text, issue: issue, limit: limit)
-            if store.json { return printJSON(results) }
-            for article in results {
+            var options = SearchOptions(issue: issue, limit: limit)
+            if rankAll { options.rankLimit = nil }
+            let results = try store.open().search(text, options: options)
+            if let ranked = results.rankedOnlyMostRecent {
+                Terminal.standardError.write(
+                    "note: more than \(ranked) articles match; the \(ranked) most recently imported were ranked "
+                    + "(--rank-all ranks every match; more words or --issue narrow the search)\n")
+            }
+            if store.json { return printJSON(results.articles) }
+            for article in results.articles {
                 Terminal.standardOutput.write("\(article.globalID)  \(article.title)\n    \(article.snippet ?? "")\n")
             }
         }
@@ -215,7 +238,7 @@ struct DeleteCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            let opened = try store.open()
+            let opened = try store.open(.write)
             let (issue, _) = try opened.issue(id)
             if !yes {
                 guard isatty(0) == 1 else {
@@ -240,7 +263,7 @@ struct StoreCommand: ParsableCommand {
 
     struct Check: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Database integrity, every file present with its size and checksum, no orphans (exit 1 on problems).")
+            commandName: "check", abstract: "Database integrity, every file present with its size and checksum, no orphans (exit 1 on problems).")
         @OptionGroup var store: StoreOptions
 
         func run() throws {
@@ -263,7 +286,7 @@ struct StoreCommand: ParsableCommand {
 
         func run() throws {
             try reportingErrors {
-                let removed = try store.open().collectGarbage()
+                let removed = try store.open(.write).collectGarbage()
                 if store.json { return printJSON(removed) }
                 for item in removed { Terminal.standardOutput.write("removed \(item)\n") }
                 Terminal.standardOutput.write("\(removed.count) leftovers removed\n")
@@ -285,7 +308,7 @@ struct ArticleCommand: ParsableCommand {
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "An article with its assets (and their paths in the store), and its issue's newer and older articles.")
+            commandName: "show", abstract: "An article with its assets (and their paths in the store), and its issue's newer and older articles.")
         @OptionGroup var selection: Selection
         @Option(help: ArgumentHelp("Print only this custom metadata value.", valueName: "key"))
         var meta: String?
@@ -311,7 +334,7 @@ struct ArticleCommand: ParsableCommand {
     }
 
     struct Newer: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Articles of the same issue with a later date, nearest first.")
+        static let configuration = CommandConfiguration(commandName: "newer", abstract: "Articles of the same issue with a later date, nearest first.")
         @OptionGroup var selection: Selection
         @OptionGroup var store: StoreOptions
 
@@ -319,7 +342,7 @@ struct ArticleCommand: ParsableCommand {
     }
 
     struct Older: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Articles of the same issue with an earlier date, nearest first.")
+        static let configuration = CommandConfiguration(commandName: "older", abstract: "Articles of the same issue with an earlier date, nearest first.")
         @OptionGroup var selection: Selection
         @OptionGroup var store: StoreOptions
 

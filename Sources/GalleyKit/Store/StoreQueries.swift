@@ -161,27 +161,6 @@ extension IssueStore {
         }
     }
 
-    /// Full-text search over titles, deks, keywords and body text (FTS5), best first, with a snippet.
-    public func search(_ text: String, issue: String?, limit: Int = 20) throws -> [StoredArticle] {
-        if let issue { _ = try self.issue(issue) }
-        guard let pattern = FTS5Pattern(matchingAllPrefixesIn: text) else { return [] }
-        return try database.read { db in
-            var sql = """
-                SELECT \(Self.articleColumns), snippet(articleSearch, 3, '[', ']', '…', 12) AS snippet
-                FROM articleSearch JOIN article a ON a.id = articleSearch.rowid JOIN issue i ON i.id = a.issueId
-                WHERE articleSearch MATCH ?
-                """
-            var arguments: StatementArguments = [pattern]
-            if let issue {
-                sql += " AND (i.globalID = ? OR i.appleID = ?)"
-                _ = arguments.append(contentsOf: [issue, issue])
-            }
-            sql += " ORDER BY bm25(articleSearch, 10.0, 5.0, 5.0, 1.0), i.appleID, a.placement LIMIT ?"
-            _ = arguments.append(contentsOf: [limit])
-            return try StoredArticle.fetchAll(db, sql: sql, arguments: arguments)
-        }
-    }
-
     /// Removes an issue's rows and its folder, nothing else.
     public func delete(_ id: String) throws -> StoredIssue {
         try withWriterLock {

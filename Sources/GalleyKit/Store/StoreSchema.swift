@@ -68,6 +68,12 @@ enum StoreSchema {
                 t.column("body")
             }
         }
+        // The index's terms, so a search word can be spelled out as the terms it prefixes
+        // (StoreSearch): a view over articleSearch, nothing stored. The `instance` kind yields a
+        // term's first row without counting its documents, as the `row` kind would.
+        migrator.registerMigration("v2: search terms") { db in
+            try db.execute(sql: "CREATE VIRTUAL TABLE articleSearchTerms USING fts5vocab(articleSearch, 'instance')")
+        }
         return migrator
     }
 }
