@@ -97,7 +97,7 @@ def main():
     parser.add_argument("--galley", default=os.path.join(ROOT, ".build", "release", "galley"))
     args = parser.parse_args()
     if not os.path.exists(args.galley):
-        sys.exit(f"no galley binary at {args.galley}: run `swift build -c release` first")
+        sys.exit(f"no galley binary at {args.galley}: run `make release` first")
     out = os.path.join(WORK, "out")
     os.makedirs(out, exist_ok=True)
     print("galley fsyncs the zip before moving it into place; `zip -n` does not, so the peer is timed")
