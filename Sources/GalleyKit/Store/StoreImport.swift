@@ -134,23 +134,22 @@ extension IssueStore {
         var sha256: String
     }
 
-    /// Extracts every file of the zip's folder into `staging`, streaming, with its size and SHA-256.
+    /// Extracts every file of the zip's folder into `staging`, streaming, with its size and
+    /// SHA-256, through libarchive's disk writer with its secure options (`SecureDiskWriter`: no
+    /// `..`, no path through a link, never over a file already written). Validate refused unsafe
+    /// names, links, devices and collisions before; this is the second line.
     private func extract(_ path: String, into staging: URL, progress: (Int64) -> Void) throws -> [ExtractedFile] {
         var done: Int64 = 0
         var files: [ExtractedFile] = []
         let reader = try ZipReader(path: path)
+        let writer = try SecureDiskWriter(root: staging)
         do {
             while let entry = try reader.next() {
                 if entry.isDirectory { continue }
                 let parts = entry.name.split(separator: "/", maxSplits: 1).map(String.init)
                 guard parts.count == 2 else { continue }
                 let name = parts[1]
-                let target = staging.appending(path: name)
-                try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-                guard FileManager.default.createFile(atPath: target.path, contents: nil),
-                      let handle = FileHandle(forWritingAtPath: target.path) else {
-                    throw GalleyError("cannot write", path: target.path)
-                }
+                try writer.begin(name, size: entry.declaredSize)
                 let hasher = SHA256Hasher()
                 var size: Int64 = 0
                 var failure: Error?
@@ -159,10 +158,10 @@ extension IssueStore {
                     done += Int64(chunk.count)
                     progress(done)
                     chunk.withUnsafeBytes { hasher.update($0) }
-                    if failure == nil { do { try handle.write(contentsOf: chunk) } catch { failure = error } }
+                    if failure == nil { do { try writer.write(chunk) } catch { failure = error } }
                 }
-                try handle.close()
-                if let failure { throw GalleyError("cannot write: \(failure.localizedDescription)", path: target.path) }
+                if let failure { throw failure }
+                try writer.finish()
                 files.append(ExtractedFile(name: name, size: size, sha256: hasher.finalizeHex()))
             }
         } catch let error as ZipReader.ReadError {

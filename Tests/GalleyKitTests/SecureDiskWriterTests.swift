@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+@testable import GalleyKit
+
+/// The import's extraction: libarchive's disk writer with its secure options.
+@Suite struct SecureDiskWriterTests {
+    /// A fresh folder holding `root/` (where files go) and `outside/` (which must stay empty).
+    func folders() throws -> (root: URL, outside: URL) {
+        let base = FileManager.default.temporaryDirectory.appending(path: "galley-disk-\(UUID().uuidString)")
+        let root = base.appending(path: "root")
+        let outside = base.appending(path: "outside")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: outside, withIntermediateDirectories: true)
+        return (root, outside)
+    }
+
+    func write(_ writer: SecureDiskWriter, _ name: String, _ text: String) throws {
+        let bytes = Array(text.utf8)
+        try writer.begin(name, size: Int64(bytes.count))
+        try writer.write(bytes[...])
+        try writer.finish()
+    }
+
+    @Test func filesLandUnderTheRootInFoldersWithPlainPermissions() throws {
+        let (root, _) = try folders()
+        let writer = try SecureDiskWriter(root: root)
+        try write(writer, "latest.json", "{}")
+        try write(writer, "media/é/photo.jpg", "jpeg")
+        #expect(try String(contentsOf: root.appending(path: "media/é/photo.jpg"), encoding: .utf8) == "jpeg")
+        let attributes = try FileManager.default.attributesOfItem(atPath: root.appending(path: "latest.json").path)
+        #expect((attributes[.posixPermissions] as? Int ?? 0) & 0o022 == 0)
+        #expect((attributes[.posixPermissions] as? Int ?? 0) & 0o111 == 0, "never executable")
+    }
+
+    @Test func dotDotAbsoluteAndEmptyNamesAreRefused() throws {
+        let (root, outside) = try folders()
+        let writer = try SecureDiskWriter(root: root)
+        for name in ["../outside/x", "a/../../outside/x", "/etc/x", ""] {
+            #expect(throws: GalleyError.self, "\(name)") { try writer.begin(name, size: 1) }
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
+        try write(writer, "after.txt", "still works")
+    }
+
+    @Test func aPathThroughASymbolicLinkIsRefused() throws {
+        let (root, outside) = try folders()
+        try FileManager.default.createSymbolicLink(at: root.appending(path: "link"), withDestinationURL: outside)
+        let writer = try SecureDiskWriter(root: root)
+        #expect(throws: GalleyError.self) { try writer.begin("link/x", size: 1) }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: outside.path).isEmpty)
+    }
+
+    @Test func aRootReachedThroughALinkIsResolvedFirst() throws {
+        let (root, outside) = try folders()
+        let alias = outside.deletingLastPathComponent().appending(path: "alias")
+        try FileManager.default.createSymbolicLink(at: alias, withDestinationURL: root)
+        let writer = try SecureDiskWriter(root: alias)
+        try write(writer, "a/b.txt", "ok")
+        #expect(FileManager.default.fileExists(atPath: root.appending(path: "a/b.txt").path))
+    }
+
+    @Test func aNameWrittenTwiceIsRefusedAndTheFirstFileKept() throws {
+        let (root, _) = try folders()
+        let writer = try SecureDiskWriter(root: root)
+        try write(writer, "photo.jpg", "first")
+        #expect(throws: GalleyError.self) { try write(writer, "photo.jpg", "second") }
+        #expect(try String(contentsOf: root.appending(path: "photo.jpg"), encoding: .utf8) == "first")
+    }
+
+    @Test func moreBytesThanDeclaredAreAnError() throws {
+        let (root, _) = try folders()
+        let writer = try SecureDiskWriter(root: root)
+        try writer.begin("short.txt", size: 2)
+        #expect(throws: GalleyError.self) { try writer.write(Array("too long".utf8)[...]) }
+    }
+}
