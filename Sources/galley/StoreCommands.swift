@@ -24,7 +24,9 @@ struct ImportCommand: ParsableCommand {
         abstract: "Import issue zips into the local issue store.",
         discussion: """
             Each zip is first checked as `galley validate` checks it: any error refuses it, with \
-            the same messages, before anything is written. It is then extracted into a staging \
+            the same messages, before anything is written. Older Linechef formats (legacy \
+            article `metadata` without `meta`/`customMeta`, no `author_bio` or \
+            `date_last_updated`) are imported with a warning (manifest.older-format). It is then extracted into a staging \
             folder, its rows written in one transaction, and its folder switched in; a process \
             killed at any moment leaves the old issue or the new one, complete.
 
@@ -49,14 +51,16 @@ struct ImportCommand: ParsableCommand {
             for zip in zips {
                 do {
                     // Refused zips never open (or create) the store.
-                    try IssueStore.checkForImport(zip)
+                    let warnings = try IssueStore.checkForImport(zip)
+                    if !store.json { Terminal.standardError.report(warnings, base: ".") }
                     if opened == nil { opened = try store.open(.write) }
                     guard let opened else { continue }
                     let bar = ProgressBar(label: "importing", enabled: !store.json)
-                    let result = try opened.importZip(zip, force: force, checked: true) { done, total in
+                    var result = try opened.importZip(zip, force: force, checked: true) { done, total in
                         bar?.update(done: done, total: max(total, 1), detail: formatBytes(done))
                     }
                     bar?.clear()
+                    result.warnings = warnings
                     results.append(result)
                     if !store.json {
                         let what = result.status == .unchanged ? "already in the store (same last_updated); nothing changed"

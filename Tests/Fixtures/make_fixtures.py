@@ -208,6 +208,17 @@ def zips():
     n = "wrong-dimensions-warning.zip"; t = stem(n)
     doc = manifest(t, images=[asset("photo-1", "photo-1.png", metadata={"width": 640, "height": 480})])
     write(n, build(issue_entries(t, doc, files={"photo-1.png": PNG}, skip=("photo-1.jpg",))))
+    # The January 2015 format: legacy article `metadata` and no `meta`, `customMeta`, `author_bio` or
+    # `date_last_updated`; the issue's metadata as a JSON string. Validate: an error for today's
+    # Dumpling; import: a warning, and the issue goes in.
+    n = "older-format-error.zip"; t = stem(n); doc = manifest(t)
+    for key in ("meta", "customMeta", "author_bio", "date_last_updated"):
+        del doc["articles"][0][key]
+    doc["articles"][0]["metadata"] = {"readingTime": "4"}
+    doc["metadata"] = "{\"volume\": \"1\"}"
+    write(n, build(issue_entries(t, doc)))
+    n = "missing-title-error.zip"; t = stem(n); doc = manifest(t); del doc["articles"][0]["title"]
+    write(n, build(issue_entries(t, doc)))
     n = "hostile-body-error.zip"; t = stem(n)
     body = ("<p onclick=\"steal()\">Hi</p>\n<script>alert(1)</script>\n<a href=\"javascript:alert(1)\">x</a>\n"
             "<img src=\"https://tracker.example.com/p.gif\">\n<!-- [ASSET: photo-1] -->\n<!-- [ASSET: sound-1] -->\n")

@@ -50,11 +50,13 @@ import Testing
         ("zips/sound-in-images-error.zip", ["media.extension", "media.wrong-list"]),
         ("zips/png-named-jpg-warning.zip", ["media.extension"]),
         ("zips/wrong-dimensions-warning.zip", ["media.dimensions"]),
+        ("zips/older-format-error.zip", ["manifest.older-format"]),
+        ("zips/missing-title-error.zip", ["manifest.key-missing"]),
         ("zips/hostile-body-error.zip", ["body.event-handler", "body.javascript-url", "body.remote-resource", "body.script"]),
         ("manifests/template-valid.json", []),
         ("manifests/date-order-warning.json", ["manifest.date-order"]),
         ("manifests/crashes-dumpling-error.json",
-         ["manifest.date-format", "manifest.key-missing", "manifest.publish-date", "manifest.type", "ref.placeholder-unknown"]),
+         ["manifest.date-format", "manifest.older-format", "manifest.publish-date", "manifest.type", "ref.placeholder-unknown"]),
     ]
 
     struct Case: CustomTestStringConvertible, Sendable {

@@ -20,9 +20,11 @@ public struct ImportResult: Sendable, Codable {
     public var articles: Int
     public var assets: Int
     public var files: Int
+    /// What validate warned about (the import went ahead).
+    public var warnings: [Diagnostic] = []
 
     enum CodingKeys: String, CodingKey {
-        case path, status, articles, assets, files
+        case path, status, articles, assets, files, warnings
         case appleID = "apple_id"
         case globalID = "global_id"
         case lastUpdated = "last_updated"
@@ -42,18 +44,30 @@ extension IssueStore {
     public func importZip(
         _ path: String, force: Bool, checked: Bool = false, progress: ((Int64, Int64) -> Void)? = nil
     ) throws -> ImportResult {
-        if !checked { try Self.checkForImport(path) }
-        return try withWriterLock { try importValidated(path, force: force, progress: progress) }
+        let warnings = checked ? [] : try Self.checkForImport(path)
+        var result = try withWriterLock { try importValidated(path, force: force, progress: progress) }
+        result.warnings = warnings
+        return result
     }
+
+    /// Checks `galley validate` makes that the store relaxes to warnings: the older Linechef
+    /// formats (legacy `metadata` without `meta`/`customMeta`, no `author_bio` or
+    /// `date_last_updated`) crash newer Dumpling builds, but the store reads them safely.
+    public static let toleratedOnImport = ["manifest.older-format"]
 
     /// The container and manifest checks of `galley validate`: any error refuses the zip. Call it
     /// before opening the store, so a refused zip leaves the store's files exactly as they were.
-    public static func checkForImport(_ path: String) throws {
+    /// Returns the warnings, for the caller to show.
+    @discardableResult
+    public static func checkForImport(_ path: String) throws -> [Diagnostic] {
         // The full check (CRCs, real sizes, media): a damaged zip is refused before the store is
         // touched, not half-way through extraction.
-        let report = Validator().validateZip(path: path)
+        var options = ValidationOptions()
+        for id in toleratedOnImport { options.configuration.settings[id] = .warning }
+        let report = Validator(options: options).validateZip(path: path)
         let errors = report.diagnostics.filter { $0.severity == .error }
         if !errors.isEmpty { throw DiagnosticsError(errors) }
+        return report.diagnostics.filter { $0.severity == .warning }
     }
 
     private func importValidated(_ path: String, force: Bool, progress: ((Int64, Int64) -> Void)?) throws -> ImportResult {

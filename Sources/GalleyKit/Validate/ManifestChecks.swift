@@ -57,6 +57,12 @@ struct ManifestChecks {
         "global_id", "title", "body", "description", "url", "section", "author_name", "source", "dek", "author_url",
         "author_bio", "keywords", "commentary", "type", "date_last_updated",
     ]
+    /// Article keys that Dumpling builds added after the first zip format, with when: an article
+    /// without them (and with the legacy `metadata` for `meta` and `customMeta`) is in an older
+    /// format, which the store imports.
+    static let laterArticleKeys: [(key: String, since: String)] = [
+        ("date_last_updated", "March 2015"), ("meta", "June 2015"), ("customMeta", "June 2015"), ("author_bio", "March 2016"),
+    ]
     static let articleKeys = Set(articleStrings + ["sku", "meta", "customMeta", "metadata", "featured", "images", "sound_files", "videos"])
     static let assetStrings = ["id", "caption", "source", "file_name", "crop_350_350"]
     static let assetKeys = Set(assetStrings + ["metadata", "cover", "crop"])
@@ -130,10 +136,26 @@ struct ManifestChecks {
             return
         }
         duplicateKeys(articleMembers, base, &findings)
-        requireStrings(article, Self.articleStrings, base, "article \(i + 1)", &findings)
+        // Keys later Dumpling builds added are reported together as an older format (which the
+        // store imports), not as missing keys; the article is of no format when it also lacks
+        // what its own era required.
+        let hasLegacyMetadata = article["metadata"] != nil
+        var olderFormat: [String] = []
+        for (key, since) in Self.laterArticleKeys where article[key] == nil {
+            if (key == "meta" || key == "customMeta") && !hasLegacyMetadata { continue }
+            olderFormat.append("`\(key)` (required since \(since))")
+        }
+        if !olderFormat.isEmpty {
+            findings.add("manifest.older-format",
+                         "article \(i + 1) is in an older Linechef format, without \(olderFormat.joined(separator: ", ")): Dumpling builds since then crash on it",
+                         at: at(article, base),
+                         hint: "Pack it again with Galley, or add the keys (`\"meta\": {\"published\": true}`, `\"customMeta\"` equal to `metadata`, `\"author_bio\": \"\"`, a `date_last_updated`). `galley import` accepts the older format.")
+        }
+        requireStrings(article, Self.articleStrings, base, "article \(i + 1)", &findings, skippingMissing: Set(Self.laterArticleKeys.map(\.key)))
         unknownKeys(articleMembers, Self.articleKeys, base, &findings)
         index.articles.append(ManifestIndex.ArticleRef(id: article["global_id"]?.string, jsonPath: base, line: article.line))
-        // meta, customMeta, legacy metadata.
+        // meta, customMeta, legacy metadata (a missing meta or customMeta beside the legacy
+        // metadata is the older format, reported above).
         if let meta = article["meta"] {
             if let published = meta["published"], case .string = published.value {
                 findings.add("manifest.published-type", "\(base).meta.published is a string; Dumpling reads only a number or boolean, so the article counts as unpublished",
@@ -143,12 +165,12 @@ struct ManifestChecks {
                 findings.add("manifest.type", "\(base).meta is \(meta.typeName), not an object: Dumpling crashes",
                              at: at(meta, "\(base).meta"), hint: "Write `\"meta\": {\"published\": true}`.")
             }
-        } else {
+        } else if !hasLegacyMetadata {
             findings.add("manifest.key-missing", "article \(i + 1) has no `meta`: Dumpling crashes", at: at(article, "\(base).meta"),
                          hint: "Add `\"meta\": {\"published\": true}`.")
         }
-        metadataLike(article, "customMeta", "\(base).customMeta", required: true, &findings)
-        if article["metadata"] == nil {
+        metadataLike(article, "customMeta", "\(base).customMeta", required: !hasLegacyMetadata, &findings)
+        if !hasLegacyMetadata {
             findings.add("manifest.legacy-metadata", "article \(i + 1) has no legacy `metadata`, which Dumpling builds before June 2015 require",
                          at: at(article, "\(base).metadata"), hint: "Add `\"metadata\"` with the same value as `customMeta`.")
         } else {
@@ -274,10 +296,14 @@ struct ManifestChecks {
         }
     }
 
-    private func requireStrings(_ object: LocatedJSON, _ keys: [String], _ base: String, _ what: String, _ findings: inout Findings) {
+    private func requireStrings(
+        _ object: LocatedJSON, _ keys: [String], _ base: String, _ what: String, _ findings: inout Findings,
+        skippingMissing: Set<String> = []
+    ) {
         for key in keys {
             let path = base.isEmpty ? key : "\(base).\(key)"
             guard let value = object[key] else {
+                if skippingMissing.contains(key) { continue }
                 findings.add("manifest.key-missing", "\(what) has no `\(key)`: Dumpling force-casts it and crashes",
                              at: at(object, path), hint: "Add `\"\(key)\": \"\"` at least.")
                 continue

@@ -198,13 +198,23 @@ extension CheckCatalog {
             Each has a stable id and a default severity; `--ignore ID` or `.galley.yml` changes them
             (see ci.md). Every example below is run by the test suite.
 
+            The manifest examples ("article without `title`", "issue `\"publish_date\": …`") change
+            one key of this template, a valid latest.json:
+
+            ```json
+            \(JSONWriter().encode(CheckExample.template))
+            ```
+
             """
+        func describe(_ example: CheckExample) -> String {
+            example.description == template.description ? "the template" : example.description
+        }
         for group in Check.Group.allCases {
             out += "\n## \(group.rawValue.capitalized)\n"
             for check in all where check.group == group {
                 out += "\n### `\(check.id)` (\(check.severity.rawValue))\n\n\(check.summary) \(check.explanation)\n\n"
-                out += check.triggering.map { "- Triggers: \($0.description)\n" }.joined()
-                out += check.clean.map { "- Clean: \($0.description)\n" }.joined()
+                out += check.triggering.map { "- Triggers: \(describe($0))\n" }.joined()
+                out += check.clean.map { "- Clean: \(describe($0))\n" }.joined()
             }
         }
         return out
