@@ -243,7 +243,7 @@ struct DeleteCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let opened = try store.open(.write)
-            let (issue, _) = try opened.issue(id)
+            let issue = try opened.issueSummary(id)
             if !yes {
                 guard isatty(0) == 1 else {
                     throw GalleyError("refusing to delete without confirmation", hint: "Pass --yes.")

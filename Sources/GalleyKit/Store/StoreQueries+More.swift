@@ -121,7 +121,7 @@ extension IssueStore {
     /// Assets of an issue (its own images when `article` is nil and `issueOnly`), of an article,
     /// or of everything, optionally of one kind, in list order. Unknown ids are errors.
     public func assets(_ filter: AssetFilter) throws -> [StoredAsset] {
-        if let issue = filter.issue { _ = try self.issue(issue) }
+        if let issue = filter.issue { _ = try issueSummary(issue) }
         let articleID = try filter.article.map { try articleRowID($0, issue: filter.issue) }
         return try database.read { db in
             var clauses: [String] = []
@@ -219,7 +219,7 @@ extension IssueStore {
 
     /// Issues published strictly before (`older`) or after the given one, nearest first.
     public func issues(relativeTo id: String, older: Bool) throws -> [StoredIssue] {
-        let (issue, _) = try self.issue(id)
+        let issue = try issueSummary(id)
         return try database.read { db in
             guard let day = try String.fetchOne(db, sql: "SELECT publishDay FROM issue WHERE globalID = ?", arguments: [issue.globalID]) else {
                 return []

@@ -105,15 +105,27 @@ extension IssueStore {
         }
     }
 
-    /// The issue with this global id or apple_id; an unknown id is an error, never "all".
+    /// The issue with this global id or apple_id, without its articles; an unknown id is an
+    /// error, never "all".
+    public func issueSummary(_ id: String) throws -> StoredIssue {
+        try database.read { db in try issueSummary(id, db) }
+    }
+
+    func issueSummary(_ id: String, _ db: Database) throws -> StoredIssue {
+        guard let issue = try StoredIssue.fetchOne(db, sql: """
+            SELECT i.*, (SELECT COUNT(*) FROM article a WHERE a.issueId = i.id) AS articles FROM issue i
+            WHERE i.globalID = ? OR i.appleID = ?
+            """, arguments: [id, id]) else {
+            throw GalleyError("no issue `\(id)` in the store", path: root.path, hint: "`galley issues` lists them.")
+        }
+        return issue
+    }
+
+    /// The issue with this global id or apple_id, with its articles in order; an unknown id is
+    /// an error, never "all".
     public func issue(_ id: String) throws -> (issue: StoredIssue, articles: [StoredArticle]) {
         try database.read { db in
-            guard let issue = try StoredIssue.fetchOne(db, sql: """
-                SELECT i.*, (SELECT COUNT(*) FROM article a WHERE a.issueId = i.id) AS articles FROM issue i
-                WHERE i.globalID = ? OR i.appleID = ?
-                """, arguments: [id, id]) else {
-                throw GalleyError("no issue `\(id)` in the store", path: root.path, hint: "`galley issues` lists them.")
-            }
+            let issue = try issueSummary(id, db)
             let articles = try StoredArticle.fetchAll(db, sql: """
                 SELECT \(Self.articleColumns), NULL AS snippet FROM article a JOIN issue i ON i.id = a.issueId
                 WHERE i.globalID = ? ORDER BY a.placement
@@ -125,7 +137,7 @@ extension IssueStore {
     /// Articles in issue order (or newest first with `byDate`), filtered; every filter applies,
     /// and an unknown issue is an error rather than "all articles".
     public func articles(_ filter: ArticleFilter) throws -> [StoredArticle] {
-        if let issue = filter.issue { _ = try self.issue(issue) }
+        if let issue = filter.issue { _ = try issueSummary(issue) }
         return try database.read { db in
             var clauses: [String] = []
             var arguments: StatementArguments = []
@@ -164,7 +176,7 @@ extension IssueStore {
     /// Removes an issue's rows and its folder, nothing else.
     public func delete(_ id: String) throws -> StoredIssue {
         try withWriterLock {
-            let (issue, _) = try self.issue(id)
+            let issue = try issueSummary(id)
             let folder = try database.write { db -> String? in
                 let folder = try String.fetchOne(db, sql: "SELECT folder FROM issue WHERE globalID = ?", arguments: [issue.globalID])
                 try db.execute(sql: "DELETE FROM articleSearch WHERE rowid IN (SELECT a.id FROM article a JOIN issue i ON i.id = a.issueId WHERE i.globalID = ?)",

@@ -42,8 +42,8 @@ extension IssueStore {
     /// statement), ranking runs on the full-text index alone, and only the best `limit` rows are
     /// joined and given snippets, each in one statement.
     public func search(_ text: String, options: SearchOptions = SearchOptions()) throws -> SearchResults {
-        let issueID = try options.issue.map { try self.issue($0).issue.globalID }
-        return try database.read { db in
+        try database.read { db in
+            let issueID = try options.issue.map { try issueSummary($0, db).globalID }
             guard options.limit > 0, let pattern = try Self.searchPattern(text, db) else {
                 return SearchResults(articles: [], rankedOnlyMostRecent: nil)
             }
