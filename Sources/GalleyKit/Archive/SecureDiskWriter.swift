@@ -38,7 +38,7 @@ public final class SecureDiskWriter {
         self.entry = entry
         let flags = ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_NO_OVERWRITE
         guard archive_write_disk_set_options(disk, flags) == ARCHIVE_OK else {
-            let message = Self.errorString(disk)
+            let message = libarchiveError(disk)
             archive_entry_free(entry)
             archive_write_free(disk)
             throw GalleyError("libarchive refused the secure options: \(message)")
@@ -60,7 +60,7 @@ public final class SecureDiskWriter {
         archive_entry_set_filetype(entry, galley_AE_IFREG)
         archive_entry_set_perm(entry, 0o644)
         if let size { archive_entry_set_size(entry, size) }
-        guard archive_write_header(disk, entry) == ARCHIVE_OK else { throw refusal(name, Self.errorString(disk)) }
+        guard archive_write_header(disk, entry) == ARCHIVE_OK else { throw refusal(name, libarchiveError(disk)) }
         current = name
     }
 
@@ -69,7 +69,7 @@ public final class SecureDiskWriter {
         guard let current else { throw GalleyError("no file started") }
         let written = chunk.withUnsafeBytes { archive_write_data(disk, $0.baseAddress, $0.count) }
         guard written == chunk.count else {
-            throw GalleyError("cannot write: \(Self.errorString(disk))", path: root + "/" + current)
+            throw GalleyError("cannot write: \(libarchiveError(disk))", path: root + "/" + current)
         }
     }
 
@@ -78,16 +78,12 @@ public final class SecureDiskWriter {
         guard let current else { return }
         self.current = nil
         guard archive_write_finish_entry(disk) == ARCHIVE_OK else {
-            throw GalleyError("cannot write: \(Self.errorString(disk))", path: root + "/" + current)
+            throw GalleyError("cannot write: \(libarchiveError(disk))", path: root + "/" + current)
         }
     }
 
     private func refusal(_ name: String, _ why: String) -> GalleyError {
         GalleyError("refusing to extract `\(name)`: \(why)", path: root,
                     hint: "The zip names a file outside its folder, through a link, or twice; `galley validate` reports which.")
-    }
-
-    private static func errorString(_ archive: OpaquePointer) -> String {
-        archive_error_string(archive).map { String(cString: $0) } ?? "unknown libarchive error"
     }
 }

@@ -30,7 +30,7 @@ public final class ZipReader {
         self.archive = archive
         archive_read_support_format_zip(archive)
         guard archive_read_open_filename(archive, path, 64 * 1024) == ARCHIVE_OK else {
-            let message = Self.errorString(archive)
+            let message = libarchiveError(archive)
             archive_read_free(archive)
             throw GalleyError("cannot open the zip: \(message)", path: path)
         }
@@ -43,7 +43,7 @@ public final class ZipReader {
         var entry: OpaquePointer?
         let status = archive_read_next_header(archive, &entry)
         if status == ARCHIVE_EOF { return nil }
-        guard status >= ARCHIVE_WARN, let entry else { throw ReadError(message: Self.errorString(archive)) }
+        guard status >= ARCHIVE_WARN, let entry else { throw ReadError(message: libarchiveError(archive)) }
         let name: String
         if let utf8 = archive_entry_pathname_utf8(entry) {
             name = String(cString: utf8)
@@ -66,7 +66,7 @@ public final class ZipReader {
         let capacity = buffer.count
         while true {
             let count = buffer.withUnsafeMutableBytes { archive_read_data(archive, $0.baseAddress, capacity) }
-            if count < 0 { throw ReadError(message: Self.errorString(archive)) }
+            if count < 0 { throw ReadError(message: libarchiveError(archive)) }
             if count == 0 { return (total, true) }
             total += Int64(count)
             body(buffer[0..<count])
@@ -78,17 +78,19 @@ public final class ZipReader {
     public func readChunk() throws(ReadError) -> [UInt8]? {
         let capacity = buffer.count
         let count = buffer.withUnsafeMutableBytes { archive_read_data(archive, $0.baseAddress, capacity) }
-        if count < 0 { throw ReadError(message: Self.errorString(archive)) }
+        if count < 0 { throw ReadError(message: libarchiveError(archive)) }
         return count == 0 ? nil : Array(buffer[0..<count])
     }
 
     /// Skips the current entry's content without inflating it where the format allows.
     public func skip() throws(ReadError) {
-        guard archive_read_data_skip(archive) == ARCHIVE_OK else { throw ReadError(message: Self.errorString(archive)) }
+        guard archive_read_data_skip(archive) == ARCHIVE_OK else { throw ReadError(message: libarchiveError(archive)) }
     }
 
-    static func errorString(_ archive: OpaquePointer) -> String {
-        (archive_error_string(archive).map { String(cString: $0) } ?? "unknown libarchive error")
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-    }
+}
+
+/// The message of libarchive's last error on `archive` (a reader, zip writer or disk writer).
+func libarchiveError(_ archive: OpaquePointer) -> String {
+    (archive_error_string(archive).map { String(cString: $0) } ?? "unknown libarchive error")
+        .trimmingCharacters(in: .whitespacesAndNewlines)
 }

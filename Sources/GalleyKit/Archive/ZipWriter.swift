@@ -54,7 +54,7 @@ public final class ZipWriter {
               archive_write_set_bytes_in_last_block(archive, 1) == ARCHIVE_OK,
               archive_write_set_options(archive, options) == ARCHIVE_OK
         else {
-            let message = Self.errorString(archive)
+            let message = libarchiveError(archive)
             archive_write_free(archive)
             close(fd)
             throw GalleyError("libarchive refused the zip settings: \(message)")
@@ -78,7 +78,7 @@ public final class ZipWriter {
             return length
         }, nil, nil)
         guard status == ARCHIVE_OK else {
-            let message = Self.errorString(archive)
+            let message = libarchiveError(archive)
             archive_write_free(archive)
             close(fd)
             throw GalleyError("cannot start the zip: \(message)", path: url.path)
@@ -162,7 +162,7 @@ public final class ZipWriter {
         guard !closed else { throw GalleyError("the zip is already closed") }
         closed = true
         let status = archive_write_close(archive)
-        let message = Self.errorString(archive)
+        let message = libarchiveError(archive)
         archive_write_free(archive)
         let synced = fsync(sink.fd) == 0
         close(sink.fd)
@@ -174,13 +174,10 @@ public final class ZipWriter {
     }
 
     private func failure(_ what: String) -> GalleyError {
-        GalleyError("\(what): \(sink.failure ?? Self.errorString(archive))",
+        GalleyError("\(what): \(sink.failure ?? libarchiveError(archive))",
                     hint: sink.failure != nil ? "Check the free space on the output's disk." : nil)
     }
 
-    static func errorString(_ archive: OpaquePointer) -> String {
-        archive_error_string(archive).map { String(cString: $0) } ?? "unknown libarchive error"
-    }
 }
 
 /// Process settings that libarchive's zip code depends on.
