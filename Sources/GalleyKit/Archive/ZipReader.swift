@@ -86,7 +86,6 @@ public final class ZipReader {
     public func skip() throws(ReadError) {
         guard archive_read_data_skip(archive) == ARCHIVE_OK else { throw ReadError(message: libarchiveError(archive)) }
     }
-
 }
 
 /// The message of libarchive's last error on `archive` (a reader, zip writer or disk writer).

@@ -23,20 +23,6 @@ public struct StoredAsset: Sendable, Codable, FetchableRecord {
         case fileName = "file_name"
         case crop350 = "crop_350_350"
     }
-
-    public init(row: Row) {
-        globalID = row["globalID"]
-        issueGlobalID = row["issueGlobalID"]
-        articleGlobalID = row["articleGlobalID"]
-        kind = row["kind"]
-        placement = row["placement"]
-        caption = row["caption"]
-        credit = row["source"]
-        fileName = row["fileName"]
-        crop350 = row["crop350"]
-        path = row["path"]
-        metadata = row["metadata"]
-    }
 }
 
 /// One article with everything about it.
@@ -103,9 +89,11 @@ public struct AssetFilter: Sendable {
 }
 
 extension IssueStore {
+    /// A `StoredAsset` (its path still empty) from `asset s JOIN issue i LEFT JOIN article a`.
     static let assetColumns = """
-        s.globalID, i.globalID AS issueGlobalID, a.globalID AS articleGlobalID, s.kind, s.placement, s.caption,
-        s.source, s.fileName, s.crop350, s.metadata
+        s.globalID AS global_id, i.globalID AS issue_global_id, a.globalID AS article_global_id, s.kind,
+        s.placement, s.caption, s.source AS credit, s.fileName AS file_name, s.crop350 AS crop_350_350,
+        s.metadata, '' AS path
         """
 
     private func assetPaths(_ rows: [StoredAsset], folders: [String: String]) -> [StoredAsset] {
@@ -139,7 +127,7 @@ extension IssueStore {
                 _ = arguments.append(contentsOf: [kind])
             }
             var sql = """
-                SELECT \(Self.assetColumns), '' AS path FROM asset s JOIN issue i ON i.id = s.issueId
+                SELECT \(Self.assetColumns) FROM asset s JOIN issue i ON i.id = s.issueId
                 LEFT JOIN article a ON a.id = s.articleId
                 """
             if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
@@ -181,10 +169,10 @@ extension IssueStore {
                 throw GalleyError("no article `\(id)` in the store", path: root.path)
             }
             guard let summary = try StoredArticle.fetchOne(db, sql: """
-                SELECT \(Self.articleColumns), NULL AS snippet FROM article a JOIN issue i ON i.id = a.issueId WHERE a.id = ?
+                SELECT \(Self.articleColumns) FROM article a JOIN issue i ON i.id = a.issueId WHERE a.id = ?
                 """, arguments: [rowID]) else { throw GalleyError("no article `\(id)` in the store", path: root.path) }
             let assetRows = try StoredAsset.fetchAll(db, sql: """
-                SELECT \(Self.assetColumns), '' AS path FROM asset s JOIN issue i ON i.id = s.issueId
+                SELECT \(Self.assetColumns) FROM asset s JOIN issue i ON i.id = s.issueId
                 LEFT JOIN article a ON a.id = s.articleId WHERE s.articleId = ? ORDER BY s.kind, s.placement
                 """, arguments: [rowID])
             let folder: String = row["folder"]
@@ -194,7 +182,7 @@ extension IssueStore {
             func siblings(_ comparison: String, _ order: String) throws -> [StoredArticle] {
                 guard let dateMS else { return [] }
                 return try StoredArticle.fetchAll(db, sql: """
-                    SELECT \(Self.articleColumns), NULL AS snippet FROM article a JOIN issue i ON i.id = a.issueId
+                    SELECT \(Self.articleColumns) FROM article a JOIN issue i ON i.id = a.issueId
                     WHERE a.issueId = ? AND a.dateMS \(comparison) ? ORDER BY a.dateMS \(order), a.placement
                     """, arguments: [issueID, dateMS])
             }
@@ -225,7 +213,7 @@ extension IssueStore {
                 return []
             }
             return try StoredIssue.fetchAll(db, sql: """
-                SELECT i.*, (SELECT COUNT(*) FROM article a WHERE a.issueId = i.id) AS articles FROM issue i
+                SELECT \(Self.issueColumns) FROM issue i
                 WHERE i.publishDay \(older ? "<" : ">") ? ORDER BY i.publishDay \(older ? "DESC" : "ASC"), i.appleID
                 """, arguments: [day])
         }

@@ -1,7 +1,8 @@
 import Foundation
 import GRDB
 
-/// An issue as the store lists it.
+/// An issue as the store lists it. The store's records decode from columns named by their
+/// coding keys (`IssueStore.issueColumns` and friends alias them), which are also their JSON keys.
 public struct StoredIssue: Sendable, Codable, FetchableRecord {
     public var globalID: String
     public var appleID: String
@@ -18,16 +19,6 @@ public struct StoredIssue: Sendable, Codable, FetchableRecord {
         case displayDate = "display_date"
         case publishDate = "publish_date"
         case lastUpdated = "last_updated"
-    }
-
-    public init(row: Row) {
-        globalID = row["globalID"]
-        appleID = row["appleID"]
-        title = row["title"]
-        displayDate = row["displayDate"]
-        publishDate = row["publishDate"]
-        lastUpdated = row["lastUpdated"]
-        articles = row["articles"]
     }
 }
 
@@ -50,21 +41,6 @@ public struct StoredArticle: Sendable, Codable, FetchableRecord {
         case placement, title, dek, section, type, author, date, featured, keywords, snippet
         case globalID = "global_id"
         case issueGlobalID = "issue_global_id"
-    }
-
-    public init(row: Row) {
-        globalID = row["globalID"]
-        issueGlobalID = row["issueGlobalID"]
-        placement = row["placement"]
-        title = row["title"]
-        dek = row["dek"]
-        section = row["section"]
-        type = row["type"]
-        author = row["authorName"]
-        date = row["dateLastUpdated"]
-        featured = row["featured"]
-        keywords = row["keywords"]
-        snippet = row["snippet"]
     }
 }
 
@@ -90,16 +66,24 @@ public struct StoreCheck: Sendable, Codable {
 }
 
 extension IssueStore {
+    /// A `StoredIssue` from `issue i`.
+    static let issueColumns = """
+        i.globalID AS global_id, i.appleID AS apple_id, i.title, i.displayDate AS display_date,
+        i.publishDate AS publish_date, i.lastUpdated AS last_updated,
+        (SELECT COUNT(*) FROM article a WHERE a.issueId = i.id) AS articles
+        """
+
+    /// A `StoredArticle` (without snippet) from `article a JOIN issue i`.
     static let articleColumns = """
-        a.globalID, i.globalID AS issueGlobalID, a.placement, a.title, a.dek, a.section, a.type, a.authorName,
-        a.dateLastUpdated, a.featured, a.keywords
+        a.globalID AS global_id, i.globalID AS issue_global_id, a.placement, a.title, a.dek, a.section, a.type,
+        a.authorName AS author, a.dateLastUpdated AS date, a.featured, a.keywords
         """
 
     /// Every issue, newest first (publish day, then last update, then apple_id: a stable order).
     public func issues() throws -> [StoredIssue] {
         try database.read { db in
             try StoredIssue.fetchAll(db, sql: """
-                SELECT i.*, (SELECT COUNT(*) FROM article a WHERE a.issueId = i.id) AS articles FROM issue i
+                SELECT \(Self.issueColumns) FROM issue i
                 ORDER BY i.publishDay DESC, i.lastUpdatedMS DESC, i.appleID
                 """)
         }
@@ -113,7 +97,7 @@ extension IssueStore {
 
     func issueSummary(_ id: String, _ db: Database) throws -> StoredIssue {
         guard let issue = try StoredIssue.fetchOne(db, sql: """
-            SELECT i.*, (SELECT COUNT(*) FROM article a WHERE a.issueId = i.id) AS articles FROM issue i
+            SELECT \(Self.issueColumns) FROM issue i
             WHERE i.globalID = ? OR i.appleID = ?
             """, arguments: [id, id]) else {
             throw GalleyError("no issue `\(id)` in the store", path: root.path, hint: "`galley issues` lists them.")
@@ -127,7 +111,7 @@ extension IssueStore {
         try database.read { db in
             let issue = try issueSummary(id, db)
             let articles = try StoredArticle.fetchAll(db, sql: """
-                SELECT \(Self.articleColumns), NULL AS snippet FROM article a JOIN issue i ON i.id = a.issueId
+                SELECT \(Self.articleColumns) FROM article a JOIN issue i ON i.id = a.issueId
                 WHERE i.globalID = ? ORDER BY a.placement
                 """, arguments: [issue.globalID])
             return (issue, articles)
@@ -162,7 +146,7 @@ extension IssueStore {
                 _ = arguments.append(contentsOf: ["%,\(escaped),%"])
             }
             let order = filter.byDate ? "a.dateMS DESC, i.appleID, a.placement" : "i.publishDay DESC, i.appleID, a.placement"
-            var sql = "SELECT \(Self.articleColumns), NULL AS snippet FROM article a JOIN issue i ON i.id = a.issueId"
+            var sql = "SELECT \(Self.articleColumns) FROM article a JOIN issue i ON i.id = a.issueId"
             if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
             sql += " ORDER BY \(order)"
             if let limit = filter.limit {

@@ -111,10 +111,10 @@ extension IssueStore {
             let ids = "[" + best.map(String.init).joined(separator: ",") + "]"
             var rows: [Int64: StoredArticle] = [:]
             for row in try Row.fetchAll(db, sql: """
-                SELECT a.id AS rowID, \(Self.articleColumns), NULL AS snippet FROM article a JOIN issue i ON i.id = a.issueId
+                SELECT a.id AS rowID, \(Self.articleColumns) FROM article a JOIN issue i ON i.id = a.issueId
                 WHERE a.id IN (SELECT value FROM json_each(?))
                 """, arguments: [ids]) {
-                rows[row["rowID"]] = StoredArticle(row: row)
+                rows[row["rowID"]] = try StoredArticle(row: row)
             }
             for row in try Row.fetchAll(db, sql: """
                 SELECT articleSearch.rowid AS rowID, snippet(articleSearch, 3, '[', ']', '…', 12) AS snippet FROM articleSearch
