@@ -47,12 +47,12 @@ extension IssueStore {
             guard options.limit > 0, let pattern = try Self.searchPattern(text, db) else {
                 return SearchResults(articles: [], rankedOnlyMostRecent: nil)
             }
-            // An issue's articles are inserted in one transaction by one writer: their ids are one
-            // range, which the full-text index can seek. The join below keeps the filter exact.
-            var lower: Int64?
-            var upper: Int64?
-            var join = ""
-            var filter = ""
+            // Matches are read between two rowids: all of them, or an issue's articles, which one
+            // writer inserts in one transaction, so their ids are one range the full-text index
+            // can seek (the join keeps the filter exact); the rank limit then raises the lower one.
+            var lower = Int64.min
+            var upper = Int64.max
+            var onlyIssue = (join: "", filter: "", arguments: StatementArguments())
             if let issueID {
                 let range = try Row.fetchOne(db, sql: """
                     SELECT MIN(a.id) AS lower, MAX(a.id) AS upper FROM article a JOIN issue i ON i.id = a.issueId
@@ -62,45 +62,30 @@ extension IssueStore {
                     return SearchResults(articles: [], rankedOnlyMostRecent: nil)
                 }
                 (lower, upper) = (low, high)
-                join = " JOIN article a ON a.id = articleSearch.rowid JOIN issue i ON i.id = a.issueId"
-                filter = " AND i.globalID = ?"
-            }
-            func bounds(_ lower: Int64?, _ upper: Int64?) -> (sql: String, arguments: StatementArguments) {
-                var sql = ""
-                var arguments: StatementArguments = []
-                if let lower { sql += " AND articleSearch.rowid >= ?"; _ = arguments.append(contentsOf: [lower]) }
-                if let upper { sql += " AND articleSearch.rowid <= ?"; _ = arguments.append(contentsOf: [upper]) }
-                return (sql, arguments)
+                onlyIssue = (" JOIN article a ON a.id = articleSearch.rowid JOIN issue i ON i.id = a.issueId",
+                             " AND i.globalID = ?", [issueID])
             }
 
             var ranked: Int?
             if let rankLimit = options.rankLimit, rankLimit > 0 {
                 // More matches than the limit when there is one after the limit-th newest: rank
                 // from the limit-th newest on.
-                let range = bounds(lower, upper)
-                var arguments: StatementArguments = [pattern]
-                _ = arguments.append(contentsOf: range.arguments)
-                _ = arguments.append(contentsOf: [rankLimit - 1])
                 let newest = try Int64.fetchAll(db, sql: """
-                    SELECT articleSearch.rowid FROM articleSearch WHERE articleSearch MATCH ?\(range.sql)
+                    SELECT articleSearch.rowid FROM articleSearch
+                    WHERE articleSearch MATCH ? AND articleSearch.rowid BETWEEN ? AND ?
                     ORDER BY articleSearch.rowid DESC LIMIT 2 OFFSET ?
-                    """, arguments: arguments)
+                    """, arguments: [pattern, lower, upper, rankLimit - 1])
                 if newest.count == 2 {
-                    lower = max(lower ?? newest[0], newest[0])
+                    lower = max(lower, newest[0])
                     ranked = rankLimit
                 }
             }
 
-            let range = bounds(lower, upper)
-            var arguments: StatementArguments = [pattern]
-            _ = arguments.append(contentsOf: range.arguments)
-            if let issueID { _ = arguments.append(contentsOf: [issueID]) }
-            _ = arguments.append(contentsOf: [options.limit])
             let best = try Int64.fetchAll(db, sql: """
-                SELECT articleSearch.rowid FROM articleSearch\(join)
-                WHERE articleSearch MATCH ?\(range.sql)\(filter)
+                SELECT articleSearch.rowid FROM articleSearch\(onlyIssue.join)
+                WHERE articleSearch MATCH ? AND articleSearch.rowid BETWEEN ? AND ?\(onlyIssue.filter)
                 ORDER BY bm25(articleSearch, 10.0, 5.0, 5.0, 1.0), articleSearch.rowid LIMIT ?
-                """, arguments: arguments)
+                """, arguments: [pattern, lower, upper] + onlyIssue.arguments + [options.limit])
 
             guard let first = best.min(), let last = best.max() else {
                 return SearchResults(articles: [], rankedOnlyMostRecent: ranked)
@@ -118,7 +103,7 @@ extension IssueStore {
             }
             for row in try Row.fetchAll(db, sql: """
                 SELECT articleSearch.rowid AS rowID, snippet(articleSearch, 3, '[', ']', '…', 12) AS snippet FROM articleSearch
-                WHERE articleSearch MATCH ? AND articleSearch.rowid >= ? AND articleSearch.rowid <= ?
+                WHERE articleSearch MATCH ? AND articleSearch.rowid BETWEEN ? AND ?
                 AND +articleSearch.rowid IN (SELECT value FROM json_each(?))
                 """, arguments: [pattern, first, last, ids]) {
                 rows[row["rowID"]]?.snippet = row["snippet"]
