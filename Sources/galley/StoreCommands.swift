@@ -223,6 +223,9 @@ struct SearchCommand: ParsableCommand {
                     + "(--rank-all ranks every match; more words or --issue narrow the search)\n")
             }
             if store.json { return printJSON(results.articles) }
+            if results.articles.isEmpty {
+                Terminal.standardError.write("no article matches every word of “\(text)”\(issue.map { " in \($0)" } ?? "")\n")
+            }
             for article in results.articles {
                 Terminal.standardOutput.write("\(article.globalID)  \(article.title)\n    \(article.snippet ?? "")\n")
             }

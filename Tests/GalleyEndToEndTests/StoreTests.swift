@@ -87,6 +87,8 @@ import Testing
         #expect(try ids(["search", "lighthouse"]) == ["The Lighthouse Keepers"])
         #expect(try ids(["search", "gulls"]) == ["The Night Ferry"], "body text is searched")
         #expect(try ids(["search", "nothing-like-this"]).isEmpty)
+        let none = try Harness.galley(["search", "nothing-like-this", "--store", store])
+        #expect(none.status == 0 && none.stdout.isEmpty && none.stderr.contains("no article matches"), "\(none.stderr)")
         #expect(try ids(["search", "LIGHTH", "--rank-all"]) == ["The Lighthouse Keepers"], "words are prefixes, in any case")
         #expect(try Harness.galley(["search", "ferry", "--limit", "0", "--store", store]).status == 2)
         let unknown = try Harness.galley(["articles", "--issue", "no-such-issue", "--store", store])
