@@ -6,7 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "galley", targets: ["galley"]),
-        .library(name: "GalleyKit", targets: ["GalleyKit"]),
+        .library(name: "GalleyKit", targets: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -29,26 +29,45 @@ let package = Package(
         .systemLibrary(
             name: "CCrypto", pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"]), .brew(["openssl"])]),
+        // Library targets stacked one way (docs/architecture.md): each imports only those
+        // below it, so the compiler refuses an upward arrow. Cross-target internals are
+        // `package`, not `public`.
+        .target(
+            name: "GalleyCore",
+            dependencies: ["CCrypto"]),
+        .target(
+            name: "GalleyFormats",
+            dependencies: [
+                "GalleyCore", "CArchive", "CCmark", "CLibXML2",
+                .product(name: "Yams", package: "Yams"),
+            ]),
         .target(
             name: "GalleyKit",
             dependencies: [
-                "CArchive", "CCmark", "CLibXML2", "CCrypto",
+                "GalleyCore", "GalleyFormats",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Mustache", package: "swift-mustache"),
+            ]),
+        .target(
+            name: "GalleyStore",
+            dependencies: [
+                "GalleyCore", "GalleyFormats", "GalleyKit",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
         .executableTarget(
             name: "galley",
             dependencies: [
-                "GalleyKit",
+                "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .testTarget(
             name: "GalleyKitTests",
-            dependencies: ["GalleyKit"]),
+            dependencies: ["GalleyCore", "GalleyFormats", "GalleyKit"]),
+        .testTarget(
+            name: "GalleyStoreTests",
+            dependencies: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore"]),
         .testTarget(
             name: "GalleyEndToEndTests",
-            dependencies: ["GalleyKit", "galley"],
-            exclude: []),
+            dependencies: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "galley"]),
     ]
 )

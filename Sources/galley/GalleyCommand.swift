@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import GalleyKit
+import GalleyCore
+import GalleyFormats
 
 @main
 struct GalleyCommand: ParsableCommand {
@@ -18,16 +19,20 @@ struct GalleyCommand: ParsableCommand {
             Set NO_COLOR to turn colour off. Progress is shown only on a terminal.
             """,
         version: Galley.version,
-        subcommands: [
-            PackCommand.self, ValidateCommand.self, RenderCommand.self, ImportCommand.self, IssuesCommand.self,
-            IssueCommand.self, ArticlesCommand.self, ArticleCommand.self, AssetsCommand.self, SearchCommand.self,
-            DeleteCommand.self, StoreCommand.self,
+        groupedSubcommands: [
+            CommandGroup(name: "Issue files", subcommands: [PackCommand.self, ValidateCommand.self, RenderCommand.self]),
+            CommandGroup(name: "Store", subcommands: [
+                ImportCommand.self, IssuesCommand.self, IssueCommand.self, ArticlesCommand.self, ArticleCommand.self,
+                AssetsCommand.self, SearchCommand.self, DeleteCommand.self, StoreCommand.self,
+            ]),
         ]
     )
 
     /// Runs the command, mapping argument errors to exit status 2 (ArgumentParser uses 64).
     static func main() {
-        ProcessEnvironment.useUTCForArchives()
+        // The one process-wide setting (docs/architecture.md): libarchive's zip times and name
+        // conversion read TZ and LC_CTYPE, so they are fixed here, once, before any thread starts.
+        ProcessEnvironment.configureForArchives()
         do {
             var command = try parseAsRoot()
             try command.run()
@@ -44,10 +49,4 @@ struct GalleyCommand: ParsableCommand {
             Foundation.exit(code == .validationFailure ? 2 : code.rawValue)
         }
     }
-}
-
-/// Exit statuses every command shares.
-enum Status {
-    static let problems = ExitCode(1)
-    static let couldNotRun = ExitCode(2)
 }

@@ -290,7 +290,20 @@ def sources():
     os.symlink("../../../minimal-valid/articles/01-first/photo.png", os.path.join(root, "articles/01-first/photo.png"))
 
 
+def versions():
+    """Two versions of one issue (folder and apple_id `example-valid`): the zip in zips/ and this
+    one, a month older by last_updated. For import.older's examples."""
+    folder = os.path.join(HERE, "versions")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    doc = manifest("example-valid")
+    doc["last_updated"] = "2020-02-01T00:00:00.000+0000"
+    with open(os.path.join(folder, "example-valid.zip"), "wb") as f:
+        f.write(build(issue_entries("example-valid", doc=doc)))
+
+
 if __name__ == "__main__":
     zips()
+    versions()
     manifests()
     sources()

@@ -1,8 +1,12 @@
 import Foundation
 import Testing
+@testable import GalleyCore
+@testable import GalleyFormats
 @testable import GalleyKit
 
 @Suite struct RenderCommandTests {
+    init() { TestSetup.archives }
+
     /// Every src, poster and href of a page that points inside the site.
     func references(in html: String) -> [String] {
         let pattern = try! NSRegularExpression(pattern: ##"(?:src|poster|href)="([^"#:]+)""##)
@@ -114,6 +118,8 @@ import Testing
 }
 
 @Suite struct RenderTemplateTests {
+    init() { TestSetup.archives }
+
     @Test func publisherTemplatesShapeAssetsAndPagesAndStillEscape() throws {
         let source = try Harness.copy(Harness.example)
         // A caption that would run if it were not escaped.
@@ -149,6 +155,8 @@ import Testing
 }
 
 @Suite struct RenderLargeSiteTests {
+    init() { TestSetup.archives }
+
     /// Pages are written in batches; every batch must know the issue's title.
     @Test func everyPageOfALargeSiteLinksBackToTheIssue() throws {
         let root = try Harness.temporaryDirectory().appending(path: "issue")

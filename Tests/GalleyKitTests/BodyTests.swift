@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+@testable import GalleyCore
+@testable import GalleyFormats
 @testable import GalleyKit
 
 @Suite struct PlaceholderTests {
@@ -84,7 +86,7 @@ import Testing
         let text = "Line one\n<!-- [ASSET: phot.jpg] -->\n<!-- [Asset: photo.jpg] -->\n"
         let result = builder.build(text, format: .markdown, file: "articles/a/article.md", lineOffset: 7,
                                    ids: ["photo.jpg": "id1"])
-        #expect(result.diagnostics.map(\.id) == ["body.placeholder-unknown", "body.placeholder-malformed"])
+        #expect(result.diagnostics.map(\.id) == [Check.bodyPlaceholderUnknown.id, Check.bodyPlaceholderMalformed.id])
         #expect(result.diagnostics.map { $0.location?.line } == [9, 10])
         #expect(result.diagnostics[0].hint == "Did you mean `photo.jpg`?")
     }

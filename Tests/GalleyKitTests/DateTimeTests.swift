@@ -1,4 +1,6 @@
 import Testing
+@testable import GalleyCore
+@testable import GalleyFormats
 @testable import GalleyKit
 
 @Suite struct DateTimeTests {

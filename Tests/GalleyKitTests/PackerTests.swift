@@ -1,8 +1,12 @@
 import Foundation
 import Testing
+@testable import GalleyCore
+@testable import GalleyFormats
 @testable import GalleyKit
 
 @Suite struct PackerTests {
+    init() { TestSetup.archives }
+
     static let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appending(path: "Examples/winter-2026")
 
@@ -19,7 +23,7 @@ import Testing
         #expect {
             try Packer().pack(options)
         } throws: { error in
-            (error as? DiagnosticsError)?.diagnostics.map(\.id) == ["pack.zip64-required"]
+            (error as? DiagnosticsError)?.diagnostics.map(\.id) == [Check.packZip64Required.id]
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
 

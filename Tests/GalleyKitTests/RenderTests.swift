@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+@testable import GalleyCore
+@testable import GalleyFormats
 @testable import GalleyKit
 
 @Suite struct AssetMarkupTests {

@@ -1,9 +1,13 @@
 import Foundation
 import Testing
+@testable import GalleyCore
+@testable import GalleyFormats
 @testable import GalleyKit
 
 /// The import's extraction: libarchive's disk writer with its secure options.
 @Suite struct SecureDiskWriterTests {
+    init() { TestSetup.archives }
+
     /// A fresh folder holding `root/` (where files go) and `outside/` (which must stay empty).
     func folders() throws -> (root: URL, outside: URL) {
         let base = FileManager.default.temporaryDirectory.appending(path: "galley-disk-\(UUID().uuidString)")

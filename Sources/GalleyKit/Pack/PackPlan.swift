@@ -1,4 +1,6 @@
 import Foundation
+import GalleyCore
+import GalleyFormats
 
 /// One file that goes into the zip.
 public struct ZipEntryPlan: Sendable, Hashable {
@@ -15,7 +17,7 @@ public struct ZipEntryPlan: Sendable, Hashable {
 /// articles and the zip need: the zip entries, the ids in use, the previous article's date.
 public struct PackPlanner {
     /// DOS times cannot go before 1980.
-    static let earliestZipTime: Int64 = 315_532_800
+    package static let earliestZipTime: Int64 = 315_532_800
 
     public private(set) var issue: IssueRecord
     /// Seconds since 1970 written as every entry's modification time.
@@ -48,8 +50,8 @@ public struct PackPlanner {
         for asset in source.images {
             guard let record = assetRecord(asset, owner: "") else { continue }
             if record.kind != .image {
-                diagnostics.add(.error(
-                    "source.issue-image-kind",
+                diagnostics.add(Diagnostic(
+                    .sourceIssueImageKind,
                     "the issue image `\(asset.file.relativePath)` is a \(record.kind.rawValue) file, not an image",
                     at: asset.location, hint: "An issue's `images` holds its cover and other pictures only."))
             }
@@ -63,7 +65,7 @@ public struct PackPlanner {
     /// Plans one article (in issue order): its id, date and assets. The returned record has
     /// everything but the body; `assetIDs` maps local keys to global ids for the body.
     /// Media already probed (by path), e.g. on other cores; anything missing is probed here.
-    var probed: [String: MediaProbe] = [:]
+    package var probed: [String: MediaProbe] = [:]
 
     public mutating func plan(_ article: ArticleSource) -> (record: ArticleRecord, assetIDs: [String: String]) {
         articleCount += 1
@@ -75,8 +77,8 @@ public struct PackPlanner {
         let date: Int64
         if let given = article.date?.millisecondsSinceEpoch {
             if let previousDate, given >= previousDate {
-                diagnostics.add(.warning(
-                    "source.date-order",
+                diagnostics.add(Diagnostic(
+                    .sourceDateOrder,
                     "this article's date is not earlier than the previous article's, so Dumpling apps, which list articles newest first, will show it out of issue order",
                     at: article.dateLocation,
                     hint: "Give articles decreasing dates in issue order, or leave `date` out to have Galley derive them."))
@@ -124,8 +126,8 @@ public struct PackPlanner {
         if let thumbnail = asset.thumbnail {
             guard let thumbProbe = probeMedia(thumbnail, at: asset.location) else { return nil }
             if thumbProbe.format.kind != .image {
-                diagnostics.add(.error(
-                    "source.thumbnail-kind",
+                diagnostics.add(Diagnostic(
+                    .sourceThumbnailKind,
                     "the thumbnail `\(thumbnail.relativePath)` is a \(thumbProbe.format.kind.rawValue) file, not an image",
                     at: asset.location, hint: "Use a JPEG or PNG picture as the thumbnail."))
                 return nil
@@ -157,7 +159,7 @@ public struct PackPlanner {
 
     private mutating func probeMedia(_ file: SourceFile, at location: SourceLocation) -> MediaProbe? {
         if file.size == 0 {
-            diagnostics.add(.error("source.media-empty", "the file `\(file.relativePath)` is empty", at: location,
+            diagnostics.add(Diagnostic(.sourceMediaEmpty, "the file `\(file.relativePath)` is empty", at: location,
                                    hint: "Replace it with the real picture, sound or video."))
             return nil
         }
@@ -165,22 +167,22 @@ public struct PackPlanner {
         do {
             result = try probed[file.url.path] ?? MediaProber.probe(file.url)
         } catch {
-            diagnostics.add(.error(
-                "source.file-unreadable", "the file `\(file.relativePath)` cannot be read: \(error.localizedDescription)",
+            diagnostics.add(Diagnostic(
+                .sourceFileUnreadable, "the file `\(file.relativePath)` cannot be read: \(error.localizedDescription)",
                 at: location, hint: "Check the file's permissions."))
             return nil
         }
         guard let result else {
-            diagnostics.add(.error(
-                "source.media-unknown", "cannot tell what kind of media `\(file.relativePath)` is from its content",
+            diagnostics.add(Diagnostic(
+                .sourceMediaUnknown, "cannot tell what kind of media `\(file.relativePath)` is from its content",
                 at: location,
                 hint: "Galley packs JPEG, PNG, GIF, WebP, HEIF, AVIF and SVG images; MP3, AAC, M4A, Ogg, FLAC and WAV sound; MP4, MOV and WebM video."))
             return nil
         }
         let ext = (file.relativePath as NSString).pathExtension.lowercased()
         if !result.format.extensions.contains(ext) {
-            diagnostics.add(.warning(
-                "source.media-extension-mismatch",
+            diagnostics.add(Diagnostic(
+                .sourceMediaExtensionMismatch,
                 "`\(file.relativePath)` holds \(result.format.mimeType) data, which its extension `.\(ext)` does not suggest",
                 at: location, hint: "Rename it to `.\(result.format.extensions[0])` so that apps and servers treat it right."))
         }
@@ -190,11 +192,11 @@ public struct PackPlanner {
 
 /// Gives every source file one name in the zip: flat, in the producer profile
 /// (`[A-Za-z0-9._-]`), unique even without regard to case.
-struct EntryNames {
+package struct EntryNames {
     private var bySource: [String: ZipEntryPlan] = [:]
     private var taken: Set<String> = ["latest.json"]
 
-    mutating func name(for file: SourceFile, owner: String, format: MediaFormat) -> String {
+    package mutating func name(for file: SourceFile, owner: String, format: MediaFormat) -> String {
         if let existing = bySource[file.relativePath] { return existing.name }
         let base = SourceTree.zipSafeName((file.relativePath as NSString).lastPathComponent)
         let wanted = owner.isEmpty ? base : SourceTree.zipSafeName(owner) + "-" + base
@@ -212,18 +214,18 @@ struct EntryNames {
         return candidate
     }
 
-    var sortedEntries: [ZipEntryPlan] {
+    package var sortedEntries: [ZipEntryPlan] {
         bySource.values.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
     }
 }
 
 /// Ids must be unique across the issue, its articles and its assets.
-struct IDRegistry {
+package struct IDRegistry {
     private var owners: [String: String] = [:]
 
-    mutating func claim(_ id: String, what: String, at location: SourceLocation?, _ log: inout DiagnosticLog) {
+    package mutating func claim(_ id: String, what: String, at location: SourceLocation?, _ log: inout DiagnosticLog) {
         if let owner = owners[id] {
-            log.add(.error("source.id-duplicate", "\(what) has the id `\(id)`, which \(owner) already has",
+            log.add(Diagnostic(.sourceIdDuplicate, "\(what) has the id `\(id)`, which \(owner) already has",
                            at: location, hint: "Ids must be unique in an issue: change or remove the explicit `id`."))
             return
         }

@@ -1,4 +1,6 @@
 import Foundation
+import GalleyCore
+import GalleyFormats
 
 public struct PackOptions: Sendable {
     public var source: URL
@@ -20,19 +22,6 @@ public struct PackOptions: Sendable {
     }
 }
 
-/// What a pack produced.
-/// The largest zip a reader without Zip64 (Dumpling's minizip 1.01h) can open.
-public struct ZipLimits: Sendable {
-    public var maxEntries: Int
-    public var maxBytes: Int64
-
-    public init(maxEntries: Int, maxBytes: Int64) {
-        self.maxEntries = maxEntries
-        self.maxBytes = maxBytes
-    }
-
-    public static let classic = ZipLimits(maxEntries: 65_535, maxBytes: 0xFFFF_FFFF)
-}
 
 public struct PackSummary: Sendable, Codable {
     public var path: String
@@ -45,7 +34,7 @@ public struct PackSummary: Sendable, Codable {
     public var entries: Int
     public var warnings: [Diagnostic]
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case path, bytes, sha256, articles, assets, entries, warnings
         case appleID = "apple_id"
         case globalID = "global_id"
@@ -110,8 +99,8 @@ public struct Packer {
         diagnostics.sort { ($0.severity == .error ? 0 : 1) < ($1.severity == .error ? 0 : 1) }
         if diagnostics.contains(where: { $0.severity == .error }) { throw DiagnosticsError(diagnostics) }
         if output.deletingPathExtension().lastPathComponent != planner.issue.appleID {
-            diagnostics.append(.warning(
-                "pack.zip-name", "the zip is named `\(output.lastPathComponent)`, but Dumpling finds an issue zip by its `apple_id`",
+            diagnostics.append(Diagnostic(
+                .packZipName, "the zip is named `\(output.lastPathComponent)`, but Dumpling finds an issue zip by its `apple_id`",
                 at: SourceLocation(path: output.path),
                 hint: "Name it `\(planner.issue.appleID).zip`, or give a folder as --output."))
         }
@@ -126,8 +115,8 @@ public struct Packer {
             let reason = entryCount > limits.maxEntries
                 ? "\(entryCount) entries (the most a zip without Zip64 holds is \(limits.maxEntries))"
                 : "about \(payload + overhead) bytes (the most a zip without Zip64 holds is \(limits.maxBytes))"
-            diagnostics.append(.error(
-                "pack.zip64-required", "the issue needs \(reason), and Dumpling cannot read Zip64",
+            diagnostics.append(Diagnostic(
+                .packZip64Required, "the issue needs \(reason), and Dumpling cannot read Zip64",
                 at: SourceLocation(path: ""),
                 hint: "Split the issue or shrink its media; --allow-zip64 packs it anyway for readers that support Zip64."))
             throw DiagnosticsError(diagnostics)
@@ -196,11 +185,11 @@ public struct Packer {
 
     /// Articles handled together: read and converted on every core, planned in order. Memory
     /// holds one batch, whatever the issue's size.
-    static let batchSize = 32
+    package static let batchSize = 32
 
     /// Reads, plans and converts each article in issue order, handing each finished record to
     /// `sink`; returns every finding, the planner's included, errors first.
-    func buildArticles(
+    package func buildArticles(
         _ source: IssueSource, _ planner: inout PackPlanner,
         sink: (ArticleSource, ArticleRecord, _ bodyLineOffset: Int) throws -> Void
     ) throws -> [Diagnostic] {
@@ -242,7 +231,7 @@ public struct Packer {
                 do {
                     text = try String(contentsOf: root.appending(path: item.article.bodyFile), encoding: .utf8)
                 } catch {
-                    return (item, 0, [.error("source.file-unreadable", "cannot be read any more",
+                    return (item, 0, [Diagnostic(.sourceFileUnreadable, "cannot be read any more",
                                              at: SourceLocation(path: item.article.bodyFile))])
                 }
                 let front = FrontMatter.split(text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text)
@@ -254,7 +243,7 @@ public struct Packer {
             }
             for (item, offset, found) in built {
                 diagnostics += found
-                if found.contains(where: { $0.id == "source.file-unreadable" }) { continue }
+                if found.contains(where: { $0.is(.sourceFileUnreadable) }) { continue }
                 try sink(item.article, item.record, offset)
             }
         }
@@ -263,13 +252,13 @@ public struct Packer {
         return diagnostics
     }
 
-    struct PlannedBody: Sendable {
-        var article: ArticleSource
-        var record: ArticleRecord
-        var assetIDs: [String: String]
+    package struct PlannedBody: Sendable {
+        package var article: ArticleSource
+        package var record: ArticleRecord
+        package var assetIDs: [String: String]
     }
 
-    func outputPath(_ options: PackOptions, appleID: String) throws -> URL {
+    package func outputPath(_ options: PackOptions, appleID: String) throws -> URL {
         let given = options.output ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
         var isDirectory: ObjCBool = false
         let exists = FileManager.default.fileExists(atPath: given.path, isDirectory: &isDirectory)

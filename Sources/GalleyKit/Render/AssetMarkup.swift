@@ -1,5 +1,7 @@
 import Foundation
 import Mustache
+import GalleyCore
+import GalleyFormats
 
 /// How a placeholder becomes HTML.
 public enum RenderStyle: String, Sendable, CaseIterable {
@@ -39,7 +41,7 @@ public struct AssetMarkup: Sendable {
         }
     }
 
-    func semantic(_ asset: AssetRecord) -> String {
+    package func semantic(_ asset: AssetRecord) -> String {
         let src = HTMLText.attribute(url(asset.fileName))
         let metadata = asset.metadata
         var media: String
@@ -72,7 +74,7 @@ public struct AssetMarkup: Sendable {
 
     /// Wire format §3.2, with caption and credit escaped and `<audio>`/`<video>` as Dumpling
     /// wrote them (self-closed). docs/render.md lists every difference.
-    func dumpling(_ asset: AssetRecord) -> String {
+    package func dumpling(_ asset: AssetRecord) -> String {
         let u = HTMLText.attribute(url(asset.fileName))
         var h = "<div class='article_image'>"
         switch asset.kind {
@@ -103,7 +105,7 @@ public struct AssetMarkup: Sendable {
         return context
     }
 
-    func mimeType(_ asset: AssetRecord) -> String {
+    package func mimeType(_ asset: AssetRecord) -> String {
         if let given = asset.metadata?["mime_type"]?.stringValue, !given.isEmpty { return given }
         let ext = (asset.fileName as NSString).pathExtension.lowercased()
         let format = MediaFormat.allCases.first { $0.kind == asset.kind && $0.extensions.contains(ext) }

@@ -1,4 +1,6 @@
 import Mustache
+import GalleyCore
+import GalleyFormats
 
 /// Complete, accessible HTML5 documents around rendered bodies, and the preview site's index.
 public struct PageRenderer: Sendable {
@@ -29,7 +31,7 @@ public struct PageRenderer: Sendable {
         .cover{max-width:20rem;margin:1rem auto}
         """
 
-    func document(title: String, body: String) -> String {
+    package func document(title: String, body: String) -> String {
         """
         <!DOCTYPE html>
         <html lang="\(HTMLText.attribute(language))">

@@ -1,4 +1,6 @@
 import Foundation
+import GalleyCore
+import GalleyFormats
 
 /// What happens to a placeholder whose id names no asset.
 public enum MissingAssetPolicy: String, Sendable, CaseIterable {

@@ -1,5 +1,7 @@
 import Foundation
 import Mustache
+import GalleyCore
+import GalleyFormats
 
 public struct RenderOptions: Sendable {
     public var style: RenderStyle = .semantic
@@ -150,10 +152,10 @@ public struct Renderer: Sendable {
         pages.removeAll()
     }
 
-    struct PendingPage: Sendable {
-        var record: ArticleRecord
-        var body: String
-        var file: String
+    package struct PendingPage: Sendable {
+        package var record: ArticleRecord
+        package var body: String
+        package var file: String
     }
 
     /// A raw body with the manifest it belongs to: for scripts.
@@ -173,12 +175,12 @@ public struct Renderer: Sendable {
 
     // MARK: Expansion
 
-    func expand(_ record: ArticleRecord, lookup: (String) -> AssetRecord?, markup: AssetMarkup) throws -> (String, [Diagnostic]) {
+    package func expand(_ record: ArticleRecord, lookup: (String) -> AssetRecord?, markup: AssetMarkup) throws -> (String, [Diagnostic]) {
         let expander = try PlaceholderExpander(pattern: options.pattern, markup: markup, missing: options.missing)
         let result = expander.expand(record.body, lookup: lookup)
         let findings = result.missingIDs.map { id in
-            Diagnostic.warning(
-                "render.asset-missing", "the placeholder names `\(id)`, which no asset of article `\(record.globalID)` has; it was \(options.missing == .keep ? "kept" : "removed")",
+            Diagnostic(
+                .renderAssetMissing, "the placeholder names `\(id)`, which no asset of article `\(record.globalID)` has; it was \(options.missing == .keep ? "kept" : "removed")",
                 at: SourceLocation(path: record.globalID), hint: "Run `galley validate` on the issue to see every broken reference.")
         }
         if options.missing == .error, !findings.isEmpty {
@@ -205,16 +207,16 @@ public struct Renderer: Sendable {
 
     // MARK: Reading an issue
 
-    struct ReadArticle {
-        var record: ArticleRecord
-        var lookup: (String) -> AssetRecord?
+    package struct ReadArticle {
+        package var record: ArticleRecord
+        package var lookup: (String) -> AssetRecord?
         /// The issue's title, when it is known by the time this article is read.
-        var issueTitle: String?
+        package var issueTitle: String?
     }
 
-    struct ReadIssue {
-        var record: IssueRecord
-        var language: String? {
+    package struct ReadIssue {
+        package var record: IssueRecord
+        package var language: String? {
             if case .string(let value)? = record.metadata["language"] ?? record.metadata["lang"] { return value }
             return nil
         }
@@ -223,7 +225,7 @@ public struct Renderer: Sendable {
     /// Reads an issue zip (after refusing a hostile container) or source folder, handing each
     /// article to `sink` (which returns false to stop) and, with `extractTo`, writing its media
     /// files there under their names in the zip.
-    func read(
+    package func read(
         _ input: URL, extractTo: URL?,
         sink: (ReadArticle, _ names: [String], _ locator: (@Sendable (String) -> String?)?) throws -> Bool
     ) throws -> ReadIssue {
@@ -375,12 +377,10 @@ public struct Renderer: Sendable {
     }
 }
 
-/// The path from folder `from` to file `to`, both absolute.
-func relativePath(from: String, to: String) -> String {
-    let a = from.split(separator: "/")
-    let b = to.split(separator: "/")
-    var common = 0
-    while common < a.count && common < b.count - 1 && a[common] == b[common] { common += 1 }
-    let ups = Array(repeating: "..", count: a.count - common)
-    return (ups + b[common...].map(String.init)).joined(separator: "/")
+
+extension Renderer {
+    /// Writes rendered HTML to `url` atomically; an existing file is replaced only with `force`.
+    public static func write(html: String, to url: URL, force: Bool) throws {
+        try AtomicFile.write(html, to: url, replace: force)
+    }
 }

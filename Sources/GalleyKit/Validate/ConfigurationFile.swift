@@ -1,5 +1,7 @@
 import Foundation
 import Yams
+import GalleyCore
+import GalleyFormats
 
 extension ValidationConfiguration {
     public static let fileName = ".galley.yml"
@@ -69,15 +71,15 @@ extension ValidationConfiguration {
 
     /// Sets one check (from `--ignore` or a file).
     public mutating func set(_ id: String, _ value: String, source: String) throws {
-        guard CheckCatalog.check(id) != nil else {
-            let near = CheckCatalog.all.map(\.id).min { editDistance($0, id) < editDistance($1, id) }
+        guard let check = CheckCatalog.check(CheckID(rawValue: id)) else {
+            let near = CheckCatalog.all.map(\.id.rawValue).min { editDistance($0, id) < editDistance($1, id) }
             throw GalleyError("unknown check id `\(id)`", path: source,
                               hint: near.map { "Did you mean `\($0)`? `galley validate --list-checks` lists them all." })
         }
         guard let setting = Setting(rawValue: value.lowercased()) else {
             throw GalleyError("`\(id)` must be off, info, warning or error, not `\(value)`", path: source)
         }
-        settings[id] = setting
+        settings[check.id] = setting
     }
 
     /// The nearest `.galley.yml` from `directory` up to the file system's root.
@@ -90,5 +92,20 @@ extension ValidationConfiguration {
             if parent.path == current.path { return nil }
             current = parent
         }
+    }
+}
+
+extension ValidationConfiguration {
+    /// What a run uses: `configFile` (or else the nearest `.galley.yml` from `directory` upwards),
+    /// then `ignored` switched off. Unknown ids and settings are errors.
+    public static func resolve(configFile: String?, ignored: [String], from directory: URL) throws -> ValidationConfiguration {
+        var configuration = ValidationConfiguration()
+        if let configFile {
+            try configuration.load(URL(fileURLWithPath: configFile))
+        } else if let found = find(from: directory) {
+            try configuration.load(found)
+        }
+        for id in ignored { try configuration.set(id, "off", source: "--ignore") }
+        return configuration
     }
 }

@@ -1,40 +1,28 @@
 import Foundation
+import GalleyCore
+import GalleyFormats
 
-/// Limits a zip must stay under to be read at all: declared sizes, ratios and counts.
-public struct ContainerLimits: Sendable {
-    /// Entries a zip may list (Dumpling's reader holds 65,535).
-    public var maxEntries = 65_535
-    /// The sum of the entries' declared uncompressed sizes.
-    public var maxTotalBytes: UInt64 = 4 * 1024 * 1024 * 1024
-    /// Compression ratio above which an entry (of at least `ratioFloor` bytes) is refused.
-    public var maxRatio: UInt64 = 100
-    public var ratioFloor: UInt64 = 1024 * 1024
-    /// A name's length in bytes.
-    public var maxNameBytes = 1024
-
-    public init() {}
-}
 
 /// Checks made on the central directory alone, before any content is read.
-struct ContainerChecks {
-    let path: String
-    let limits: ContainerLimits
+package struct ContainerChecks {
+    package let path: String
+    package let limits: ContainerLimits
 
-    func run(_ directory: ZipDirectory, zipFileName: String, into findings: inout Findings) {
+    package func run(_ directory: ZipDirectory, zipFileName: String, into findings: inout Findings) {
         let at = { (entry: ZipDirectory.Entry?) -> SourceLocation in
             SourceLocation(path: entry.map { "\(path)!\($0.displayName)" } ?? path)
         }
         if directory.entries.isEmpty {
-            findings.add("zip.empty", "the zip holds no entries", at: at(nil),
+            findings.add(.zipEmpty, "the zip holds no entries", at: at(nil),
                          hint: "Pack the issue again: an issue zip holds at least latest.json.")
             return
         }
         if directory.hasZip64Records {
-            findings.add("zip.zip64", "the zip uses Zip64 records, which Dumpling's reader cannot open", at: at(nil),
+            findings.add(.zipZip64, "the zip uses Zip64 records, which Dumpling's reader cannot open", at: at(nil),
                          hint: "Repack without Zip64: keep the issue under 4 GiB and 65,535 files.")
         }
         if directory.leadingBytes > 0 {
-            findings.add("zip.leading-bytes", "\(directory.leadingBytes) bytes precede the first entry", at: at(nil),
+            findings.add(.zipLeadingBytes, "\(directory.leadingBytes) bytes precede the first entry", at: at(nil),
                          hint: "Strip whatever was prepended to the zip; issue zips start with an entry.")
         }
         var totalDeclared: UInt64 = 0
@@ -47,18 +35,18 @@ struct ContainerChecks {
             let name = entry.displayName
             totalDeclared &+= entry.uncompressedSize
             if entry.isEncrypted {
-                findings.add("zip.encrypted", "`\(name)` is encrypted", at: at(entry),
+                findings.add(.zipEncrypted, "`\(name)` is encrypted", at: at(entry),
                              hint: "Dumpling opens zips without a password: repack without encryption.")
             }
             if entry.method != 0 && entry.method != 8 {
-                findings.add("zip.method", "`\(name)` uses compression method \(entry.method); only stored (0) and deflate (8) are safe",
+                findings.add(.zipMethod, "`\(name)` uses compression method \(entry.method); only stored (0) and deflate (8) are safe",
                              at: at(entry), hint: "Repack with deflate, or store the file.")
             }
             if entry.isSymlink {
-                findings.add("zip.symlink", "`\(name)` is a symbolic link", at: at(entry),
+                findings.add(.zipSymlink, "`\(name)` is a symbolic link", at: at(entry),
                              hint: "Replace the link with the file itself: links can point anywhere once extracted.")
             } else if entry.isSpecial {
-                findings.add("zip.special-file", "`\(name)` is a device, FIFO or socket, not a file", at: at(entry),
+                findings.add(.zipSpecialFile, "`\(name)` is a device, FIFO or socket, not a file", at: at(entry),
                              hint: "Remove it: an issue zip holds files and folders only.")
             }
             checkName(entry, at: at(entry), into: &findings)
@@ -66,37 +54,37 @@ struct ContainerChecks {
             // Declared sizes and ratios, before anything is inflated.
             if entry.compressedSize > 0, entry.uncompressedSize >= limits.ratioFloor,
                entry.uncompressedSize / max(entry.compressedSize, 1) > limits.maxRatio {
-                findings.add("zip.ratio", "`\(name)` declares \(entry.uncompressedSize) bytes from \(entry.compressedSize) (over \(limits.maxRatio):1)",
+                findings.add(.zipRatio, "`\(name)` declares \(entry.uncompressedSize) bytes from \(entry.compressedSize) (over \(limits.maxRatio):1)",
                              at: at(entry), hint: "This is how zip bombs look; repack the issue from its source.")
             }
             // Local header: inside the file, matching the directory.
             let offset = entry.localHeaderOffset
             if offset >= directory.centralDirectoryOffset {
-                findings.add("zip.offset", "`\(name)` starts at \(offset), past the central directory", at: at(entry),
+                findings.add(.zipOffset, "`\(name)` starts at \(offset), past the central directory", at: at(entry),
                              hint: "The zip is damaged: pack it again.")
             } else if let headerLength = entry.localHeaderLength {
                 if let localName = entry.localName, localName != entry.rawName {
-                    findings.add("zip.local-header", "the local header of `\(name)` names `\(String(decoding: localName, as: UTF8.self))`",
+                    findings.add(.zipLocalHeader, "the local header of `\(name)` names `\(String(decoding: localName, as: UTF8.self))`",
                                  at: at(entry), hint: "The zip is damaged or crafted: pack it again.")
                 }
                 let end = offset + headerLength + entry.compressedSize
                 if end > directory.centralDirectoryOffset {
-                    findings.add("zip.truncated", "the data of `\(name)` runs past the central directory", at: at(entry),
+                    findings.add(.zipTruncated, "the data of `\(name)` runs past the central directory", at: at(entry),
                                  hint: "The zip is damaged or cut short: pack it again.")
                 } else {
                     ranges.append((offset, end, name))
                 }
             } else {
-                findings.add("zip.local-header", "`\(name)` has no valid local header at offset \(offset)", at: at(entry),
+                findings.add(.zipLocalHeader, "`\(name)` has no valid local header at offset \(offset)", at: at(entry),
                              hint: "The zip is damaged: pack it again.")
             }
             // Names: duplicates, then collisions under case folding and Unicode normalisation.
             let folded = name.precomposedStringWithCanonicalMapping.lowercased()
             if seenExact.contains(entry.rawName) {
-                findings.add("zip.duplicate-name", "`\(name)` appears more than once", at: at(entry),
+                findings.add(.zipDuplicateName, "`\(name)` appears more than once", at: at(entry),
                              hint: "Keep one entry per name: which one a reader takes is undefined.")
             } else if let other = seenFolded[folded] {
-                findings.add("zip.name-collision", "`\(name)` and `\(other)` are the same name on a case-insensitive or normalising file system",
+                findings.add(.zipNameCollision, "`\(name)` and `\(other)` are the same name on a case-insensitive or normalising file system",
                              at: at(entry), hint: "Rename one of them.")
             }
             seenExact.insert(entry.rawName)
@@ -105,25 +93,25 @@ struct ContainerChecks {
             if !tops.contains(top) { tops.append(top) }
         }
         if totalDeclared > limits.maxTotalBytes || entrySizesOverflow(directory) {
-            findings.add("zip.size", "the entries declare \(totalDeclared) bytes in all, over the limit of \(limits.maxTotalBytes)",
+            findings.add(.zipSize, "the entries declare \(totalDeclared) bytes in all, over the limit of \(limits.maxTotalBytes)",
                          at: at(nil), hint: "An issue zip stays under 4 GiB; this one is damaged or a zip bomb.")
         }
         // Overlapping entries: the data of one inside another's (the overlap zip bomb).
         ranges.sort { $0.start < $1.start }
         for (previous, next) in zip(ranges, ranges.dropFirst()) where next.start < previous.end {
-            findings.add("zip.overlap", "the data of `\(next.name)` overlaps `\(previous.name)`", at: SourceLocation(path: "\(path)!\(next.name)"),
+            findings.add(.zipOverlap, "the data of `\(next.name)` overlaps `\(previous.name)`", at: SourceLocation(path: "\(path)!\(next.name)"),
                          hint: "This is how overlap zip bombs are built; do not extract it.")
             break
         }
         // One top folder, named after the issue.
         if tops.count != 1 {
-            findings.add("zip.top-folder", "the zip has \(tops.count) top-level names (\(tops.prefix(4).map { "`\($0)`" }.joined(separator: ", "))); an issue zip has one folder",
+            findings.add(.zipTopFolder, "the zip has \(tops.count) top-level names (\(tops.prefix(4).map { "`\($0)`" }.joined(separator: ", "))); an issue zip has one folder",
                          at: at(nil), hint: "Put everything inside one folder named after the issue's apple_id.")
         } else if let top = tops.first, !directory.entries.contains(where: { $0.displayName.hasPrefix(top + "/") }) {
-            findings.add("zip.top-folder", "`\(top)` is a file, not a folder", at: at(nil),
+            findings.add(.zipTopFolder, "`\(top)` is a file, not a folder", at: at(nil),
                          hint: "Put everything inside one folder named after the issue's apple_id.")
         } else if let top = tops.first, !zipFileName.isEmpty, zipFileName != top {
-            findings.add("zip.file-name", "the zip is named `\(zipFileName).zip` but its folder is `\(top)`", at: at(nil),
+            findings.add(.zipFileName, "the zip is named `\(zipFileName).zip` but its folder is `\(top)`", at: at(nil),
                          hint: "Dumpling loads `<apple_id>.zip`: name the zip after its folder.")
         }
     }
@@ -148,7 +136,7 @@ struct ContainerChecks {
             $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "._-/".unicodeScalars.contains($0))
         }
         if !safe {
-            findings.add("zip.name-profile", "`\(name)` has characters outside `[A-Za-z0-9._-]`", at: location,
+            findings.add(.zipNameProfile, "`\(name)` has characters outside `[A-Za-z0-9._-]`", at: location,
                          hint: "Such names work in Dumpling but not on every file system or server: prefer plain ASCII.")
         }
     }
@@ -157,33 +145,172 @@ struct ContainerChecks {
         let raw = entry.rawName
         let name = entry.displayName
         if raw.isEmpty {
-            findings.add("zip.name-empty", "an entry has an empty name", at: location, hint: "Remove it or give it a name.")
+            findings.add(.zipNameEmpty, "an entry has an empty name", at: location, hint: "Remove it or give it a name.")
             return
         }
         if raw.contains(0) {
-            findings.add("zip.name-nul", "`\(name)` contains a NUL byte, which hides the rest of the name from readers", at: location,
+            findings.add(.zipNameNul, "`\(name)` contains a NUL byte, which hides the rest of the name from readers", at: location,
                          hint: "Rename the entry; names cannot contain NUL.")
         }
         if entry.name == nil {
-            findings.add("zip.name-encoding", "an entry name is not valid UTF-8 (`\(name)`)", at: location,
+            findings.add(.zipNameEncoding, "an entry name is not valid UTF-8 (`\(name)`)", at: location,
                          hint: "Dumpling decodes names as UTF-8 and fails on this one: rename it in ASCII.")
         }
         if raw.count > limits.maxNameBytes || name.split(separator: "/").contains(where: { $0.utf8.count > 255 }) {
-            findings.add("zip.name-length", "`\(name.prefix(60))…` is too long (\(raw.count) bytes)", at: location,
+            findings.add(.zipNameLength, "`\(name.prefix(60))…` is too long (\(raw.count) bytes)", at: location,
                          hint: "Keep names under 255 bytes a component.")
         }
         if raw.first == UInt8(ascii: "/") || (raw.count >= 2 && raw[1] == UInt8(ascii: ":")) {
-            findings.add("zip.path-absolute", "`\(name)` is an absolute path", at: location,
+            findings.add(.zipPathAbsolute, "`\(name)` is an absolute path", at: location,
                          hint: "Names are relative to the zip: this one would be written anywhere on disk.")
         }
         if raw.contains(UInt8(ascii: "\\")) {
-            findings.add("zip.path-backslash", "`\(name)` contains a backslash, which some readers take as a folder separator",
+            findings.add(.zipPathBackslash, "`\(name)` contains a backslash, which some readers take as a folder separator",
                          at: location, hint: "Use `/` between folders.")
         }
         let components = name.split(omittingEmptySubsequences: false) { $0 == "/" || $0 == "\\" }
         if components.contains("..") {
-            findings.add("zip.path-dotdot", "`\(name)` contains `..` (zip slip: it would be written outside the folder)",
+            findings.add(.zipPathDotdot, "`\(name)` contains `..` (zip slip: it would be written outside the folder)",
                          at: location, hint: "Never extract this zip with a tool that does not refuse `..`.")
         }
     }
+}
+
+// MARK: Checks
+
+extension ContainerChecks {
+    /// The checks made on the central directory, in catalogue order.
+    package static let checks: [Check] = [
+        .zipUnreadable,
+        .zipEmpty,
+        .zipTruncated,
+        .zipEntries,
+        .zipZip64,
+        .zipLeadingBytes,
+        .zipEncrypted,
+        .zipMethod,
+        .zipSymlink,
+        .zipSpecialFile,
+        .zipRatio,
+        .zipSize,
+        .zipOverlap,
+        .zipOffset,
+        .zipLocalHeader,
+        .zipPathAbsolute,
+        .zipPathDotdot,
+        .zipPathBackslash,
+        .zipNameEmpty,
+        .zipNameNul,
+        .zipNameEncoding,
+        .zipNameLength,
+        .zipNameProfile,
+        .zipDuplicateName,
+        .zipNameCollision,
+        .zipTopFolder,
+        .zipFileName,
+        .zipManifestMissing,
+        .zipManifestNotFirst,
+        .zipCrc,
+        .zipSizeMismatch,
+        .zipData,
+    ]
+}
+
+extension Check {
+    package static let zipUnreadable = Check("zip.unreadable", .container, .error, "The file is not a zip.",
+            explanation: "No end of central directory record: the file is something else (an image renamed .zip, HTML from a failed download).",
+            triggering: [.fixture("zips/not-a-zip-error.zip")], clean: [.validZip])
+    package static let zipEmpty = Check("zip.empty", .container, .error, "The file or the zip is empty.",
+            explanation: "A zero-byte file, or a zip with no entries: Dumpling imports nothing and says nothing.",
+            triggering: [.fixture("zips/empty-file-error.zip"), .fixture("zips/no-entries-error.zip")], clean: [.validZip])
+    package static let zipTruncated = Check("zip.truncated", .container, .error, "The zip is cut short or its directory lies outside the file.",
+            explanation: "The end record or the central directory points past the file, or an entry's data runs past the directory: a partial download or a damaged copy.",
+            triggering: [.fixture("zips/truncated-error.zip"), .fixture("zips/cd-out-of-bounds-error.zip")], clean: [.validZip])
+    package static let zipEntries = Check("zip.entries", .container, .error, "The zip lists more entries than the limit.",
+            explanation: "More than 65,535 entries cannot be read without Zip64, and a huge count is a denial-of-service trick; the directory is not read past the limit.",
+            triggering: [.fixture("zips/too-many-entries-error.zip")], clean: [.validZip])
+    package static let zipZip64 = Check("zip.zip64", .container, .error, "The zip uses Zip64 records.",
+            explanation: "Dumpling's minizip 1.01h has no Zip64: the issue cannot be opened.",
+            triggering: [.fixture("zips/zip64-error.zip")], clean: [.validZip])
+    package static let zipLeadingBytes = Check("zip.leading-bytes", .container, .warning, "Bytes precede the first entry.",
+            explanation: "Data prepended to a zip (a self-extractor stub, junk) is skipped by some readers and makes others find nothing.",
+            triggering: [.fixture("zips/prepended-warning.zip")], clean: [.validZip])
+    package static let zipEncrypted = Check("zip.encrypted", .container, .error, "An entry is encrypted.",
+            explanation: "Dumpling opens zips without a password, so an encrypted entry cannot be read.",
+            triggering: [.fixture("zips/encrypted-error.zip")], clean: [.validZip])
+    package static let zipMethod = Check("zip.method", .container, .error, "An entry uses a compression method other than stored or deflate.",
+            explanation: "Only methods 0 and 8 are safe in every Dumpling build; bzip2, LZMA and others may not be compiled in.",
+            triggering: [.fixture("zips/bzip2-method-error.zip")], clean: [.validZip])
+    package static let zipSymlink = Check("zip.symlink", .container, .error, "An entry is a symbolic link.",
+            explanation: "A link extracted into the issue folder can point at any file on the device; later entries may be written through it.",
+            triggering: [.fixture("zips/symlink-error.zip")], clean: [.validZip])
+    package static let zipSpecialFile = Check("zip.special-file", .container, .error, "An entry is a device, FIFO or socket.",
+            explanation: "An issue zip holds files and folders only; anything else is a crafted archive.",
+            triggering: [.fixture("zips/device-error.zip")], clean: [.validZip])
+    package static let zipRatio = Check("zip.ratio", .container, .error, "An entry declares a compression ratio past the limit.",
+            explanation: "A megabyte-sized entry claiming more than 100 times its compressed size is how zip bombs look; it is refused before anything is inflated.",
+            triggering: [.fixture("zips/ratio-bomb-error.zip")], clean: [.validZip])
+    package static let zipSize = Check("zip.size", .container, .error, "The entries declare more bytes than the limit.",
+            explanation: "An issue stays under 4 GiB; a zip declaring hundreds of gigabytes is rejected from its directory, in milliseconds and bounded memory.",
+            triggering: [.fixture("zips/declared-500gb-error.zip")], clean: [.validZip])
+    package static let zipOverlap = Check("zip.overlap", .container, .error, "Entries share the same bytes.",
+            explanation: "Overlapping entries are the overlap zip bomb: a small file that inflates to gigabytes. Nothing is extracted.",
+            triggering: [.fixture("zips/overlap-bomb-error.zip")], clean: [.validZip])
+    package static let zipOffset = Check("zip.offset", .container, .error, "An entry starts past the central directory.",
+            explanation: "Its local header offset points outside the entry data: the zip is damaged or crafted.",
+            triggering: [.fixture("zips/offset-out-of-bounds-error.zip")], clean: [.validZip])
+    package static let zipLocalHeader = Check("zip.local-header", .container, .error, "An entry's local header is missing or disagrees with the directory.",
+            explanation: "Readers that stream from local headers then see another name than readers that use the directory: a way to smuggle files past a check.",
+            triggering: [.fixture("zips/local-name-mismatch-error.zip")], clean: [.validZip])
+    package static let zipPathAbsolute = Check("zip.path-absolute", .container, .error, "An entry name is an absolute path.",
+            explanation: "Extracted naively, it is written anywhere on the device.",
+            triggering: [.fixture("zips/absolute-path-error.zip")], clean: [.validZip])
+    package static let zipPathDotdot = Check("zip.path-dotdot", .container, .error, "An entry name contains `..` (zip slip).",
+            explanation: "Dumpling's unzipper joins names to the Caches folder without checks: `../../Documents/default.realm` overwrites the app's database.",
+            triggering: [.fixture("zips/zip-slip-dotdot-error.zip"), .fixture("zips/zip-slip-backslash-error.zip")], clean: [.validZip])
+    package static let zipPathBackslash = Check("zip.path-backslash", .container, .error, "An entry name contains a backslash.",
+            explanation: "Dumpling and libarchive turn `\\` into `/`, so `..\\..\\x` is a zip slip on some readers and a strange name on others.",
+            triggering: [.fixture("zips/zip-slip-backslash-error.zip")], clean: [.validZip])
+    package static let zipNameEmpty = Check("zip.name-empty", .container, .error, "An entry has an empty name.",
+            explanation: "Minizip reads the name's last byte even when it is empty.",
+            triggering: [.fixture("zips/empty-name-error.zip")], clean: [.validZip])
+    package static let zipNameNul = Check("zip.name-nul", .container, .error, "An entry name contains a NUL byte.",
+            explanation: "Readers cut the name at NUL, which hides its real name and can create duplicates.",
+            triggering: [.fixture("zips/nul-name-error.zip")], clean: [.validZip])
+    package static let zipNameEncoding = Check("zip.name-encoding", .container, .error, "An entry name is not valid UTF-8.",
+            explanation: "Dumpling decodes names as UTF-8; an invalid name becomes nil and breaks extraction.",
+            triggering: [.fixture("zips/non-utf8-name-error.zip")], clean: [.validZip])
+    package static let zipNameLength = Check("zip.name-length", .container, .error, "An entry name is too long.",
+            explanation: "Over 255 bytes a component (or 1,024 in all), file systems refuse the name.",
+            triggering: [.fixture("zips/long-name-error.zip")], clean: [.validZip])
+    package static let zipNameProfile = Check("zip.name-profile", .container, .warning, "An entry name has characters outside `[A-Za-z0-9._-]`.",
+            explanation: "Dumpling copes, but spaces, `@` and non-ASCII letters break on some servers, CDNs and file systems.",
+            triggering: [.fixture("zips/name-with-space-warning.zip")], clean: [.validZip])
+    package static let zipDuplicateName = Check("zip.duplicate-name", .container, .error, "Two entries have the same name.",
+            explanation: "Which copy a reader keeps is undefined, so a check can pass one and an app load the other.",
+            triggering: [.fixture("zips/duplicate-name-error.zip")], clean: [.validZip])
+    package static let zipNameCollision = Check("zip.name-collision", .container, .error, "Two entry names collide under case folding or Unicode normalisation.",
+            explanation: "On iOS's case-insensitive file system `Photo.jpg` and `photo.jpg` are one file; `é` and `e\u{301}` too. One overwrites the other.",
+            triggering: [.fixture("zips/case-collision-error.zip"), .fixture("zips/nfc-collision-error.zip")], clean: [.validZip])
+    package static let zipTopFolder = Check("zip.top-folder", .container, .error, "The zip does not hold exactly one top folder.",
+            explanation: "Dumpling reads `<apple_id>/latest.json`: files at the top, or several folders, are not found.",
+            triggering: [.fixture("zips/two-top-folders-error.zip")], clean: [.validZip])
+    package static let zipFileName = Check("zip.file-name", .container, .warning, "The zip's file name differs from its folder.",
+            explanation: "Dumpling loads `<apple_id>.zip` from the app bundle; a zip named otherwise is never found.",
+            triggering: [.fixture("zips/renamed-warning.zip")], clean: [.validZip])
+    package static let zipManifestMissing = Check("zip.manifest-missing", .container, .error, "The zip has no `<folder>/latest.json`.",
+            explanation: "Without it Dumpling returns silently and the issue never appears.",
+            triggering: [.fixture("zips/no-manifest-error.zip")], clean: [.validZip])
+    package static let zipManifestNotFirst = Check("zip.manifest-not-first", .container, .info, "latest.json is not the first entry.",
+            explanation: "Streaming readers find the issue faster when latest.json comes first, as galley pack writes it.",
+            triggering: [.fixture("zips/manifest-last-info.zip")], clean: [.validZip])
+    package static let zipCrc = Check("zip.crc", .container, .error, "An entry's content does not match its CRC-32.",
+            explanation: "The bytes were damaged after packing; found by the full check, which inflates every entry.",
+            triggering: [.fixture("zips/bad-crc-error.zip")], clean: [.validZip])
+    package static let zipSizeMismatch = Check("zip.size-mismatch", .container, .error, "An entry inflates to another size than it declares.",
+            explanation: "Declared sizes that lie defeat size limits; the full check stops reading once an entry passes its declared size.",
+            triggering: [.fixture("zips/size-lie-error.zip")], clean: [.validZip])
+    package static let zipData = Check("zip.data", .container, .error, "An entry's data cannot be inflated.",
+            explanation: "The deflate stream is damaged.",
+            triggering: [.fixture("zips/bad-deflate-error.zip")], clean: [.validZip])
 }

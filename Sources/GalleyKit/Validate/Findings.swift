@@ -1,21 +1,18 @@
+import GalleyCore
+import GalleyFormats
 /// Collects the findings of one input, taking each check's severity from the catalogue and
 /// the configuration (which may change it or switch the check off).
 public struct Findings: Sendable {
     public private(set) var items: [Diagnostic] = []
-    let configuration: ValidationConfiguration
+    package let configuration: ValidationConfiguration
 
     public init(configuration: ValidationConfiguration = ValidationConfiguration()) {
         self.configuration = configuration
     }
 
-    public mutating func add(_ id: String, _ message: String, at location: SourceLocation?, hint: String? = nil) {
-        guard let check = CheckCatalog.check(id) else {
-            assertionFailure("unknown check id \(id)")
-            items.append(Diagnostic(id, .error, message, at: location, hint: hint))
-            return
-        }
+    public mutating func add(_ check: Check, _ message: String, at location: SourceLocation?, hint: String? = nil) {
         guard let severity = configuration.severity(of: check) else { return }
-        items.append(Diagnostic(id, severity, message, at: location, hint: hint))
+        items.append(Diagnostic(check, severity: severity, message, at: location, hint: hint))
     }
 
     /// Adds findings made elsewhere (by the source loader and packer), applying the configuration.
@@ -41,7 +38,7 @@ public struct ValidationConfiguration: Sendable {
         case off, info, warning, error
     }
 
-    public var settings: [String: Setting] = [:]
+    public var settings: [CheckID: Setting] = [:]
     /// Container limits, when the configuration changes them.
     public var limits = ContainerLimits()
     /// Where the settings came from, for messages.

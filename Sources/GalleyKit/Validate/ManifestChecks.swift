@@ -1,88 +1,90 @@
 import Foundation
+import GalleyCore
+import GalleyFormats
 
 /// What the manifest checks learn that later checks use: every asset and where it sits.
-struct ManifestIndex {
-    struct AssetRef {
-        var id: String
+package struct ManifestIndex {
+    package struct AssetRef {
+        package var id: String
         /// `images`, `sound_files` or `videos`.
-        var list: String
-        var fileName: String?
-        var crop: String?
-        var variants: [String] = []
-        var metadata: LocatedJSON?
-        var jsonPath: String
-        var line: Int
+        package var list: String
+        package var fileName: String?
+        package var crop: String?
+        package var variants: [String] = []
+        package var metadata: LocatedJSON?
+        package var jsonPath: String
+        package var line: Int
         /// Index of the owning article, `nil` for issue images.
-        var article: Int?
+        package var article: Int?
     }
 
-    struct ArticleRef {
-        var id: String?
-        var jsonPath: String
-        var line: Int
+    package struct ArticleRef {
+        package var id: String?
+        package var jsonPath: String
+        package var line: Int
     }
 
     /// A placeholder whose id can be resolved only once every asset is known.
-    struct PlaceholderRef {
-        var key: String
-        var article: Int
-        var where_: String
-        var location: SourceLocation
+    package struct PlaceholderRef {
+        package var key: String
+        package var article: Int
+        package var where_: String
+        package var location: SourceLocation
     }
 
     /// An article's `featured` keys, checked once the issue's id is known.
-    struct FeaturedRef {
-        var keys: [String]
-        var location: SourceLocation
+    package struct FeaturedRef {
+        package var keys: [String]
+        package var location: SourceLocation
     }
 
-    var issueID: String?
-    var appleID: String?
-    var assets: [AssetRef] = []
-    var articles: [ArticleRef] = []
-    var placeholders: [PlaceholderRef] = []
-    var featured: [FeaturedRef] = []
-    var previousDate: Int64?
+    package var issueID: String?
+    package var appleID: String?
+    package var assets: [AssetRef] = []
+    package var articles: [ArticleRef] = []
+    package var placeholders: [PlaceholderRef] = []
+    package var featured: [FeaturedRef] = []
+    package var previousDate: Int64?
 }
 
 /// Checks on `latest.json` against what Dumpling reads (wire format §2): keys it force-casts,
 /// their types, date forms, ids, metadata.
-struct ManifestChecks {
+package struct ManifestChecks {
     /// Display path of the manifest (`issue.zip!folder/latest.json`, or a file path).
-    let path: String
+    package let path: String
 
-    static let issueStrings = ["global_id", "apple_id", "title", "description", "last_updated", "display_date", "publish_date"]
-    static let issueKeys = Set(issueStrings + ["metadata", "images", "articles"])
-    static let articleStrings = [
+    package static let issueStrings = ["global_id", "apple_id", "title", "description", "last_updated", "display_date", "publish_date"]
+    package static let issueKeys = Set(issueStrings + ["metadata", "images", "articles"])
+    package static let articleStrings = [
         "global_id", "title", "body", "description", "url", "section", "author_name", "source", "dek", "author_url",
         "author_bio", "keywords", "commentary", "type", "date_last_updated",
     ]
     /// Article keys that Dumpling builds added after the first zip format, with when: an article
     /// without them (and with the legacy `metadata` for `meta` and `customMeta`) is in an older
     /// format, which the store imports.
-    static let laterArticleKeys: [(key: String, since: String)] = [
+    package static let laterArticleKeys: [(key: String, since: String)] = [
         ("date_last_updated", "March 2015"), ("meta", "June 2015"), ("customMeta", "June 2015"), ("author_bio", "March 2016"),
     ]
-    static let articleKeys = Set(articleStrings + ["sku", "meta", "customMeta", "metadata", "featured", "images", "sound_files", "videos"])
-    static let assetStrings = ["id", "caption", "source", "file_name", "crop_350_350"]
-    static let assetKeys = Set(assetStrings + ["metadata", "cover", "crop"])
-    static let coverVariants = [
+    package static let articleKeys = Set(articleStrings + ["sku", "meta", "customMeta", "metadata", "featured", "images", "sound_files", "videos"])
+    package static let assetStrings = ["id", "caption", "source", "file_name", "crop_350_350"]
+    package static let assetKeys = Set(assetStrings + ["metadata", "cover", "crop"])
+    package static let coverVariants = [
         "cover_main_iphone_portrait", "cover_main_iphone_portrait_retinal", "cover_main_ipad_portrait",
         "cover_main_ipad_portrait_retinal", "cover_icon_iphone_portrait_retinal",
     ]
-    static let cropVariants = [
+    package static let cropVariants = [
         "main_iphone_portrait", "main_iphone_portrait_retinal", "main_ipad_portrait", "main_ipad_portrait_retinal",
     ]
 
-    func at(_ node: LocatedJSON?, _ jsonPath: String) -> SourceLocation {
+    package func at(_ node: LocatedJSON?, _ jsonPath: String) -> SourceLocation {
         SourceLocation(path: path, line: node?.line, column: node?.column, jsonPath: jsonPath.isEmpty ? nil : jsonPath)
     }
 
     /// The whole document at once (for bare manifests held in memory).
-    func run(_ root: LocatedJSON, into findings: inout Findings) -> ManifestIndex {
+    package func run(_ root: LocatedJSON, into findings: inout Findings) -> ManifestIndex {
         var index = ManifestIndex()
         guard let members = root.members else {
-            findings.add("manifest.type", "latest.json is \(root.typeName), not an object", at: at(root, ""),
+            findings.add(.manifestType, "latest.json is \(root.typeName), not an object", at: at(root, ""),
                          hint: "The top level of latest.json is the issue object.")
             return index
         }
@@ -97,7 +99,7 @@ struct ManifestChecks {
     }
 
     /// The issue's own members (everything but a streamed `articles` array).
-    func checkIssue(_ root: LocatedJSON, articlesSeen: Bool, _ index: inout ManifestIndex, into findings: inout Findings) {
+    package func checkIssue(_ root: LocatedJSON, articlesSeen: Bool, _ index: inout ManifestIndex, into findings: inout Findings) {
         guard let members = root.members else { return }
         duplicateKeys(members, "", &findings)
         requireStrings(root, Self.issueStrings, "", "the issue", &findings)
@@ -106,7 +108,7 @@ struct ManifestChecks {
         index.appleID = root["apple_id"]?.string
         if let publish = root["publish_date"]?.string, !Self.isDumplingPublishDate(publish) {
             let parts = publish.split(separator: "/", omittingEmptySubsequences: false)
-            findings.add("manifest.publish-date",
+            findings.add(.manifestPublishDate,
                          parts.count == 3 ? "publish_date `\(publish)` has non-numeric parts: Dumpling crashes on it"
                                           : "publish_date `\(publish)` is not MM/dd/yyyy: Dumpling takes it as today",
                          at: at(root["publish_date"], "publish_date"), hint: "Write it as MM/dd/yyyy, e.g. 01/05/2026.")
@@ -118,19 +120,19 @@ struct ManifestChecks {
         }
         guard !articlesSeen else { return }
         guard let articlesNode = root["articles"] else {
-            findings.add("manifest.key-missing", "the issue has no `articles`: Dumpling crashes", at: at(root, "articles"),
+            findings.add(.manifestKeyMissing, "the issue has no `articles`: Dumpling crashes", at: at(root, "articles"),
                          hint: "Add `\"articles\": []` at least.")
             return
         }
-        findings.add("manifest.type", "`articles` is \(articlesNode.typeName), not an array: Dumpling crashes",
+        findings.add(.manifestType, "`articles` is \(articlesNode.typeName), not an array: Dumpling crashes",
                      at: at(articlesNode, "articles"), hint: "Make `articles` an array of article objects.")
     }
 
     /// One element of `articles`, checked and then dropped: memory stays flat however many there are.
-    func checkArticle(_ i: Int, _ article: LocatedJSON, _ index: inout ManifestIndex, into findings: inout Findings) {
+    package func checkArticle(_ i: Int, _ article: LocatedJSON, _ index: inout ManifestIndex, into findings: inout Findings) {
         let base = "articles[\(i)]"
         guard let articleMembers = article.members else {
-            findings.add("manifest.type", "\(base) is \(article.typeName), not an object", at: at(article, base),
+            findings.add(.manifestType, "\(base) is \(article.typeName), not an object", at: at(article, base),
                          hint: "Each element of `articles` is an article object.")
             index.articles.append(ManifestIndex.ArticleRef(id: nil, jsonPath: base, line: article.line))
             return
@@ -146,7 +148,7 @@ struct ManifestChecks {
             olderFormat.append("`\(key)` (required since \(since))")
         }
         if !olderFormat.isEmpty {
-            findings.add("manifest.older-format",
+            findings.add(.manifestOlderFormat,
                          "article \(i + 1) is in an older Linechef format, without \(olderFormat.joined(separator: ", ")): Dumpling builds since then crash on it",
                          at: at(article, base),
                          hint: "Pack it again with Galley, or add the keys (`\"meta\": {\"published\": true}`, `\"customMeta\"` equal to `metadata`, `\"author_bio\": \"\"`, a `date_last_updated`). `galley import` accepts the older format.")
@@ -158,26 +160,26 @@ struct ManifestChecks {
         // metadata is the older format, reported above).
         if let meta = article["meta"] {
             if let published = meta["published"], case .string = published.value {
-                findings.add("manifest.published-type", "\(base).meta.published is a string; Dumpling reads only a number or boolean, so the article counts as unpublished",
+                findings.add(.manifestPublishedType, "\(base).meta.published is a string; Dumpling reads only a number or boolean, so the article counts as unpublished",
                              at: at(published, "\(base).meta.published"), hint: "Write `\"published\": true`.")
             }
             if meta.members == nil {
-                findings.add("manifest.type", "\(base).meta is \(meta.typeName), not an object: Dumpling crashes",
+                findings.add(.manifestType, "\(base).meta is \(meta.typeName), not an object: Dumpling crashes",
                              at: at(meta, "\(base).meta"), hint: "Write `\"meta\": {\"published\": true}`.")
             }
         } else if !hasLegacyMetadata {
-            findings.add("manifest.key-missing", "article \(i + 1) has no `meta`: Dumpling crashes", at: at(article, "\(base).meta"),
+            findings.add(.manifestKeyMissing, "article \(i + 1) has no `meta`: Dumpling crashes", at: at(article, "\(base).meta"),
                          hint: "Add `\"meta\": {\"published\": true}`.")
         }
         metadataLike(article, "customMeta", "\(base).customMeta", required: !hasLegacyMetadata, &findings)
         if !hasLegacyMetadata {
-            findings.add("manifest.legacy-metadata", "article \(i + 1) has no legacy `metadata`, which Dumpling builds before June 2015 require",
+            findings.add(.manifestLegacyMetadata, "article \(i + 1) has no legacy `metadata`, which Dumpling builds before June 2015 require",
                          at: at(article, "\(base).metadata"), hint: "Add `\"metadata\"` with the same value as `customMeta`.")
         } else {
             metadataLike(article, "metadata", "\(base).metadata", required: false, &findings)
         }
         if let sku = article["sku"], sku.string == nil {
-            findings.add("manifest.type", "\(base).sku is \(sku.typeName); Dumpling ignores anything but a string",
+            findings.add(.manifestType, "\(base).sku is \(sku.typeName); Dumpling ignores anything but a string",
                          at: at(sku, "\(base).sku"), hint: "Write the SKU as a string.")
         }
         if let featured = article["featured"] {
@@ -186,25 +188,25 @@ struct ManifestChecks {
                     index.featured.append(ManifestIndex.FeaturedRef(keys: members.map(\.key), location: at(featured, "\(base).featured")))
                 }
             } else {
-                findings.add("manifest.featured", "`featured` is \(featured.typeName); Dumpling reads only an object keyed by the issue's id",
+                findings.add(.manifestFeatured, "`featured` is \(featured.typeName); Dumpling reads only an object keyed by the issue's id",
                              at: at(featured, "\(base).featured"), hint: "Write `\"featured\": {\"<issue global_id>\": 1}`.")
             }
         }
         // Dates decide the order apps list articles in.
         if let date = article["date_last_updated"]?.string {
             if date.isEmpty {
-                findings.add("manifest.date-empty", "\(base).date_last_updated is empty: Dumpling uses the import time, which reverses the issue's order",
+                findings.add(.manifestDateEmpty, "\(base).date_last_updated is empty: Dumpling uses the import time, which reverses the issue's order",
                              at: at(article["date_last_updated"], "\(base).date_last_updated"),
                              hint: "Give each article a date, decreasing along `articles`.")
             } else if let millis = Self.dumplingDate(date) {
                 if let previousDate = index.previousDate, millis >= previousDate {
-                    findings.add("manifest.date-order", "\(base).date_last_updated is not earlier than the previous article's: apps list articles newest first, so this one moves up",
+                    findings.add(.manifestDateOrder, "\(base).date_last_updated is not earlier than the previous article's: apps list articles newest first, so this one moves up",
                                  at: at(article["date_last_updated"], "\(base).date_last_updated"),
                                  hint: "Make dates strictly decrease along `articles`.")
                 }
                 index.previousDate = millis
             } else {
-                findings.add("manifest.date-format", "\(base).date_last_updated `\(date)` is in neither of Dumpling's forms: its parser recurses until the app crashes",
+                findings.add(.manifestDateFormat, "\(base).date_last_updated `\(date)` is in neither of Dumpling's forms: its parser recurses until the app crashes",
                              at: at(article["date_last_updated"], "\(base).date_last_updated"),
                              hint: "Write yyyy-MM-dd'T'HH:mm:ss.SSS+0000, e.g. 2026-01-04T18:30:00.000+0000.")
             }
@@ -222,10 +224,10 @@ struct ManifestChecks {
     }
 
     /// Checks that need every article: ids across the issue, `featured` keys, placeholder ids.
-    func finish(_ index: inout ManifestIndex, root: LocatedJSON, into findings: inout Findings) {
+    package func finish(_ index: inout ManifestIndex, root: LocatedJSON, into findings: inout Findings) {
         if let issueID = index.issueID {
             for featured in index.featured where !featured.keys.contains(issueID) {
-                findings.add("manifest.featured", "`featured` is not keyed by this issue's global_id, so the article is not featured",
+                findings.add(.manifestFeatured, "`featured` is not keyed by this issue's global_id, so the article is not featured",
                              at: featured.location, hint: "Write `\"featured\": {\"\(issueID)\": 1}`.")
             }
         }
@@ -238,7 +240,7 @@ struct ManifestChecks {
         _ findings: inout Findings
     ) {
         guard let members = asset.members else {
-            findings.add("manifest.type", "\(path) is \(asset.typeName), not an asset object", at: at(asset, path),
+            findings.add(.manifestType, "\(path) is \(asset.typeName), not an asset object", at: at(asset, path),
                          hint: "Each element of `ordered` is an asset object.")
             return
         }
@@ -250,20 +252,20 @@ struct ManifestChecks {
         for (key, required) in [("cover", Self.coverVariants), ("crop", Self.cropVariants)] {
             guard let node = asset[key] else { continue }
             guard let variantMembers = node.members else {
-                findings.add("manifest.type", "\(path).\(key) is \(node.typeName), not an object", at: at(node, "\(path).\(key)"),
+                findings.add(.manifestType, "\(path).\(key) is \(node.typeName), not an object", at: at(node, "\(path).\(key)"),
                              hint: "Leave `\(key)` out unless you emit every device variant.")
                 continue
             }
             let missing = required.filter { name in !variantMembers.contains { $0.key == name && $0.value.string != nil } }
             if !missing.isEmpty {
-                findings.add("manifest.variants", "\(path).\(key) lacks \(missing.map { "`\($0)`" }.joined(separator: ", ")): Dumpling crashes on devices that need them",
+                findings.add(.manifestVariants, "\(path).\(key) lacks \(missing.map { "`\($0)`" }.joined(separator: ", ")): Dumpling crashes on devices that need them",
                              at: at(node, "\(path).\(key)"), hint: "Give every portrait variant, or leave `\(key)` out altogether.")
             }
             variants += variantMembers.compactMap(\.value.string)
         }
         for key in ["file_name", "crop_350_350"] {
             if let value = asset[key]?.string, value.isEmpty {
-                findings.add("ref.empty-path",
+                findings.add(.refEmptyPath,
                              key == "file_name" ? "\(path).file_name is empty: Dumpling crashes rendering the asset"
                                                 : "\(path).crop_350_350 is empty: Dumpling's delete routine then removes the whole asset folder",
                              at: at(asset[key], "\(path).\(key)"), hint: "Name the file; for a missing thumbnail, repeat file_name.")
@@ -284,11 +286,11 @@ struct ManifestChecks {
         for (id, path, line) in all {
             let location = SourceLocation(path: self.path, line: line, jsonPath: path)
             if let problem = GlobalID.problem(with: id) {
-                findings.add("manifest.id-unsafe", "the id `\(id)` \(problem)", at: location,
+                findings.add(.manifestIdUnsafe, "the id `\(id)` \(problem)", at: location,
                              hint: "Use 24 hex digits; Dumpling interpolates ids into its queries.")
             }
             if let first = seen[id] {
-                findings.add("manifest.id-duplicate", "the id `\(id)` is used by \(first) and \(path)", at: location,
+                findings.add(.manifestIdDuplicate, "the id `\(id)` is used by \(first) and \(path)", at: location,
                              hint: "Ids are primary keys in Dumpling's database: the later one overwrites the earlier.")
             } else {
                 seen[id] = path
@@ -304,12 +306,12 @@ struct ManifestChecks {
             let path = base.isEmpty ? key : "\(base).\(key)"
             guard let value = object[key] else {
                 if skippingMissing.contains(key) { continue }
-                findings.add("manifest.key-missing", "\(what) has no `\(key)`: Dumpling force-casts it and crashes",
+                findings.add(.manifestKeyMissing, "\(what) has no `\(key)`: Dumpling force-casts it and crashes",
                              at: at(object, path), hint: "Add `\"\(key)\": \"\"` at least.")
                 continue
             }
             if value.string == nil {
-                findings.add("manifest.type", "`\(path)` is \(value.typeName), not a string: Dumpling crashes",
+                findings.add(.manifestType, "`\(path)` is \(value.typeName), not a string: Dumpling crashes",
                              at: at(value, path), hint: "Write it as a string, e.g. `\"\(key)\": \"...\"`.")
             }
         }
@@ -318,7 +320,7 @@ struct ManifestChecks {
     private func metadataLike(_ object: LocatedJSON, _ key: String, _ path: String, required: Bool, _ findings: inout Findings) {
         guard let value = object[key] else {
             if required {
-                findings.add("manifest.key-missing", "`\(path)` is missing: Dumpling crashes", at: at(object, path),
+                findings.add(.manifestKeyMissing, "`\(path)` is missing: Dumpling crashes", at: at(object, path),
                              hint: "Add `\"\(key)\": {}`.")
             }
             return
@@ -326,7 +328,7 @@ struct ManifestChecks {
         switch value.value {
         case .object, .string: return
         default:
-            findings.add("manifest.metadata-type", "`\(path)` is \(value.typeName); Dumpling takes only an object or a string and crashes otherwise",
+            findings.add(.manifestMetadataType, "`\(path)` is \(value.typeName); Dumpling takes only an object or a string and crashes otherwise",
                          at: at(value, path), hint: "Write an object, e.g. `\"\(key)\": {}`.")
         }
     }
@@ -335,25 +337,25 @@ struct ManifestChecks {
         let path = base.isEmpty ? key : "\(base).\(key)"
         guard let list = object[key] else {
             if required {
-                findings.add("manifest.key-missing", "`\(path)` is missing: Dumpling crashes", at: at(object, path),
+                findings.add(.manifestKeyMissing, "`\(path)` is missing: Dumpling crashes", at: at(object, path),
                              hint: "Add `\"\(key)\": {\"ordered\": []}`.")
             }
             return []
         }
         guard list.members != nil else {
-            findings.add("manifest.type", "`\(path)` is \(list.typeName), not an object: Dumpling calls objectForKey on it and crashes",
+            findings.add(.manifestType, "`\(path)` is \(list.typeName), not an object: Dumpling calls objectForKey on it and crashes",
                          at: at(list, path), hint: "Write `\"\(key)\": {\"ordered\": [...]}`.")
             return []
         }
         guard let ordered = list["ordered"] else {
             if required {
-                findings.add("manifest.key-missing", "`\(path).ordered` is missing: Dumpling crashes", at: at(list, "\(path).ordered"),
+                findings.add(.manifestKeyMissing, "`\(path).ordered` is missing: Dumpling crashes", at: at(list, "\(path).ordered"),
                              hint: "Add `\"ordered\": []`.")
             }
             return []
         }
         guard let items = ordered.items else {
-            findings.add("manifest.type", "`\(path).ordered` is \(ordered.typeName), not an array", at: at(ordered, "\(path).ordered"),
+            findings.add(.manifestType, "`\(path).ordered` is \(ordered.typeName), not an array", at: at(ordered, "\(path).ordered"),
                          hint: "Make `ordered` an array of assets.")
             return []
         }
@@ -363,7 +365,7 @@ struct ManifestChecks {
     private func unknownKeys(_ members: [LocatedJSON.Member], _ known: Set<String>, _ base: String, _ findings: inout Findings) {
         for member in members where !known.contains(member.key) {
             let path = base.isEmpty ? member.key : "\(base).\(member.key)"
-            findings.add("manifest.unknown-key", "`\(path)` is not a key Dumpling or Galley reads; it is ignored",
+            findings.add(.manifestUnknownKey, "`\(path)` is not a key Dumpling or Galley reads; it is ignored",
                          at: SourceLocation(path: self.path, line: member.keyLine, jsonPath: path),
                          hint: "Check its spelling, or keep custom values in `metadata`/`customMeta`.")
         }
@@ -374,14 +376,14 @@ struct ManifestChecks {
         for member in members {
             if !seen.insert(member.key).inserted {
                 let path = base.isEmpty ? member.key : "\(base).\(member.key)"
-                findings.add("manifest.duplicate-key", "`\(path)` is given twice; readers disagree on which one counts",
+                findings.add(.manifestDuplicateKey, "`\(path)` is given twice; readers disagree on which one counts",
                              at: SourceLocation(path: self.path, line: member.keyLine, jsonPath: path), hint: "Keep one.")
             }
         }
     }
 
     /// `a/b/c` with numeric parts: what `Helper.publishedDateFrom` reads without falling back or crashing.
-    static func isDumplingPublishDate(_ text: String) -> Bool {
+    package static func isDumplingPublishDate(_ text: String) -> Bool {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 3 else { return false }
         return parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }
@@ -389,10 +391,100 @@ struct ManifestChecks {
 
     /// Milliseconds of a `date_last_updated` in one of the two forms Dumpling parses
     /// (`yyyy-MM-dd'T'HH:mm:ss.SSSZ`, `yyyy-MM-dd'T'HH:mm:ssZ`), else `nil`.
-    static func dumplingDate(_ text: String) -> Int64? {
+    package static func dumplingDate(_ text: String) -> Int64? {
         guard text.count >= 20, text.dropFirst(10).first == "T", text.dropFirst(16).first == ":",
               let date = ISODateTime(parsing: text), date.hasTime, date.offsetMinutes != nil
         else { return nil }
         return date.millisecondsSinceEpoch
     }
+}
+
+// MARK: Checks
+
+extension ManifestChecks {
+    /// The checks on latest.json, in catalogue order.
+    package static let checks: [Check] = [
+        .manifestJson,
+        .manifestType,
+        .manifestKeyMissing,
+        .manifestOlderFormat,
+        .manifestPublishDate,
+        .manifestDateFormat,
+        .manifestDateEmpty,
+        .manifestDateOrder,
+        .manifestMetadataType,
+        .manifestLegacyMetadata,
+        .manifestPublishedType,
+        .manifestFeatured,
+        .manifestVariants,
+        .manifestIdUnsafe,
+        .manifestIdDuplicate,
+        .manifestAppleId,
+        .manifestDuplicateKey,
+        .manifestUnknownKey,
+    ]
+}
+
+extension Check {
+    package static let manifestJson = Check("manifest.json", .manifest, .error, "latest.json is not valid JSON.",
+            explanation: "Dumpling's parse fails and the import returns silently.",
+            triggering: [.manifest("{\"title\": \"x\",}")], clean: [.validManifest])
+    package static let manifestType = Check("manifest.type", .manifest, .error, "A value has the wrong JSON type.",
+            explanation: "Dumpling force-casts (`as! String`, `as! NSArray`) and crashes on a number, null or array where it expects a string, and calls `objectForKey` on `images` and `sound_files`, crashing if they are arrays.",
+            triggering: [.article("title", "42").at("articles[0].title"), .issue("images", "[]").at("images"), .article("sound_files", "\"none\"").at("articles[0].sound_files")],
+            clean: [.validManifest])
+    package static let manifestKeyMissing = Check("manifest.key-missing", .manifest, .error, "A key Dumpling force-casts is missing.",
+            explanation: "Every mandatory string (13 per article, 7 per issue, 5 per asset), and an article's meta and customMeta when it has no legacy metadata either, crash the app when absent.",
+            triggering: [.article("title", nil), .issue("publish_date", nil), .asset("crop_350_350", nil)],
+            clean: [.validManifest])
+    package static let manifestOlderFormat = Check("manifest.older-format", .manifest, .error, "An article is in an older Linechef format.",
+            explanation: "Keys Dumpling added later are missing: date_last_updated (March 2015), meta and customMeta beside the legacy metadata (June 2015), author_bio (March 2016). Builds since then crash on the article; `galley import` accepts it (as a warning), reading customMeta from metadata.",
+            triggering: [.article("author_bio", nil), .article("meta", nil), .article("customMeta", nil), .article("date_last_updated", nil)],
+            clean: [.validManifest])
+    package static let manifestPublishDate = Check("manifest.publish-date", .manifest, .error, "publish_date is not MM/dd/yyyy.",
+            explanation: "Dumpling splits it on `/`: non-numeric parts crash, any other shape silently becomes today.",
+            triggering: [.issue("publish_date", "\"2020-03-01\"").at("publish_date"), .issue("publish_date", "\"March/1/2020\"").at("publish_date")],
+            clean: [.issue("publish_date", "\"3/1/2020\"")])
+    package static let manifestDateFormat = Check("manifest.date-format", .manifest, .error, "date_last_updated is in neither of Dumpling's forms.",
+            explanation: "Its two ISO parsers call each other on failure until the stack overflows: every import of the issue crashes.",
+            triggering: [.article("date_last_updated", "\"01/03/2020\"").at("articles[0].date_last_updated"), .article("date_last_updated", "\"2020-03-01 10:00\"")],
+            clean: [.article("date_last_updated", "\"2020-03-01T10:00:00+00:00\"")])
+    package static let manifestDateEmpty = Check("manifest.date-empty", .manifest, .warning, "date_last_updated is empty.",
+            explanation: "Dumpling uses the import time, so articles without dates jump to the top of date-sorted lists.",
+            triggering: [.article("date_last_updated", "\"\"")], clean: [.validManifest])
+    package static let manifestDateOrder = Check("manifest.date-order", .manifest, .warning, "Article dates do not decrease along `articles`.",
+            explanation: "Apps list an issue's articles by date, newest first, not by their order in the zip.",
+            triggering: [.fixture("manifests/date-order-warning.json")], clean: [.validManifest])
+    package static let manifestMetadataType = Check("manifest.metadata-type", .manifest, .error, "A metadata value is neither an object nor a string.",
+            explanation: "Dumpling re-serialises objects and keeps strings; anything else crashes `as! String`.",
+            triggering: [.article("customMeta", "[1, 2]"), .issue("metadata", "7")], clean: [.article("customMeta", "\"{}\"")])
+    package static let manifestLegacyMetadata = Check("manifest.legacy-metadata", .manifest, .warning, "An article lacks the legacy `metadata`.",
+            explanation: "Dumpling builds before June 2015 read `metadata` instead of `customMeta` and crash without it.",
+            triggering: [.article("metadata", nil)], clean: [.validManifest])
+    package static let manifestPublishedType = Check("manifest.published-type", .manifest, .warning, "meta.published is a string.",
+            explanation: "Dumpling reads it `as? NSNumber`: the string \"true\" is ignored and the article counts as unpublished.",
+            triggering: [.article("meta", "{\"published\": \"true\"}")], clean: [.article("meta", "{\"published\": 1}")])
+    package static let manifestFeatured = Check("manifest.featured", .manifest, .warning, "`featured` is not keyed by the issue's global_id.",
+            explanation: "Dumpling sets isFeatured only from `featured[<issue global_id>]`; any other key leaves the article unfeatured.",
+            triggering: [.article("featured", "{\"someone-else\": 1}"), .article("featured", "true")],
+            clean: [.article("featured", "{\"5f0000000000000000000010\": 1}")])
+    package static let manifestVariants = Check("manifest.variants", .manifest, .error, "An asset's `cover` or `crop` lacks device variants.",
+            explanation: "When `cover` or `crop` is present, Dumpling force-reads the running device's portrait variant (and the icon for covers): a missing one crashes on that device.",
+            triggering: [.asset("cover", "{\"cover_main_iphone_portrait\": \"c.jpg\"}")], clean: [.validManifest])
+    package static let manifestIdUnsafe = Check("manifest.id-unsafe", .manifest, .error, "An id has characters that break Dumpling's queries.",
+            explanation: "Ids are interpolated into predicate strings: `'` crashes or injects, `%` is read as a format, white space and `\\` break lookups.",
+            triggering: [.article("global_id", "\"it's\""), .asset("id", "\"50%\"")], clean: [.validManifest])
+    package static let manifestIdDuplicate = Check("manifest.id-duplicate", .manifest, .error, "Two things share an id.",
+            explanation: "Ids are Dumpling's primary keys: the later issue, article or asset overwrites the earlier one and re-parents it.",
+            triggering: [.asset("id", "\"sound-1\""), .article("global_id", "\"5f0000000000000000000010\"")],
+            clean: [.validManifest])
+    package static let manifestAppleId = Check("manifest.apple-id", .manifest, .error, "apple_id differs from the zip's folder.",
+            explanation: "Dumpling builds the asset folder from apple_id, so every asset path breaks.",
+            triggering: [.fixture("zips/apple-id-mismatch-error.zip")], clean: [.validZip])
+    package static let manifestDuplicateKey = Check("manifest.duplicate-key", .manifest, .warning, "A key appears twice in one object.",
+            explanation: "JSON readers disagree on which value wins.",
+            triggering: [.manifest("{\"global_id\": \"a\", \"global_id\": \"b\"}")], clean: [.validManifest])
+    package static let manifestUnknownKey = Check("manifest.unknown-key", .manifest, .info, "A key neither Dumpling nor Galley reads.",
+            explanation: "Unknown keys are ignored everywhere, so a misspelt key silently loses its value. `videos` is Galley's known extension.",
+            triggering: [.article("autor_name", "\"A. Writer\"")], clean: [.validManifest])
 }

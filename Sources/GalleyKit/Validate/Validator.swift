@@ -1,4 +1,6 @@
 import Foundation
+import GalleyCore
+import GalleyFormats
 
 public struct ValidationOptions: Sendable {
     /// Inflate every entry to check CRCs and real sizes, and read media headers.
@@ -74,7 +76,7 @@ public struct Validator: Sendable {
             let index = checkManifest(&parser, display: path, top: nil, into: &findings)
             ReferenceChecks(manifestPath: path).run(index, contents: nil, into: &findings)
         } else {
-            findings.add("manifest.json", "cannot be read", at: SourceLocation(path: path), hint: "Check the file's permissions.")
+            findings.add(.manifestJson, "cannot be read", at: SourceLocation(path: path), hint: "Check the file's permissions.")
         }
         return InputReport(path: path, kind: .manifest, diagnostics: findings.items)
     }
@@ -94,7 +96,7 @@ public struct Validator: Sendable {
 
     /// Streams latest.json: the issue's members are kept, each article is parsed, checked
     /// (manifest, placeholders, body HTML) and dropped. Memory stays that of one article.
-    func checkManifest(
+    package func checkManifest(
         _ parser: inout LocatedJSON.Parser, display: String, top: String?, into findings: inout Findings
     ) -> ManifestIndex {
         let checks = ManifestChecks(path: display)
@@ -108,7 +110,7 @@ public struct Validator: Sendable {
             guard parser.peek() == UInt8(ascii: "{") else {
                 let value = try parser.parseValue(depth: 0)
                 try parser.expectEnd()
-                findings.add("manifest.type", "latest.json is \(value.typeName), not an object",
+                findings.add(.manifestType, "latest.json is \(value.typeName), not an object",
                              at: SourceLocation(path: display, line: value.line, column: value.column),
                              hint: "The top level of latest.json is the issue object.")
                 return index
@@ -131,10 +133,10 @@ public struct Validator: Sendable {
             try parser.expectEnd()
         } catch let error as LocatedJSON.ParseError {
             if let source = parser.sourceError {
-                findings.add("zip.data", "latest.json cannot be read: \(source)", at: SourceLocation(path: display),
+                findings.add(.zipData, "latest.json cannot be read: \(source)", at: SourceLocation(path: display),
                              hint: "Download or pack the zip again.")
             } else {
-                findings.add("manifest.json", "invalid JSON: \(error.message)",
+                findings.add(.manifestJson, "invalid JSON: \(error.message)",
                              at: SourceLocation(path: display, line: error.line, column: error.column),
                              hint: "Fix the JSON at that place; a JSON linter shows the same spot.")
             }
@@ -146,7 +148,7 @@ public struct Validator: Sendable {
         checks.checkIssue(root, articlesSeen: articlesSeen, &index, into: &findings)
         checks.finish(&index, root: root, into: &findings)
         if let top, let appleID = index.appleID, appleID != top {
-            findings.add("manifest.apple-id", "apple_id is `\(appleID)` but the zip's folder is `\(top)`",
+            findings.add(.manifestAppleId, "apple_id is `\(appleID)` but the zip's folder is `\(top)`",
                          at: SourceLocation(path: display, line: root["apple_id"]?.line, jsonPath: "apple_id"),
                          hint: "Make them equal: Dumpling builds every asset path from apple_id.")
         }
@@ -162,21 +164,21 @@ public struct Validator: Sendable {
         do {
             directory = try ZipDirectory.read(path: path, maxEntries: options.configuration.limits.maxEntries)
         } catch ZipDirectory.ReadError.empty {
-            findings.add("zip.empty", "the file is empty (0 bytes)", at: at, hint: "Pack the issue again.")
+            findings.add(.zipEmpty, "the file is empty (0 bytes)", at: at, hint: "Pack the issue again.")
             return InputReport(path: path, kind: .zip, diagnostics: findings.items)
         } catch ZipDirectory.ReadError.notAZip {
-            findings.add("zip.unreadable", "not a zip: no end of central directory record", at: at,
+            findings.add(.zipUnreadable, "not a zip: no end of central directory record", at: at,
                          hint: "Check that this is the issue zip and not, say, an error page saved as .zip.")
             return InputReport(path: path, kind: .zip, diagnostics: findings.items)
         } catch ZipDirectory.ReadError.truncated(let reason) {
-            findings.add("zip.truncated", "the zip is damaged: \(reason)", at: at, hint: "Download or pack it again.")
+            findings.add(.zipTruncated, "the zip is damaged: \(reason)", at: at, hint: "Download or pack it again.")
             return InputReport(path: path, kind: .zip, diagnostics: findings.items)
         } catch ZipDirectory.ReadError.tooManyEntries(let count) {
-            findings.add("zip.entries", "the zip lists \(count) entries, over the limit of \(options.configuration.limits.maxEntries)", at: at,
+            findings.add(.zipEntries, "the zip lists \(count) entries, over the limit of \(options.configuration.limits.maxEntries)", at: at,
                          hint: "An issue zip holds at most 65,535 files.")
             return InputReport(path: path, kind: .zip, diagnostics: findings.items)
         } catch {
-            findings.add("zip.unreadable", "cannot be read: \(error)", at: at, hint: "Check the file's permissions.")
+            findings.add(.zipUnreadable, "cannot be read: \(error)", at: at, hint: "Check the file's permissions.")
             return InputReport(path: path, kind: .zip, diagnostics: findings.items)
         }
         let stem = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
@@ -187,12 +189,12 @@ public struct Validator: Sendable {
 
         let manifestName = "\(top)/latest.json"
         guard let manifestIndex = directory.entries.firstIndex(where: { $0.displayName == manifestName }) else {
-            findings.add("zip.manifest-missing", "the zip has no `\(manifestName)`", at: at,
+            findings.add(.zipManifestMissing, "the zip has no `\(manifestName)`", at: at,
                          hint: "Pack the issue with galley pack: latest.json describes the issue.")
             return InputReport(path: path, kind: .zip, diagnostics: findings.items)
         }
         if manifestIndex != 0 {
-            findings.add("zip.manifest-not-first", "latest.json is entry \(manifestIndex + 1), not the first", at: at,
+            findings.add(.zipManifestNotFirst, "latest.json is entry \(manifestIndex + 1), not the first", at: at,
                          hint: "galley pack writes it first.")
         }
         var contents = ZipContents(top: top, files: [:])
@@ -226,7 +228,7 @@ public struct Validator: Sendable {
                         if bytes > limit { overflow = true }
                     }
                     if overflow || bytes != limit {
-                        findings.add("zip.size-mismatch", "`\(entry.name)` inflates to \(overflow ? "more than \(limit)" : "\(bytes)") bytes but declares \(limit)",
+                        findings.add(.zipSizeMismatch, "`\(entry.name)` inflates to \(overflow ? "more than \(limit)" : "\(bytes)") bytes but declares \(limit)",
                                      at: SourceLocation(path: manifestDisplay), hint: "The zip is damaged or crafted: pack it again.")
                     }
                     continue
@@ -241,7 +243,7 @@ public struct Validator: Sendable {
                     if head.count < wanted { head.append(contentsOf: chunk.prefix(wanted - head.count)) }
                 }
                 if !complete || bytes != limit {
-                    findings.add("zip.size-mismatch", "`\(entry.name)` inflates to \(complete ? "\(bytes)" : "more than \(limit)") bytes but declares \(limit)",
+                    findings.add(.zipSizeMismatch, "`\(entry.name)` inflates to \(complete ? "\(bytes)" : "more than \(limit)") bytes but declares \(limit)",
                                  at: SourceLocation(path: "\(path)!\(entry.name)"),
                                  hint: "The zip is damaged or crafted: pack it again.")
                     if !complete { break }
@@ -250,10 +252,10 @@ public struct Validator: Sendable {
                 contents.files[name]?.sniffed = ZipContents.Sniffed(head)
             }
         } catch let error as ZipReader.ReadError {
-            let id = error.isChecksum ? "zip.crc" : error.isSize ? "zip.size-mismatch" : "zip.data"
-            findings.add(id, "the content is damaged: \(error.message)", at: at, hint: "Download or pack the zip again.")
+            let check: Check = error.isChecksum ? .zipCrc : error.isSize ? .zipSizeMismatch : .zipData
+            findings.add(check, "the content is damaged: \(error.message)", at: at, hint: "Download or pack the zip again.")
         } catch {
-            findings.add("zip.unreadable", "cannot be read: \(error)", at: at, hint: "Check the file.")
+            findings.add(.zipUnreadable, "cannot be read: \(error)", at: at, hint: "Check the file.")
         }
         if let index {
             ReferenceChecks(manifestPath: manifestDisplay).run(index, contents: contents, into: &findings)
@@ -280,49 +282,30 @@ public struct Validator: Sendable {
             }
             findings.adopt(diagnostics)
         } catch let error as GalleyError {
-            findings.add("source.issue-file-missing", error.description, at: SourceLocation(path: ""), hint: error.hint)
+            findings.add(.sourceIssueFileMissing, error.description, at: SourceLocation(path: ""), hint: error.hint)
         } catch {
-            findings.add("source.issue-file-missing", "\(error)", at: SourceLocation(path: ""))
+            findings.add(.sourceIssueFileMissing, "\(error)", at: SourceLocation(path: ""))
         }
         return InputReport(path: path, kind: .source, diagnostics: findings.items)
     }
 }
 
-/// Checks on an article body's HTML (libxml2) and what a web view would run or fetch.
-enum BodyChecks {
-    /// - Parameters:
-    ///   - at: the location for a body line and column.
-    ///   - lineNote: how messages name a body line when the location cannot point at it
-    ///     (`"of the body"`), or `nil` when it can.
-    static func run(
-        _ body: String, at: (_ line: Int, _ column: Int?) -> SourceLocation, lineNote: String?, into findings: inout Findings
-    ) {
-        guard !body.isEmpty else { return }
-        let inspection = HTMLInspector.inspect(body)
-        func note(_ line: Int, _ column: Int? = nil) -> String {
-            guard let lineNote else { return "" }
-            return " (line \(line)\(column.map { ", column \($0)" } ?? "") \(lineNote))"
+
+extension Validator {
+    /// Validates every path; a path that cannot be used at all is a failure beside the reports.
+    /// Source folders' findings are located relative to the working directory.
+    public func validate(paths: [String]) -> (run: ValidationRun, failures: [GalleyError]) {
+        var reports: [InputReport] = []
+        var failures: [GalleyError] = []
+        for path in paths {
+            do {
+                reports += try validate(path: path)
+            } catch let error as GalleyError {
+                failures.append(error)
+            } catch {
+                failures.append(GalleyError("\(error)", path: path))
+            }
         }
-        for problem in inspection.problems {
-            findings.add("body.html-malformed", "\(problem.message)\(note(problem.line, problem.column))",
-                         at: at(problem.line, problem.column),
-                         hint: "Close every element you open, and quote attribute values.")
-        }
-        for script in inspection.scripts {
-            findings.add("body.script", "a <script> element\(note(script.line))", at: at(script.line, nil),
-                         hint: "Remove it: article bodies are content, and the reader app's web view would run it.")
-        }
-        for handler in inspection.eventHandlers {
-            findings.add("body.event-handler", "`\(handler.what)` is an inline event handler\(note(handler.line))", at: at(handler.line, nil),
-                         hint: "Remove the attribute.")
-        }
-        for url in inspection.javascriptURLs {
-            findings.add("body.javascript-url", "`\(url.what)` is a javascript: URL\(note(url.line))", at: at(url.line, nil),
-                         hint: "Link to a page instead.")
-        }
-        for remote in inspection.remoteResources {
-            findings.add("body.remote-resource", "`\(remote.what)` loads `\(remote.value)` from the network\(note(remote.line))",
-                         at: at(remote.line, nil), hint: "Ship the file inside the issue so it works offline.")
-        }
+        return (ValidationRun(reports: reports).relocatingSources(), failures)
     }
 }

@@ -1,0 +1,49 @@
+internal import CCrypto
+
+/// Incremental SHA-256 over OpenSSL's libcrypto (the only file that touches CCrypto).
+public final class SHA256Hasher {
+    private let context: OpaquePointer
+
+    public init() {
+        // EVP_MD_CTX_new fails only when malloc does.
+        guard let context = EVP_MD_CTX_new() else { fatalError("libcrypto: out of memory") }
+        self.context = context
+        EVP_DigestInit_ex(context, EVP_sha256(), nil)
+    }
+
+    deinit { EVP_MD_CTX_free(context) }
+
+    public func update(_ buffer: UnsafeRawBufferPointer) {
+        guard let base = buffer.baseAddress, buffer.count > 0 else { return }
+        EVP_DigestUpdate(context, base, buffer.count)
+    }
+
+    public func update(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { update($0) }
+    }
+
+    /// The digest as 64 lowercase hex digits. The hasher cannot be used afterwards.
+    public func finalizeHex() -> String {
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        _ = digest.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(context, $0.baseAddress, &length) }
+        return hexString(digest.prefix(Int(length)))
+    }
+
+    /// SHA-256 of `text`'s UTF-8 bytes as hex.
+    public static func hex(of text: String) -> String {
+        let hasher = SHA256Hasher()
+        hasher.update(Array(text.utf8))
+        return hasher.finalizeHex()
+    }
+}
+
+package func hexString<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
+    let digits = Array("0123456789abcdef".utf8)
+    var out = [UInt8]()
+    for byte in bytes {
+        out.append(digits[Int(byte >> 4)])
+        out.append(digits[Int(byte & 0xF)])
+    }
+    return String(decoding: out, as: UTF8.self)
+}

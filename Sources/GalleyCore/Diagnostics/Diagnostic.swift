@@ -1,0 +1,104 @@
+/// How serious a finding is.
+public enum Severity: String, Sendable, Codable, Comparable, CaseIterable {
+    case info, warning, error
+
+    private var rank: Int {
+        switch self {
+        case .info: 0
+        case .warning: 1
+        case .error: 2
+        }
+    }
+
+    public static func < (lhs: Severity, rhs: Severity) -> Bool { lhs.rank < rhs.rank }
+}
+
+/// Where a finding is: a file, optionally a line and column in it, and for JSON or YAML
+/// documents the path of the value (`articles[2].title`).
+public struct SourceLocation: Sendable, Hashable, Codable {
+    public var path: String
+    public var line: Int?
+    public var column: Int?
+    public var jsonPath: String?
+
+    public init(path: String, line: Int? = nil, column: Int? = nil, jsonPath: String? = nil) {
+        self.path = path
+        self.line = line
+        self.column = column
+        self.jsonPath = jsonPath
+    }
+
+    /// `path:line:col` with the parts that are known.
+    public var description: String {
+        var text = path
+        if let line {
+            text += ":\(line)"
+            if let column { text += ":\(column)" }
+        }
+        return text
+    }
+}
+
+/// One finding: a stable id, a severity, what is wrong, where, and how to fix it.
+public struct Diagnostic: Sendable, Hashable, Codable {
+    public var id: CheckID
+    public var severity: Severity
+    public var message: String
+    public var location: SourceLocation?
+    public var hint: String?
+
+    /// A finding of `check`, at the check's own severity.
+    public init(_ check: Check, _ message: String, at location: SourceLocation? = nil, hint: String? = nil) {
+        self.init(check, severity: check.severity, message, at: location, hint: hint)
+    }
+
+    /// A finding of `check` at a severity a configuration or policy decided.
+    public init(_ check: Check, severity: Severity, _ message: String, at location: SourceLocation? = nil, hint: String? = nil) {
+        id = check.id
+        self.severity = severity
+        self.message = message
+        self.location = location
+        self.hint = hint
+    }
+
+    /// Whether this is a finding of `check`.
+    public func `is`(_ check: Check) -> Bool { id == check.id }
+}
+
+/// A list of findings collected while working through an input.
+public struct DiagnosticLog: Sendable {
+    public private(set) var items: [Diagnostic] = []
+
+    public init() {}
+
+    public mutating func add(_ diagnostic: Diagnostic) { items.append(diagnostic) }
+    public mutating func add(contentsOf other: [Diagnostic]) { items.append(contentsOf: other) }
+
+    public var hasErrors: Bool { items.contains { $0.severity == .error } }
+    public var errors: [Diagnostic] { items.filter { $0.severity == .error } }
+    public var warnings: [Diagnostic] { items.filter { $0.severity == .warning } }
+}
+
+/// The input has problems that stop the operation; every finding is carried.
+public struct DiagnosticsError: Error, Sendable {
+    public var diagnostics: [Diagnostic]
+    public init(_ diagnostics: [Diagnostic]) { self.diagnostics = diagnostics }
+}
+
+/// The operation could not run at all (unreadable path, output exists, I/O failure).
+/// Carries what happened, where, and what to do about it.
+public struct GalleyError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    public var path: String?
+    public var hint: String?
+
+    public init(_ message: String, path: String? = nil, hint: String? = nil) {
+        self.message = message
+        self.path = path
+        self.hint = hint
+    }
+
+    public var description: String {
+        (path.map { "\($0): " } ?? "") + message
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// What `stat(2)` says of a path, without Foundation's extra look-ups (owner names and the like).
+package struct FileStatus {
+    package enum Kind { case file, directory, symlink, other }
+
+    package var kind: Kind
+    package var size: Int64
+
+    /// Follows symbolic links when `follow` is true; `nil` when the path does not exist.
+    package init?(_ path: String, follow: Bool = true) {
+        var info = stat()
+        let result = follow ? stat(path, &info) : lstat(path, &info)
+        guard result == 0 else { return nil }
+        switch info.st_mode & S_IFMT {
+        case S_IFREG: kind = .file
+        case S_IFDIR: kind = .directory
+        case S_IFLNK: kind = .symlink
+        default: kind = .other
+        }
+        size = Int64(info.st_size)
+    }
+
+    package static func isReadable(_ path: String) -> Bool { access(path, R_OK) == 0 }
+}
+
+/// Writes `text` to a new file at `path` (replacing one that exists) with plain `write(2)`:
+/// no `fsync` per file, which Foundation's `Data.write` does and which costs seconds when a
+/// site has thousands of pages. Callers that need durability for one file sync it themselves.
+package func writeFile(_ path: String, _ text: String) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { throw GalleyError("cannot write: \(String(cString: strerror(errno)))", path: path) }
+    defer { close(fd) }
+    var text = text
+    try text.withUTF8 { buffer in
+        guard let base = buffer.baseAddress else { return }
+        var offset = 0
+        while offset < buffer.count {
+            let written = write(fd, base + offset, buffer.count - offset)
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw GalleyError("cannot write: \(String(cString: strerror(errno)))", path: path)
+            }
+            offset += written
+        }
+    }
+}

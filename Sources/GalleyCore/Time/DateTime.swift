@@ -1,0 +1,153 @@
+/// An ISO 8601 date or date-time as an editor writes it in a source file
+/// (`2015-01-01`, `2015-01-01T10:00:00Z`, `2015-01-01 10:00:00.250+02:00`).
+///
+/// Parsed by hand: no `DateFormatter`, so neither the locale nor the time zone of the
+/// machine can change a result.
+public struct ISODateTime: Sendable, Hashable {
+    public var year: Int
+    public var month: Int
+    public var day: Int
+    public var hour: Int = 0
+    public var minute: Int = 0
+    public var second: Int = 0
+    public var millisecond: Int = 0
+    /// Offset from UTC in minutes as written; `nil` when the text gave none (read as UTC).
+    public var offsetMinutes: Int?
+    /// Whether the text had a time part.
+    public var hasTime: Bool = false
+
+    public init(year: Int, month: Int, day: Int) {
+        self.year = year
+        self.month = month
+        self.day = day
+    }
+
+    /// Parses the forms above; `nil` when the text is not one of them or names a day that
+    /// does not exist.
+    public init?(parsing text: String) {
+        var s = Substring(text.trimmingCharacters(in: .whitespaces))
+        func digits(_ n: Int) -> Int? {
+            guard s.count >= n else { return nil }
+            let part = s.prefix(n)
+            guard part.allSatisfy({ $0.isASCII && $0.isNumber }), let value = Int(part) else { return nil }
+            s = s.dropFirst(n)
+            return value
+        }
+        func take(_ c: Character) -> Bool {
+            guard s.first == c else { return false }
+            s = s.dropFirst()
+            return true
+        }
+        guard let y = digits(4), take("-"), let mo = digits(2), take("-"), let d = digits(2) else { return nil }
+        year = y
+        month = mo
+        day = d
+        if !s.isEmpty {
+            guard take("T") || take("t") || take(" ") else { return nil }
+            guard let h = digits(2), take(":"), let mi = digits(2) else { return nil }
+            hour = h
+            minute = mi
+            hasTime = true
+            if take(":") {
+                guard let sec = digits(2) else { return nil }
+                second = sec
+                if take(".") || take(",") {
+                    var fraction = ""
+                    while let c = s.first, c.isASCII, c.isNumber {
+                        fraction.append(c)
+                        s = s.dropFirst()
+                    }
+                    guard !fraction.isEmpty else { return nil }
+                    let padded = (fraction + "00").prefix(3)
+                    millisecond = Int(padded) ?? 0
+                }
+            }
+            s = Substring(s.trimmingCharacters(in: .whitespaces))
+            if take("Z") || take("z") {
+                offsetMinutes = 0
+            } else if let sign = s.first, sign == "+" || sign == "-" {
+                s = s.dropFirst()
+                guard let oh = digits(2) else { return nil }
+                _ = take(":")
+                let om = digits(2) ?? 0
+                guard oh <= 23, om <= 59 else { return nil }
+                offsetMinutes = (sign == "-" ? -1 : 1) * (oh * 60 + om)
+            }
+        }
+        guard s.isEmpty else { return nil }
+        guard (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year),
+              hour <= 23, minute <= 59, second <= 60
+        else { return nil }
+    }
+
+    package static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Milliseconds since 1970-01-01T00:00Z; a text without an offset is read as UTC.
+    public var millisecondsSinceEpoch: Int64 {
+        let days = Int64(Self.daysFromCivil(year: year, month: month, day: day))
+        let seconds = days * 86_400 + Int64(hour * 3600 + minute * 60 + second) - Int64((offsetMinutes ?? 0) * 60)
+        return seconds * 1000 + Int64(millisecond)
+    }
+
+    /// `MM/dd/yyyy` of the calendar day as written: Dumpling's `publish_date` form.
+    public var dumplingPublishDate: String {
+        pad(month, 2) + "/" + pad(day, 2) + "/" + pad(year, 4)
+    }
+
+    /// `January 2015`: the default display date.
+    public var monthAndYear: String { Self.monthNames[month - 1] + " " + String(year) }
+
+    package static let monthNames = [
+        "January", "February", "March", "April", "May", "June", "July", "August", "September",
+        "October", "November", "December",
+    ]
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+    package static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let mp = (month + 9) % 12
+        let doy = (153 * mp + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    package static func civilFromDays(_ z0: Int) -> (year: Int, month: Int, day: Int) {
+        let z = z0 + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let d = doy - (153 * mp + 2) / 5 + 1
+        let m = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (m <= 2 ? 1 : 0), m, d)
+    }
+}
+
+/// Formats instants the way Dumpling's parsers accept them.
+public enum DumplingDate {
+    /// `yyyy-MM-dd'T'HH:mm:ss.SSS+0000` in UTC: the one form both of Dumpling's ISO parsers
+    /// read (wire format §2.6).
+    public static func iso(millisecondsSinceEpoch ms: Int64) -> String {
+        let totalSeconds = ms >= 0 ? ms / 1000 : (ms - 999) / 1000
+        let millis = Int(ms - totalSeconds * 1000)
+        let days = Int(totalSeconds >= 0 ? totalSeconds / 86_400 : (totalSeconds - 86_399) / 86_400)
+        let secondsOfDay = Int(totalSeconds - Int64(days) * 86_400)
+        let (y, m, d) = ISODateTime.civilFromDays(days)
+        return pad(y, 4) + "-" + pad(m, 2) + "-" + pad(d, 2) + "T" + pad(secondsOfDay / 3600, 2) + ":"
+            + pad(secondsOfDay % 3600 / 60, 2) + ":" + pad(secondsOfDay % 60, 2) + "." + pad(millis, 3) + "+0000"
+    }
+}
+
+package func pad(_ value: Int, _ width: Int) -> String {
+    let text = String(value)
+    return text.count >= width ? text : String(repeating: "0", count: width - text.count) + text
+}

@@ -1,0 +1,37 @@
+internal import CCmark
+import GalleyCore
+
+/// Markdown to HTML with cmark-gfm (the only file that touches CCmark).
+///
+/// Raw HTML is kept (`CMARK_OPT_UNSAFE`): asset placeholders are HTML comments, and a
+/// CommonMark engine left in its safe mode replaces them with `<!-- raw HTML omitted -->`.
+/// GitHub's table, strikethrough and autolink extensions are on; its tag filter is not, so
+/// Markdown and HTML bodies pass the same raw HTML (`galley validate` reports scripts).
+public struct CommonMark: Sendable {
+    public init() {}
+
+    public func html(fromMarkdown markdown: String) -> String {
+        cmark_gfm_core_extensions_ensure_registered()
+        let options = CMARK_OPT_UNSAFE
+        guard let parser = cmark_parser_new(options) else { return "" }
+        defer { cmark_parser_free(parser) }
+        for name in ["table", "strikethrough", "autolink"] {
+            if let extensionPointer = cmark_find_syntax_extension(name) {
+                cmark_parser_attach_syntax_extension(parser, extensionPointer)
+            }
+        }
+        var text = markdown
+        text.withUTF8 { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { chars in
+                if let base = chars.baseAddress { cmark_parser_feed(parser, base, chars.count) }
+            }
+        }
+        guard let document = cmark_parser_finish(parser) else { return "" }
+        defer { cmark_node_free(document) }
+        guard let rendered = cmark_render_html(document, options, cmark_parser_get_syntax_extensions(parser)) else {
+            return ""
+        }
+        defer { free(rendered) }
+        return String(cString: rendered)
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import GalleyCore
+
+/// A file inside an issue source folder, found and checked.
+public struct SourceFile: Sendable, Hashable {
+    /// Path relative to the issue folder, `/`-separated, without `.` or `..`.
+    public var relativePath: String
+    public var url: URL
+    public var size: Int64
+}
+
+/// The issue source folder: resolves paths written in source files to real files, refusing
+/// anything that would leave the folder, including through a symbolic link (never followed
+/// outside).
+package struct SourceTree {
+    package let root: URL
+    private let realRoot: String
+
+    package init(root: URL) {
+        self.root = root.standardizedFileURL
+        self.realRoot = self.root.resolvingSymlinksInPath().path
+    }
+
+    package func url(_ relativePath: String) -> URL {
+        relativePath.isEmpty ? root : root.appending(path: relativePath)
+    }
+
+    /// Whether a path relative to the folder resolves, through any symbolic links, to a place
+    /// inside it.
+    package func staysInside(_ relativePath: String) -> Bool {
+        let resolved = url(relativePath).resolvingSymlinksInPath().path
+        return resolved == realRoot || resolved.hasPrefix(realRoot + "/")
+    }
+
+    /// An error when `relativePath` is a symbolic link leading outside the folder (never followed).
+    package func linkOutside(_ relativePath: String) -> Diagnostic? {
+        guard isSymbolicLink(relativePath), !staysInside(relativePath) else { return nil }
+        return Diagnostic(
+            .sourceSymlinkOutside,
+            "`\(relativePath)` is a symbolic link to a place outside the issue folder; it is not followed",
+            at: SourceLocation(path: relativePath), hint: "Replace the link with the file or folder itself.")
+    }
+
+    package func isSymbolicLink(_ relativePath: String) -> Bool {
+        FileStatus(url(relativePath).path, follow: false)?.kind == .symlink
+    }
+
+    /// What `resolveFile` found: the file, or the problem with the path.
+    package enum Resolved {
+        case file(SourceFile)
+        case problem(Diagnostic)
+    }
+
+    /// Resolves `written` (as an editor wrote it, relative to the folder `directory`) to a
+    /// readable regular file inside the issue folder.
+    package func resolveFile(
+        _ written: String, from directory: String, at location: SourceLocation, what: String
+    ) -> Resolved {
+        func fail(_ check: Check, _ message: String, _ hint: String) -> Resolved {
+            .problem(Diagnostic(check, message, at: location, hint: hint))
+        }
+        if written.isEmpty {
+            return fail(.sourcePathUnsafe, "the \(what) path is empty", "Give the file's name, e.g. `photo.jpg`.")
+        }
+        if let problem = SourceTree.pathProblem(written) {
+            return fail(.sourcePathUnsafe, "the \(what) path `\(written)` \(problem)",
+                        "Use a relative path with forward slashes, e.g. `images/photo.jpg`.")
+        }
+        var parts: [String] = directory.isEmpty ? [] : directory.split(separator: "/").map(String.init)
+        for part in written.split(separator: "/", omittingEmptySubsequences: true) {
+            switch part {
+            case ".": continue
+            case "..":
+                if parts.isEmpty {
+                    return fail(.sourcePathOutside, "the \(what) path `\(written)` leaves the issue folder",
+                                "Copy the file into the issue folder and refer to it from there.")
+                }
+                parts.removeLast()
+            default: parts.append(String(part))
+            }
+        }
+        let relative = parts.joined(separator: "/")
+        if let name = parts.last, let problem = SourceTree.nameProblem(name) {
+            return fail(.sourceNameUnsafe, "the file name `\(name)` \(problem)",
+                        "Rename the file using letters, digits, `.`, `-` and `_`.")
+        }
+        // Check every step below the issue folder for symbolic links that lead outside, before
+        // touching the file: one lstat a step, the full resolution only for a link.
+        let fileURL = url(relative)
+        for depth in 1...parts.count {
+            let prefix = parts.prefix(depth).joined(separator: "/")
+            if isSymbolicLink(prefix) && !staysInside(prefix) {
+                return fail(
+                    .sourceSymlinkOutside,
+                    "`\(prefix)` is a symbolic link to a place outside the issue folder; it is not followed",
+                    "Replace the link with a copy of the file inside the issue folder.")
+            }
+        }
+        let resolvedPath = fileURL.path
+        guard let status = FileStatus(resolvedPath) else {
+            var hint = "Check the spelling; paths are relative to the folder of the file that names them."
+            if let near = nearestName(to: parts.last ?? "", in: parts.dropLast().joined(separator: "/")) {
+                hint = "Did you mean `\(near)`?"
+            }
+            return fail(.sourceFileMissing, "the \(what) file `\(written)` does not exist", hint)
+        }
+        if status.kind == .directory {
+            return fail(.sourceFileMissing, "the \(what) path `\(written)` is a folder, not a file",
+                        "Name a file inside it.")
+        }
+        guard status.kind == .file, FileStatus.isReadable(resolvedPath) else {
+            return fail(.sourceFileUnreadable, "the \(what) file `\(written)` cannot be read",
+                        "Check the file's permissions (it must be a readable regular file).")
+        }
+        return .file(SourceFile(relativePath: relative, url: fileURL, size: status.size))
+    }
+
+    private func nearestName(to name: String, in directory: String) -> String? {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: url(directory).path) else { return nil }
+        let best = names.min { editDistance($0.lowercased(), name.lowercased()) < editDistance($1.lowercased(), name.lowercased()) }
+        guard let best, editDistance(best.lowercased(), name.lowercased()) <= max(2, name.count / 4) else { return nil }
+        return best
+    }
+
+    /// What makes a written path unusable, if anything.
+    package static func pathProblem(_ path: String) -> String? {
+        if path.hasPrefix("/") || path.hasPrefix("~") { return "is absolute" }
+        if path.contains("\\") { return "contains a backslash" }
+        if path.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+            return "contains a control character"
+        }
+        if path.count >= 2, path.dropFirst().first == ":", path.first?.isLetter == true { return "is a drive path" }
+        return nil
+    }
+
+    /// What makes a file name unsafe inside a zip, if anything.
+    package static func nameProblem(_ name: String) -> String? {
+        if name.utf8.count > 255 { return "is longer than 255 bytes" }
+        if name.hasPrefix(" ") || name.hasSuffix(" ") { return "starts or ends with a space" }
+        if name.hasSuffix(".") { return "ends with a dot" }
+        for scalar in name.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F { return "contains a control character" }
+            if "\\:*?\"<>|".unicodeScalars.contains(scalar) { return "contains `\(scalar)`" }
+        }
+        return nil
+    }
+
+    /// A name in the zip producer profile (`[A-Za-z0-9._-]`), made from any file name.
+    package static func zipSafeName(_ name: String) -> String {
+        var out = ""
+        for scalar in name.unicodeScalars {
+            let keep = scalar.isASCII
+                && (CharacterSet.alphanumerics.contains(scalar) || scalar == "." || scalar == "_" || scalar == "-")
+            let c: Character = keep ? Character(scalar) : "-"
+            if c == "-" && out.last == "-" { continue }
+            out.append(c)
+        }
+        while let first = out.first, first == "." || first == "-" { out.removeFirst() }
+        return out.isEmpty ? "file" : out
+    }
+}

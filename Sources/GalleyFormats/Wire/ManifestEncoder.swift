@@ -1,0 +1,130 @@
+import Foundation
+import GalleyCore
+
+/// Encodes the manifest values as Dumpling reads them (wire format §2 and §8): every key it
+/// force-casts present with the right JSON type, in a fixed order.
+public enum ManifestEncoder {
+    public static func json(_ asset: AssetRecord) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("id", .string(asset.id)),
+            ("caption", .string(asset.caption)),
+            ("source", .string(asset.source)),
+            ("file_name", .string(asset.fileName)),
+            ("crop_350_350", .string(asset.crop350)),
+        ]
+        if let metadata = asset.metadata { members.append(("metadata", metadata)) }
+        return .object(members)
+    }
+
+    package static func ordered(_ assets: [AssetRecord]) -> JSONValue {
+        .object([("ordered", .array(assets.map(json)))])
+    }
+
+    public static func json(_ article: ArticleRecord, issueGlobalID: String) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("global_id", .string(article.globalID)),
+            ("title", .string(article.title)),
+            ("body", .string(article.body)),
+            ("description", .string(article.description)),
+            ("url", .string(article.url)),
+            ("section", .string(article.section)),
+            ("author_name", .string(article.authorName)),
+            ("source", .string(article.source)),
+            ("dek", .string(article.dek)),
+            ("author_url", .string(article.authorURL)),
+            ("author_bio", .string(article.authorBio)),
+            ("keywords", .string(article.keywords)),
+            ("commentary", .string(article.commentary)),
+            ("type", .string(article.type)),
+            ("date_last_updated", .string(article.dateLastUpdated)),
+        ]
+        if let sku = article.sku { members.append(("sku", .string(sku))) }
+        members.append(("meta", .object([("published", .bool(article.published))])))
+        members.append(("customMeta", article.customMeta))
+        members.append(("metadata", article.customMeta))
+        if article.featured { members.append(("featured", .object([(issueGlobalID, .int(1))]))) }
+        members.append(("images", ordered(article.images)))
+        members.append(("sound_files", ordered(article.sounds)))
+        if !article.videos.isEmpty { members.append(("videos", ordered(article.videos))) }
+        return .object(members)
+    }
+
+    /// The issue's own members, in order, before `articles`.
+    public static func members(_ issue: IssueRecord) -> [(String, JSONValue)] {
+        [
+            ("global_id", .string(issue.globalID)),
+            ("apple_id", .string(issue.appleID)),
+            ("title", .string(issue.title)),
+            ("description", .string(issue.description)),
+            ("last_updated", .string(issue.lastUpdated)),
+            ("display_date", .string(issue.displayDate)),
+            ("publish_date", .string(issue.publishDate)),
+            ("metadata", issue.metadata),
+            ("images", ordered(issue.images)),
+        ]
+    }
+
+    /// The whole `latest.json` text for an issue whose articles are all in memory.
+    public static func document(_ issue: IssueRecord, articles: [ArticleRecord]) -> String {
+        let writer = JSONWriter()
+        var members = members(issue)
+        members.append(("articles", .array(articles.map { json($0, issueGlobalID: issue.globalID) })))
+        return writer.encode(.object(members)) + "\n"
+    }
+}
+
+/// Writes `latest.json` to a file one article at a time, so that an issue of any size needs
+/// the memory of one article. The bytes are the same as `ManifestEncoder.document`.
+public final class ManifestFileWriter {
+    private let handle: FileHandle
+    private let writer = JSONWriter()
+    private let issueGlobalID: String
+    private var buffer: [UInt8] = []
+    private var articleCount = 0
+    public private(set) var bytesWritten: Int64 = 0
+
+    public init(url: URL, issue: IssueRecord) throws {
+        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
+            throw GalleyError("cannot create a temporary file", path: url.path,
+                              hint: "Check that the output folder is writable.")
+        }
+        handle = try FileHandle(forWritingTo: url)
+        issueGlobalID = issue.globalID
+        buffer.reserveCapacity(512 * 1024)
+        buffer.append(contentsOf: "{".utf8)
+        for (key, value) in ManifestEncoder.members(issue) {
+            writer.newline(&buffer, 1)
+            JSONWriter.appendQuoted(key, to: &buffer)
+            buffer.append(contentsOf: ": ".utf8)
+            writer.write(value, into: &buffer, indent: 1)
+            buffer.append(contentsOf: ",".utf8)
+        }
+        writer.newline(&buffer, 1)
+        buffer.append(contentsOf: "\"articles\": [".utf8)
+    }
+
+    public func append(_ article: ArticleRecord) throws {
+        if articleCount > 0 { buffer.append(contentsOf: ",".utf8) }
+        writer.newline(&buffer, 2)
+        writer.write(ManifestEncoder.json(article, issueGlobalID: issueGlobalID), into: &buffer, indent: 2)
+        articleCount += 1
+        if buffer.count > 256 * 1024 { try flush() }
+    }
+
+    public func finish() throws {
+        if articleCount > 0 {
+            writer.newline(&buffer, 1)
+        }
+        buffer.append(contentsOf: "]".utf8)
+        writer.newline(&buffer, 0)
+        buffer.append(contentsOf: "}\n".utf8)
+        try flush()
+        try handle.close()
+    }
+
+    private func flush() throws {
+        try handle.write(contentsOf: buffer)
+        bytesWritten += Int64(buffer.count)
+        buffer.removeAll(keepingCapacity: true)
+    }
+}

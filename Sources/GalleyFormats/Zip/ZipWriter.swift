@@ -1,0 +1,183 @@
+import Foundation
+internal import CArchive
+import GalleyCore
+
+/// How one zip entry is compressed.
+public enum ZipCompression: String, Sendable {
+    case store, deflate
+}
+
+/// Writes a zip file with libarchive, streaming: each file is copied in 1 MiB chunks, so no
+/// file or archive is ever held in memory. The only file in Galley that touches CArchive's
+/// writer.
+///
+/// Reproducible by construction: entries carry only the given mtime, mode 0644 and uid/gid 0;
+/// no block padding; libarchive's DOS time is computed in UTC (see `ProcessEnvironment`).
+public final class ZipWriter {
+    private let archive: OpaquePointer
+    private let sink: Sink
+    private var closed = false
+    private var buffer = [UInt8](repeating: 0, count: 1 << 20)
+
+    package final class Sink {
+        package let fd: Int32
+        package let hasher: SHA256Hasher?
+        package var bytes: Int64 = 0
+        package var failure: String?
+
+        package init(fd: Int32, hashing: Bool) {
+            self.fd = fd
+            self.hasher = hashing ? SHA256Hasher() : nil
+        }
+    }
+
+    /// Creates the file at `url` (which must not exist) and opens a zip on it.
+    /// - Parameters:
+    ///   - hashing: compute the SHA-256 of the bytes written.
+    ///   - allowZip64: let libarchive use Zip64 records when sizes need them; otherwise it never does.
+    public init(url: URL, hashing: Bool, allowZip64: Bool) throws {
+        try ProcessEnvironment.requireArchiveSettings()
+        let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw GalleyError("cannot create the output file: \(String(cString: strerror(errno)))", path: url.path,
+                              hint: "Check that the folder exists and is writable.")
+        }
+        guard let archive = archive_write_new() else {
+            close(fd)
+            throw GalleyError("libarchive could not allocate a writer")
+        }
+        self.archive = archive
+        self.sink = Sink(fd: fd, hashing: hashing)
+        var options = "zip:hdrcharset=UTF-8"
+        if !allowZip64 { options += ",zip:!zip64" }
+        guard archive_write_set_format_zip(archive) == ARCHIVE_OK,
+              archive_write_set_bytes_per_block(archive, 64 * 1024) == ARCHIVE_OK,
+              archive_write_set_bytes_in_last_block(archive, 1) == ARCHIVE_OK,
+              archive_write_set_options(archive, options) == ARCHIVE_OK
+        else {
+            let message = libarchiveError(archive)
+            archive_write_free(archive)
+            close(fd)
+            throw GalleyError("libarchive refused the zip settings: \(message)")
+        }
+        let context = Unmanaged.passUnretained(sink).toOpaque()
+        let status = archive_write_open2(archive, context, nil, { _, client, data, length in
+            guard let client, let data else { return -1 }
+            let sink = Unmanaged<ZipWriter.Sink>.fromOpaque(client).takeUnretainedValue()
+            var offset = 0
+            while offset < length {
+                let written = write(sink.fd, data + offset, length - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    sink.failure = String(cString: strerror(errno))
+                    return -1
+                }
+                offset += written
+            }
+            sink.hasher?.update(UnsafeRawBufferPointer(start: data, count: length))
+            sink.bytes += Int64(length)
+            return length
+        }, nil, nil)
+        guard status == ARCHIVE_OK else {
+            let message = libarchiveError(archive)
+            archive_write_free(archive)
+            close(fd)
+            throw GalleyError("cannot start the zip: \(message)", path: url.path)
+        }
+    }
+
+    deinit {
+        if !closed {
+            archive_write_free(archive)
+            close(sink.fd)
+        }
+    }
+
+    /// Bytes written to the file so far.
+    public var bytesWritten: Int64 { sink.bytes }
+
+    /// Adds the file at `source` as `name`, reading it in chunks. Fails if the file does not
+    /// have exactly `size` bytes (it changed while packing).
+    public func addFile(
+        name: String, from source: String, size: Int64, mtime: Int64, compression: ZipCompression,
+        progress: (Int64) -> Void = { _ in }
+    ) throws {
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else {
+            throw GalleyError("cannot open: \(String(cString: strerror(errno)))", path: source)
+        }
+        defer { close(input) }
+        try writeHeader(name: name, size: size, mtime: mtime, compression: compression)
+        var total: Int64 = 0
+        let capacity = buffer.count
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, capacity) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw GalleyError("cannot read: \(String(cString: strerror(errno)))", path: source)
+            }
+            if count == 0 { break }
+            total += Int64(count)
+            guard total <= size else { break }
+            let written = buffer.withUnsafeBytes { archive_write_data(archive, $0.baseAddress, count) }
+            guard written == count else { throw failure("cannot write `\(name)`") }
+            progress(Int64(count))
+        }
+        guard total == size else {
+            throw GalleyError("the file changed while it was being packed (expected \(size) bytes, found \(total))",
+                              path: source, hint: "Pack again once nothing is writing to the issue folder.")
+        }
+        guard archive_write_finish_entry(archive) == ARCHIVE_OK else { throw failure("cannot finish `\(name)`") }
+    }
+
+    /// Adds `data` as `name`.
+    public func addData(name: String, _ data: [UInt8], mtime: Int64, compression: ZipCompression) throws {
+        try writeHeader(name: name, size: Int64(data.count), mtime: mtime, compression: compression)
+        if !data.isEmpty {
+            let written = data.withUnsafeBytes { archive_write_data(archive, $0.baseAddress, data.count) }
+            guard written == data.count else { throw failure("cannot write `\(name)`") }
+        }
+        guard archive_write_finish_entry(archive) == ARCHIVE_OK else { throw failure("cannot finish `\(name)`") }
+    }
+
+    private func writeHeader(name: String, size: Int64, mtime: Int64, compression: ZipCompression) throws {
+        let status = compression == .store
+            ? archive_write_zip_set_compression_store(archive)
+            : archive_write_zip_set_compression_deflate(archive)
+        guard status == ARCHIVE_OK else { throw failure("cannot set the compression of `\(name)`") }
+        guard let entry = archive_entry_new() else { throw GalleyError("libarchive could not allocate an entry") }
+        defer { archive_entry_free(entry) }
+        archive_entry_set_pathname_utf8(entry, name)
+        archive_entry_set_filetype(entry, galley_AE_IFREG)
+        archive_entry_set_perm(entry, 0o644)
+        archive_entry_set_size(entry, size)
+        archive_entry_set_mtime(entry, time_t(mtime), 0)
+        archive_entry_set_uid(entry, 0)
+        archive_entry_set_gid(entry, 0)
+        guard archive_write_header(archive, entry) == ARCHIVE_OK else { throw failure("cannot add `\(name)`") }
+    }
+
+    /// Writes the central directory and closes the file (after `fsync`).
+    /// - Returns: the size of the zip and, when hashing, its SHA-256.
+    public func finish() throws -> (bytes: Int64, sha256: String?) {
+        guard !closed else { throw GalleyError("the zip is already closed") }
+        closed = true
+        let status = archive_write_close(archive)
+        let message = libarchiveError(archive)
+        archive_write_free(archive)
+        let synced = fsync(sink.fd) == 0
+        close(sink.fd)
+        guard status == ARCHIVE_OK else {
+            throw GalleyError("cannot finish the zip: \(sink.failure ?? message)")
+        }
+        guard synced else { throw GalleyError("cannot flush the zip to disk: \(String(cString: strerror(errno)))") }
+        return (sink.bytes, sink.hasher?.finalizeHex())
+    }
+
+    private func failure(_ what: String) -> GalleyError {
+        GalleyError("\(what): \(sink.failure ?? libarchiveError(archive))",
+                    hint: sink.failure != nil ? "Check the free space on the output's disk." : nil)
+    }
+
+}
+

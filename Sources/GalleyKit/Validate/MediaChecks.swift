@@ -1,0 +1,94 @@
+import Foundation
+import GalleyCore
+import GalleyFormats
+
+/// Media files: content against extension and list, emptiness, dimensions (needs the full check's heads).
+package struct MediaChecks {
+    package let zipPath: String
+
+    package func run(_ index: ManifestIndex, contents: ZipContents, into findings: inout Findings) {
+        var checked = Set<String>()
+        for asset in index.assets {
+            for (key, name) in [("file_name", asset.fileName), ("crop_350_350", asset.crop)] {
+                guard let name, let facts = contents.files[name] else { continue }
+                let location = SourceLocation(path: "\(zipPath)!\(contents.top)/\(name)")
+                if facts.size == 0 {
+                    if checked.insert(name).inserted {
+                        findings.add(.mediaEmpty, "`\(name)` is empty", at: location, hint: "Replace it with the real file.")
+                    }
+                    continue
+                }
+                guard let sniffed = facts.sniffed else { continue }
+                guard let format = sniffed.format else {
+                    if checked.insert(name).inserted {
+                        findings.add(.mediaUnknown, "`\(name)` is not an image, sound or video Galley recognises", at: location,
+                                     hint: "Check that the file is what its name says.")
+                    }
+                    continue
+                }
+                let expected: MediaKind = key == "crop_350_350" && asset.list != "images" && format.kind == .image ? .image
+                    : asset.list == "images" ? .image : asset.list == "sound_files" ? .sound : .video
+                let acceptable = key == "crop_350_350" ? (format.kind == .image || format.kind == expected) : format.kind == expected
+                if !acceptable {
+                    findings.add(.mediaWrongList, "`\(name)` is \(format.kind.rawValue) (\(format.mimeType)) but sits in `\(asset.list)`",
+                                 at: SourceLocation(path: zipPath, jsonPath: "\(asset.jsonPath).\(key)"),
+                                 hint: "Move the asset to `\(format.kind.manifestList)`, or replace the file.")
+                }
+                let ext = (name as NSString).pathExtension.lowercased()
+                if checked.insert(name).inserted, !format.extensions.contains(ext) {
+                    findings.add(.mediaExtension, "`\(name)` holds \(format.mimeType) data, which its extension does not suggest",
+                                 at: location, hint: "Rename it to `.\(format.extensions[0])`.")
+                }
+                if key == "file_name", let metadata = asset.metadata, let size = sniffed.pixelSize {
+                    let width = metadata["width"].flatMap { Int(JSONValue($0).numberText ?? "") }
+                    let height = metadata["height"].flatMap { Int(JSONValue($0).numberText ?? "") }
+                    if let width, let height, width != size.width || height != size.height {
+                        findings.add(.mediaDimensions, "`\(name)` is \(size.width)×\(size.height), but its metadata says \(width)×\(height)",
+                                     at: SourceLocation(path: zipPath, jsonPath: "\(asset.jsonPath).metadata"),
+                                     hint: "Correct width and height, or the layout will jump when the image loads.")
+                    }
+                }
+            }
+        }
+    }
+
+    package static func dimensions(_ head: [UInt8], _ format: MediaFormat) -> PixelSize? {
+        switch format {
+        case .png: MediaProber.pngSize(head)
+        case .gif: MediaProber.gifSize(head)
+        case .webp: MediaProber.webpSize(head)
+        default: nil
+        }
+    }
+}
+
+// MARK: Checks
+
+extension MediaChecks {
+    /// The checks on media files, in catalogue order.
+    package static let checks: [Check] = [
+        .mediaEmpty,
+        .mediaUnknown,
+        .mediaWrongList,
+        .mediaExtension,
+        .mediaDimensions,
+    ]
+}
+
+extension Check {
+    package static let mediaEmpty = Check("media.empty", .media, .error, "A referenced media file is empty.",
+            explanation: "It shows as a broken image or silent player.",
+            triggering: [.fixture("zips/empty-media-error.zip")], clean: [.validZip])
+    package static let mediaUnknown = Check("media.unknown", .media, .warning, "A referenced file is no image, sound or video Galley recognises.",
+            explanation: "Its first bytes match no known format: it may be damaged or mislabelled.",
+            triggering: [.fixture("zips/unknown-media-warning.zip")], clean: [.validZip])
+    package static let mediaWrongList = Check("media.wrong-list", .media, .error, "A file sits in the wrong list (an MP3 under `images`).",
+            explanation: "Dumpling renders `images` with `<img>` and `sound_files` with `<audio>`: the wrong list shows nothing.",
+            triggering: [.fixture("zips/sound-in-images-error.zip")], clean: [.validZip])
+    package static let mediaExtension = Check("media.extension", .media, .warning, "A file's content does not match its extension.",
+            explanation: "Servers and web views pick the type from the extension.",
+            triggering: [.fixture("zips/png-named-jpg-warning.zip")], clean: [.validZip])
+    package static let mediaDimensions = Check("media.dimensions", .media, .warning, "An image's metadata width and height differ from its header.",
+            explanation: "Layouts reserve the wrong space and jump when the image loads.",
+            triggering: [.fixture("zips/wrong-dimensions-warning.zip")], clean: [.validZip])
+}

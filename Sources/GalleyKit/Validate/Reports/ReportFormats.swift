@@ -1,0 +1,234 @@
+import Foundation
+import GalleyCore
+import GalleyFormats
+
+/// The forms of a validation run's report: `text` for people (`TextReport`), the others for machines.
+public enum ReportFormat: String, Sendable, CaseIterable {
+    case text, json, junit, github, sarif
+}
+
+public struct ValidationRun: Sendable {
+    public var reports: [InputReport]
+
+    public init(reports: [InputReport]) { self.reports = reports }
+
+    public var errors: Int { reports.reduce(0) { $0 + $1.errors } }
+    public var warnings: Int { reports.reduce(0) { $0 + $1.warnings } }
+    public var infos: Int { reports.reduce(0) { $0 + $1.diagnostics.filter { $0.severity == .info }.count } }
+
+    // MARK: JSON (docs/ci.md documents the schema; `version` changes when it does)
+
+    public func json() -> String {
+        func location(_ l: SourceLocation?) -> JSONValue {
+            guard let l else { return .null }
+            var members: [(String, JSONValue)] = [("path", .string(l.path))]
+            members.append(("line", l.line.map(JSONValue.int) ?? .null))
+            members.append(("column", l.column.map(JSONValue.int) ?? .null))
+            members.append(("json_path", l.jsonPath.map(JSONValue.string) ?? .null))
+            return .object(members)
+        }
+        let inputs: [JSONValue] = reports.map { report in
+            .object([
+                ("path", .string(report.path)), ("kind", .string(report.kind.rawValue)),
+                ("errors", .int(report.errors)), ("warnings", .int(report.warnings)),
+                ("diagnostics", .array(report.diagnostics.map { d in
+                    .object([
+                        ("id", .string(d.id.rawValue)), ("severity", .string(d.severity.rawValue)), ("message", .string(d.message)),
+                        ("location", location(d.location)), ("hint", d.hint.map(JSONValue.string) ?? .null),
+                    ])
+                })),
+            ])
+        }
+        let document: JSONValue = .object([
+            ("version", .int(1)),
+            ("tool", .object([("name", .string("galley")), ("version", .string(Galley.version))])),
+            ("summary", .object([
+                ("inputs", .int(reports.count)), ("errors", .int(errors)), ("warnings", .int(warnings)), ("infos", .int(infos)),
+            ])),
+            ("inputs", .array(inputs)),
+        ])
+        return JSONWriter().encode(document) + "\n"
+    }
+
+    // MARK: JUnit XML
+
+    public func junit() -> String {
+        var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        let total = reports.reduce(0) { $0 + max(1, $1.diagnostics.count) }
+        xml += "<testsuites name=\"galley validate\" tests=\"\(total)\" failures=\"\(errors)\">\n"
+        for report in reports {
+            let tests = max(1, report.diagnostics.count)
+            xml += "  <testsuite name=\"\(xmlEscape(report.path))\" tests=\"\(tests)\" failures=\"\(report.errors)\">\n"
+            if report.diagnostics.isEmpty {
+                xml += "    <testcase classname=\"\(xmlEscape(report.kind.rawValue))\" name=\"valid\"/>\n"
+            }
+            for d in report.diagnostics {
+                let name = "\(d.id) \(d.location?.description ?? report.path)"
+                xml += "    <testcase classname=\"\(xmlEscape(d.id.rawValue))\" name=\"\(xmlEscape(name))\">\n"
+                let body = xmlEscape(d.message + (d.hint.map { "\nhint: \($0)" } ?? ""))
+                switch d.severity {
+                case .error:
+                    xml += "      <failure type=\"\(xmlEscape(d.id.rawValue))\" message=\"\(xmlEscape(d.message))\">\(body)</failure>\n"
+                case .warning, .info:
+                    xml += "      <system-out>\(d.severity.rawValue): \(body)</system-out>\n"
+                }
+                xml += "    </testcase>\n"
+            }
+            xml += "  </testsuite>\n"
+        }
+        return xml + "</testsuites>\n"
+    }
+
+    // MARK: GitHub workflow commands
+
+    public func github() -> String {
+        var out = ""
+        for report in reports {
+            for d in report.diagnostics {
+                let command = d.severity == .error ? "error" : d.severity == .warning ? "warning" : "notice"
+                var properties = ["file=\(githubProperty(filePart(d.location?.path ?? report.path)))"]
+                if let line = d.location?.line { properties.append("line=\(line)") }
+                if let column = d.location?.column { properties.append("col=\(column)") }
+                properties.append("title=\(githubProperty(d.id.rawValue))")
+                var message = d.message
+                if let jsonPath = d.location?.jsonPath { message += " (at \(jsonPath))" }
+                if let hint = d.hint { message += "\nhint: \(hint)" }
+                out += "::\(command) \(properties.joined(separator: ","))::\(githubData(message))\n"
+            }
+        }
+        return out
+    }
+
+    // MARK: SARIF 2.1.0
+
+    public func sarif() -> String {
+        let used = Set(reports.flatMap { $0.diagnostics.map(\.id) })
+        let rules: [JSONValue] = CheckCatalog.all.filter { used.contains($0.id) }.map { check in
+            .object([
+                ("id", .string(check.id.rawValue)),
+                ("shortDescription", .object([("text", .string(check.summary))])),
+                ("fullDescription", .object([("text", .string(check.explanation))])),
+                ("defaultConfiguration", .object([("level", .string(sarifLevel(check.severity)))])),
+                ("properties", .object([("group", .string(check.group.rawValue))])),
+            ])
+        }
+        let results: [JSONValue] = reports.flatMap { report in
+            report.diagnostics.map { d -> JSONValue in
+                var region: [(String, JSONValue)] = []
+                if let line = d.location?.line { region.append(("startLine", .int(line))) }
+                if let column = d.location?.column { region.append(("startColumn", .int(column))) }
+                var physical: [(String, JSONValue)] = [
+                    ("artifactLocation", .object([("uri", .string(filePart(d.location?.path ?? report.path)))])),
+                ]
+                if !region.isEmpty { physical.append(("region", .object(region))) }
+                var text = d.message
+                if let jsonPath = d.location?.jsonPath { text += " (at \(jsonPath))" }
+                if let hint = d.hint { text += " Hint: \(hint)" }
+                return .object([
+                    ("ruleId", .string(d.id.rawValue)), ("level", .string(sarifLevel(d.severity))),
+                    ("message", .object([("text", .string(text))])),
+                    ("locations", .array([.object([("physicalLocation", .object(physical))])])),
+                ])
+            }
+        }
+        let document: JSONValue = .object([
+            ("$schema", .string("https://json.schemastore.org/sarif-2.1.0.json")),
+            ("version", .string("2.1.0")),
+            ("runs", .array([.object([
+                ("tool", .object([("driver", .object([
+                    ("name", .string("galley")), ("version", .string(Galley.version)),
+                    ("informationUri", .string("https://example.com/galley/docs/checks.md")),
+                    ("rules", .array(rules)),
+                ]))])),
+                ("results", .array(results)),
+            ])])),
+        ])
+        return JSONWriter().encode(document) + "\n"
+    }
+
+    private func sarifLevel(_ severity: Severity) -> String {
+        switch severity {
+        case .error: "error"
+        case .warning: "warning"
+        case .info: "note"
+        }
+    }
+
+    /// `x.zip!folder/latest.json` names a member of a zip; CI annotations point at the zip.
+    private func filePart(_ path: String) -> String {
+        path.split(separator: "!", maxSplits: 1).first.map(String.init) ?? path
+    }
+}
+
+package func xmlEscape(_ text: String) -> String {
+    var out = ""
+    for scalar in text.unicodeScalars {
+        switch scalar {
+        case "&": out += "&amp;"
+        case "<": out += "&lt;"
+        case ">": out += "&gt;"
+        case "\"": out += "&quot;"
+        case "'": out += "&apos;"
+        default:
+            if scalar.value < 0x20 && scalar != "\n" && scalar != "\t" && scalar != "\r" {
+                out += "\u{FFFD}"
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+    }
+    return out
+}
+
+private func githubData(_ text: String) -> String {
+    text.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "\r", with: "%0D")
+        .replacingOccurrences(of: "\n", with: "%0A")
+}
+
+private func githubProperty(_ text: String) -> String {
+    githubData(text).replacingOccurrences(of: ":", with: "%3A").replacingOccurrences(of: ",", with: "%2C")
+}
+
+extension CheckCatalog {
+    /// docs/checks.md, generated from the catalogue (`galley validate --list-checks --format markdown`).
+    public static func markdown(_ checks: [Check] = all) -> String {
+        var out = """
+            # Checks
+
+            Every check of `galley validate`, generated from the catalogue (each check is declared beside
+            the code that emits it; `galley validate --list-checks --markdown` prints this page).
+            Each has a stable id and a default severity; `--ignore ID` or `.galley.yml` changes them
+            (see ci.md). Every example below is run by the test suite.
+
+            The manifest examples ("article without `title`", "issue `\"publish_date\": …`") change
+            one key of this template, a valid latest.json:
+
+            ```json
+            \(JSONWriter().encode(CheckExample.template))
+            ```
+
+            """
+        func describe(_ example: CheckExample) -> String {
+            example == CheckExample.validManifest ? "the template" : example.description
+        }
+        for group in Check.Group.allCases {
+            out += "\n## \(group.rawValue.capitalized)\n"
+            for check in checks where check.group == group {
+                out += "\n### `\(check.id)` (\(check.severity.rawValue))\n\n\(check.summary) \(check.explanation)\n\n"
+                out += check.triggering.map { "- Triggers: \(describe($0))\n" }.joined()
+                out += check.clean.map { "- Clean: \(describe($0))\n" }.joined()
+            }
+        }
+        return out
+    }
+
+    /// One line per check: id, severity, summary.
+    public static func listing(_ checks: [Check] = all) -> String {
+        let width = checks.map(\.id.rawValue.count).max() ?? 0
+        return checks.map { check -> String in
+            let id = check.id.rawValue.padding(toLength: width, withPad: " ", startingAt: 0)
+            let severity = check.severity.rawValue.padding(toLength: 7, withPad: " ", startingAt: 0)
+            return id + "  " + severity + "  " + check.summary
+        }.joined(separator: "\n") + "\n"
+    }
+}

@@ -1,0 +1,27 @@
+import Foundation
+import GalleyCore
+import GalleyFormats
+
+/// The files a zip holds, as the references and media checks need them.
+package struct ZipContents {
+    /// The top folder (`<apple_id>`).
+    package var top: String
+    /// Names relative to the top folder → entry facts.
+    package var files: [String: FileFacts]
+
+    package struct FileFacts {
+        package var size: UInt64
+        /// What the first bytes say, when the full check read them (the bytes are not kept).
+        package var sniffed: Sniffed?
+    }
+
+    package struct Sniffed {
+        package var format: MediaFormat?
+        package var pixelSize: PixelSize?
+
+        package init(_ head: [UInt8]) {
+            format = MediaFormat.sniff(head)
+            pixelSize = format.flatMap { MediaChecks.dimensions(head, $0) }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+import GalleyCore
+import GalleyKit
+
+/// What a command does with a store.
+public enum StoreAccess: Sendable {
+    /// Queries: nothing is written, not even a migration when the store is up to date.
+    case read
+    /// Imports, deletions, garbage collection.
+    case write
+}
+
+/// The store's operations, as the CLI (and `serve` and `sync`) reach them: one protocol, so that
+/// a second backend (PostgreSQL) slots in behind it and runs the same conformance tests.
+/// `SQLiteStore` is the implementation today.
+///
+/// Every method either does all of its work or none of it: a failed import leaves the store as
+/// it was. Unknown ids are `GalleyError`s naming the id and a command that lists the valid ones.
+public protocol IssueStore: AnyObject, Sendable {
+    /// Where the store lives, for messages.
+    var root: URL { get }
+
+    /// Imports an issue zip (see `SQLiteStore.importZip` for the guarantees).
+    /// - Parameter checked: the caller already ran `ImportGate.check` on this zip.
+    func importZip(_ path: String, force: Bool, checked: Bool, progress: ((Int64, Int64) -> Void)?) throws -> ImportResult
+
+    /// Every issue, newest first.
+    func issues() throws -> [StoredIssue]
+    /// Issues published before (`older`) or after the given one, nearest first.
+    func issues(relativeTo id: String, older: Bool) throws -> [StoredIssue]
+    /// One issue, by global id or apple_id.
+    func issueSummary(_ id: String) throws -> StoredIssue
+    /// One issue with its articles in order.
+    func issue(_ id: String) throws -> (issue: StoredIssue, articles: [StoredArticle])
+    func articles(_ filter: ArticleFilter) throws -> [StoredArticle]
+    /// One article, its assets, and its issue's newer and older articles.
+    func article(_ id: String, issue: String?) throws -> ArticleDetail
+    func assets(_ filter: AssetFilter) throws -> [StoredAsset]
+    func search(_ text: String, options: SearchOptions) throws -> SearchResults
+
+    /// Removes an issue's rows and files; returns what was removed.
+    func delete(_ id: String) throws -> StoredIssue
+    /// Integrity: the database, every file with its size and checksum, no orphans.
+    func check() throws -> StoreCheck
+    /// Removes what interrupted imports left behind; returns what was removed.
+    func collectGarbage() throws -> [String]
+}
+
+/// Where a store is, and opening it with the backend its location names.
+public enum StoreLocation {
+    /// `--store`, else `$GALLEY_STORE`, else `$XDG_DATA_HOME/galley`, else `~/.local/share/galley`.
+    public static func resolve(given: String?, environment: [String: String]) -> URL {
+        if let given { return URL(fileURLWithPath: given) }
+        if let store = environment["GALLEY_STORE"], !store.isEmpty { return URL(fileURLWithPath: store) }
+        if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return URL(fileURLWithPath: data).appending(path: "galley") }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return URL(fileURLWithPath: home).appending(path: ".local/share/galley")
+    }
+
+    /// Opens the store at `location`: a folder is a SQLite store (the only backend so far).
+    public static func open(_ location: URL, access: StoreAccess) throws -> any IssueStore {
+        try SQLiteStore(at: location, access: access)
+    }
+}

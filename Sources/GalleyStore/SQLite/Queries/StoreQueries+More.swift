@@ -1,0 +1,220 @@
+import Foundation
+import GRDB
+import GalleyCore
+import GalleyFormats
+import GalleyKit
+
+/// An asset as the store lists it, with the path of its file in the store.
+public struct StoredAsset: Sendable, Codable, FetchableRecord {
+    public var globalID: String
+    public var issueGlobalID: String
+    public var articleGlobalID: String?
+    public var kind: String
+    public var placement: Int
+    public var caption: String
+    public var credit: String
+    public var fileName: String
+    public var crop350: String
+    public var path: String
+    public var metadata: String?
+
+    package enum CodingKeys: String, CodingKey {
+        case kind, placement, caption, credit, path, metadata
+        case globalID = "global_id"
+        case issueGlobalID = "issue_global_id"
+        case articleGlobalID = "article_global_id"
+        case fileName = "file_name"
+        case crop350 = "crop_350_350"
+    }
+}
+
+/// One article with everything about it.
+public struct ArticleDetail: Sendable, Codable {
+    public var article: StoredArticle
+    public var body: String
+    public var description: String
+    public var url: String
+    public var authorURL: String
+    public var authorBio: String
+    public var sku: String?
+    public var published: Bool
+    public var customMeta: JSONValueBox
+    public var assets: [StoredAsset]
+    /// Articles of the same issue with a later / earlier date, nearest first.
+    public var newer: [StoredArticle]
+    public var older: [StoredArticle]
+
+    package enum CodingKeys: String, CodingKey {
+        case article, body, description, url, sku, published, assets, newer, older
+        case authorURL = "author_url"
+        case authorBio = "author_bio"
+        case customMeta = "custom_meta"
+    }
+}
+
+/// A JSON value that encodes as itself inside Codable output.
+public struct JSONValueBox: Sendable, Codable {
+    public var value: JSONValue
+
+    public init(_ value: JSONValue) { self.value = value }
+
+    public init(from decoder: Decoder) throws { value = .null }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch value {
+        case .null: try container.encodeNil()
+        case .bool(let b): try container.encode(b)
+        case .number(let n): if let i = Int(n) { try container.encode(i) } else { try container.encode(Double(n) ?? 0) }
+        case .string(let s): try container.encode(s)
+        case .array(let items): try container.encode(items.map(JSONValueBox.init))
+        case .object(let members):
+            var keyed = encoder.container(keyedBy: AnyKey.self)
+            for (key, item) in members { try keyed.encode(JSONValueBox(item), forKey: AnyKey(key)) }
+        }
+    }
+
+    package struct AnyKey: CodingKey {
+        package var stringValue: String
+        package var intValue: Int? { nil }
+        package init(_ key: String) { stringValue = key }
+        package init?(stringValue: String) { self.stringValue = stringValue }
+        package init?(intValue: Int) { nil }
+    }
+}
+
+public struct AssetFilter: Sendable {
+    public var issue: String?
+    public var article: String?
+    public var kind: MediaKind?
+    /// Only the issue's own first image: its cover.
+    public var cover = false
+    /// Only the first image (of the issue, or of `article`).
+    public var first = false
+
+    public init() {}
+}
+
+extension SQLiteStore {
+    /// A `StoredAsset` (its path still empty) from `asset s JOIN issue i LEFT JOIN article a`.
+    package static let assetColumns = """
+        s.globalID AS global_id, i.globalID AS issue_global_id, a.globalID AS article_global_id, s.kind,
+        s.placement, s.caption, s.source AS credit, s.fileName AS file_name, s.crop350 AS crop_350_350,
+        s.metadata, '' AS path
+        """
+
+    private func assetPaths(_ rows: [StoredAsset], folders: [String: String]) -> [StoredAsset] {
+        rows.map { row in
+            var copy = row
+            if let folder = folders[row.issueGlobalID] {
+                copy.path = issuesFolder.appending(path: folder).appending(path: row.fileName).path
+            }
+            return copy
+        }
+    }
+
+    /// Assets of an issue, of an article, or of everything, optionally of one kind, in list
+    /// order; or only the cover or the first image. Unknown ids are errors.
+    public func assets(_ filter: AssetFilter) throws -> [StoredAsset] {
+        if let issue = filter.issue { _ = try issueSummary(issue) }
+        let articleID = try filter.article.map { try articleRowID($0, issue: filter.issue) }
+        return try database.read { db in
+            var clauses: [String] = []
+            var arguments: StatementArguments = []
+            if let issue = filter.issue {
+                clauses.append("(i.globalID = ? OR i.appleID = ?)")
+                _ = arguments.append(contentsOf: [issue, issue])
+            }
+            if let articleID {
+                clauses.append("s.articleId = ?")
+                _ = arguments.append(contentsOf: [articleID])
+            }
+            if let kind = (filter.cover || filter.first) ? .image : filter.kind {
+                clauses.append("s.kind = ?")
+                _ = arguments.append(contentsOf: [kind.rawValue])
+            }
+            if filter.cover { clauses.append("s.articleId IS NULL") }
+            var sql = """
+                SELECT \(Self.assetColumns) FROM asset s JOIN issue i ON i.id = s.issueId
+                LEFT JOIN article a ON a.id = s.articleId
+                """
+            if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
+            sql += " ORDER BY i.publishDay DESC, i.appleID, coalesce(a.placement, 0), s.kind, s.placement"
+            if filter.cover || filter.first { sql += " LIMIT 1" }
+            let rows = try StoredAsset.fetchAll(db, sql: sql, arguments: arguments)
+            let folders = Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT globalID, folder FROM issue")
+                .map { ($0["globalID"] as String, $0["folder"] as String) })
+            return assetPaths(rows, folders: folders)
+        }
+    }
+
+    /// The row id of an article by global id; with several issues holding that id, `issue` decides.
+    package func articleRowID(_ id: String, issue: String?) throws -> Int64 {
+        try database.read { db in
+            var sql = "SELECT a.id FROM article a JOIN issue i ON i.id = a.issueId WHERE a.globalID = ?"
+            var arguments: StatementArguments = [id]
+            if let issue {
+                sql += " AND (i.globalID = ? OR i.appleID = ?)"
+                _ = arguments.append(contentsOf: [issue, issue])
+            }
+            let ids = try Int64.fetchAll(db, sql: sql, arguments: arguments)
+            guard let first = ids.first else {
+                throw GalleyError("no article `\(id)` in the store", path: root.path, hint: "`galley articles` lists them.")
+            }
+            guard ids.count == 1 else {
+                throw GalleyError("\(ids.count) issues have an article `\(id)`", path: root.path,
+                                  hint: "Name the issue with --issue (ids are scoped per issue).")
+            }
+            return first
+        }
+    }
+
+    /// One article, its assets, and the newer and older articles of its issue.
+    public func article(_ id: String, issue: String?) throws -> ArticleDetail {
+        let rowID = try articleRowID(id, issue: issue)
+        return try database.read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT a.*, i.globalID AS issueGlobalID, i.folder FROM article a JOIN issue i ON i.id = a.issueId WHERE a.id = ?",
+                                             arguments: [rowID]) else {
+                throw GalleyError("no article `\(id)` in the store", path: root.path)
+            }
+            guard let summary = try StoredArticle.fetchOne(db, sql: """
+                SELECT \(Self.articleColumns) FROM article a JOIN issue i ON i.id = a.issueId WHERE a.id = ?
+                """, arguments: [rowID]) else { throw GalleyError("no article `\(id)` in the store", path: root.path) }
+            let assetRows = try StoredAsset.fetchAll(db, sql: """
+                SELECT \(Self.assetColumns) FROM asset s JOIN issue i ON i.id = s.issueId
+                LEFT JOIN article a ON a.id = s.articleId WHERE s.articleId = ? ORDER BY s.kind, s.placement
+                """, arguments: [rowID])
+            let folder: String = row["folder"]
+            let assets = assetPaths(assetRows, folders: [row["issueGlobalID"] as String: folder])
+            let issueID: Int64 = row["issueId"]
+            let dateMS: Int64? = row["dateMS"]
+            func siblings(_ comparison: String, _ order: String) throws -> [StoredArticle] {
+                guard let dateMS else { return [] }
+                return try StoredArticle.fetchAll(db, sql: """
+                    SELECT \(Self.articleColumns) FROM article a JOIN issue i ON i.id = a.issueId
+                    WHERE a.issueId = ? AND a.dateMS \(comparison) ? ORDER BY a.dateMS \(order), a.placement
+                    """, arguments: [issueID, dateMS])
+            }
+            let metaText: String = row["customMeta"]
+            let meta = (try? LocatedJSON.parse(Array(metaText.utf8))).map(JSONValue.init) ?? .string(metaText)
+            return ArticleDetail(
+                article: summary, body: row["body"], description: row["description"], url: row["url"],
+                authorURL: row["authorURL"], authorBio: row["authorBio"], sku: row["sku"], published: row["published"],
+                customMeta: JSONValueBox(meta), assets: assets, newer: try siblings(">", "ASC"), older: try siblings("<", "DESC"))
+        }
+    }
+
+    /// Issues published strictly before (`older`) or after the given one, nearest first.
+    public func issues(relativeTo id: String, older: Bool) throws -> [StoredIssue] {
+        let issue = try issueSummary(id)
+        return try database.read { db in
+            guard let day = try String.fetchOne(db, sql: "SELECT publishDay FROM issue WHERE globalID = ?", arguments: [issue.globalID]) else {
+                return []
+            }
+            return try StoredIssue.fetchAll(db, sql: """
+                SELECT \(Self.issueColumns) FROM issue i
+                WHERE i.publishDay \(older ? "<" : ">") ? ORDER BY i.publishDay \(older ? "DESC" : "ASC"), i.appleID
+                """, arguments: [day])
+        }
+    }
+}

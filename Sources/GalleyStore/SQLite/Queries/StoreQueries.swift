@@ -1,0 +1,254 @@
+import Foundation
+import GRDB
+import GalleyCore
+import GalleyFormats
+import GalleyKit
+
+/// An issue as the store lists it. The store's records decode from columns named by their
+/// coding keys (`SQLiteStore.issueColumns` and friends alias them), which are also their JSON keys.
+public struct StoredIssue: Sendable, Codable, FetchableRecord {
+    public var globalID: String
+    public var appleID: String
+    public var title: String
+    public var displayDate: String
+    public var publishDate: String
+    public var lastUpdated: String
+    public var articles: Int
+
+    package enum CodingKeys: String, CodingKey {
+        case title, articles
+        case globalID = "global_id"
+        case appleID = "apple_id"
+        case displayDate = "display_date"
+        case publishDate = "publish_date"
+        case lastUpdated = "last_updated"
+    }
+}
+
+/// An article as listings show it.
+public struct StoredArticle: Sendable, Codable, FetchableRecord {
+    public var globalID: String
+    public var issueGlobalID: String
+    public var placement: Int
+    public var title: String
+    public var dek: String
+    public var section: String
+    public var type: String
+    public var author: String
+    public var date: String
+    public var featured: Bool
+    public var keywords: String
+    public var snippet: String?
+
+    package enum CodingKeys: String, CodingKey {
+        case placement, title, dek, section, type, author, date, featured, keywords, snippet
+        case globalID = "global_id"
+        case issueGlobalID = "issue_global_id"
+    }
+}
+
+public struct ArticleFilter: Sendable {
+    public var issue: String?
+    public var type: String?
+    public var excludeType: String?
+    public var featured = false
+    public var keyword: String?
+    public var byDate = false
+    public var limit: Int?
+    public var page = 0
+
+    public init() {}
+}
+
+/// What `store check` finds.
+public struct StoreCheck: Sendable, Codable {
+    public var integrity: String
+    public var issues: Int
+    public var files: Int
+    public var problems: [String]
+}
+
+extension SQLiteStore {
+    /// A `StoredIssue` from `issue i`.
+    package static let issueColumns = """
+        i.globalID AS global_id, i.appleID AS apple_id, i.title, i.displayDate AS display_date,
+        i.publishDate AS publish_date, i.lastUpdated AS last_updated,
+        (SELECT COUNT(*) FROM article a WHERE a.issueId = i.id) AS articles
+        """
+
+    /// A `StoredArticle` (without snippet) from `article a JOIN issue i`.
+    package static let articleColumns = """
+        a.globalID AS global_id, i.globalID AS issue_global_id, a.placement, a.title, a.dek, a.section, a.type,
+        a.authorName AS author, a.dateLastUpdated AS date, a.featured, a.keywords
+        """
+
+    /// Every issue, newest first (publish day, then last update, then apple_id: a stable order).
+    public func issues() throws -> [StoredIssue] {
+        try database.read { db in
+            try StoredIssue.fetchAll(db, sql: """
+                SELECT \(Self.issueColumns) FROM issue i
+                ORDER BY i.publishDay DESC, i.lastUpdatedMS DESC, i.appleID
+                """)
+        }
+    }
+
+    /// The issue with this global id or apple_id, without its articles; an unknown id is an
+    /// error, never "all".
+    public func issueSummary(_ id: String) throws -> StoredIssue {
+        try database.read { db in try issueSummary(id, db) }
+    }
+
+    package func issueSummary(_ id: String, _ db: Database) throws -> StoredIssue {
+        guard let issue = try StoredIssue.fetchOne(db, sql: """
+            SELECT \(Self.issueColumns) FROM issue i
+            WHERE i.globalID = ? OR i.appleID = ?
+            """, arguments: [id, id]) else {
+            throw GalleyError("no issue `\(id)` in the store", path: root.path, hint: "`galley issues` lists them.")
+        }
+        return issue
+    }
+
+    /// The issue with this global id or apple_id, with its articles in order; an unknown id is
+    /// an error, never "all".
+    public func issue(_ id: String) throws -> (issue: StoredIssue, articles: [StoredArticle]) {
+        try database.read { db in
+            let issue = try issueSummary(id, db)
+            let articles = try StoredArticle.fetchAll(db, sql: """
+                SELECT \(Self.articleColumns) FROM article a JOIN issue i ON i.id = a.issueId
+                WHERE i.globalID = ? ORDER BY a.placement
+                """, arguments: [issue.globalID])
+            return (issue, articles)
+        }
+    }
+
+    /// Articles in issue order (or newest first with `byDate`), filtered; every filter applies,
+    /// and an unknown issue is an error rather than "all articles".
+    public func articles(_ filter: ArticleFilter) throws -> [StoredArticle] {
+        if let issue = filter.issue { _ = try issueSummary(issue) }
+        return try database.read { db in
+            var clauses: [String] = []
+            var arguments: StatementArguments = []
+            if let issue = filter.issue {
+                clauses.append("(i.globalID = ? OR i.appleID = ?)")
+                _ = arguments.append(contentsOf: [issue, issue])
+            }
+            if let type = filter.type {
+                clauses.append("a.type = ?")
+                _ = arguments.append(contentsOf: [type])
+            }
+            if let excluded = filter.excludeType {
+                clauses.append("a.type <> ?")
+                _ = arguments.append(contentsOf: [excluded])
+            }
+            if filter.featured { clauses.append("a.featured") }
+            if let keyword = filter.keyword {
+                // Whole keywords of the comma-separated list, not substrings ("art" ≠ "party").
+                clauses.append("(',' || a.keywords || ',') LIKE ? ESCAPE '\\'")
+                let escaped = keyword.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+                    .replacingOccurrences(of: "_", with: "\\_")
+                _ = arguments.append(contentsOf: ["%,\(escaped),%"])
+            }
+            let order = filter.byDate ? "a.dateMS DESC, i.appleID, a.placement" : "i.publishDay DESC, i.appleID, a.placement"
+            var sql = "SELECT \(Self.articleColumns) FROM article a JOIN issue i ON i.id = a.issueId"
+            if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
+            sql += " ORDER BY \(order)"
+            if let limit = filter.limit {
+                sql += " LIMIT ? OFFSET ?"
+                _ = arguments.append(contentsOf: [limit, limit * filter.page])
+            }
+            return try StoredArticle.fetchAll(db, sql: sql, arguments: arguments)
+        }
+    }
+
+    /// Removes an issue's rows and its folder, nothing else.
+    public func delete(_ id: String) throws -> StoredIssue {
+        try withWriterLock {
+            let issue = try issueSummary(id)
+            let folder = try database.write { db -> String? in
+                let folder = try String.fetchOne(db, sql: "SELECT folder FROM issue WHERE globalID = ?", arguments: [issue.globalID])
+                try db.execute(sql: "DELETE FROM articleSearch WHERE rowid IN (SELECT a.id FROM article a JOIN issue i ON i.id = a.issueId WHERE i.globalID = ?)",
+                               arguments: [issue.globalID])
+                try db.execute(sql: "DELETE FROM issue WHERE globalID = ?", arguments: [issue.globalID])
+                return folder
+            }
+            if let folder { try? FileManager.default.removeItem(at: issuesFolder.appending(path: folder)) }
+            return issue
+        }
+    }
+
+    /// Database integrity, every file present with its recorded size and checksum, no orphan
+    /// folders, files or rows.
+    public func check() throws -> StoreCheck {
+        try database.read { db in
+            let integrity = try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "unknown"
+            var problems: [String] = []
+            if integrity != "ok" { problems.append("database: \(integrity)") }
+            let folders = try Row.fetchAll(db, sql: "SELECT id, appleID, folder FROM issue")
+            var fileCount = 0
+            for row in folders {
+                let folder: String = row["folder"]
+                let base = issuesFolder.appending(path: folder)
+                let files = try Row.fetchAll(db, sql: "SELECT name, size, sha256 FROM file WHERE issueId = ?", arguments: [row["id"] as Int64])
+                var expected = Set<String>()
+                for file in files {
+                    fileCount += 1
+                    let name: String = file["name"]
+                    expected.insert(name)
+                    let url = base.appending(path: name)
+                    guard let status = FileStatus(url.path), status.kind == .file else {
+                        problems.append("issues/\(folder)/\(name): missing")
+                        continue
+                    }
+                    if status.size != file["size"] as Int64 {
+                        problems.append("issues/\(folder)/\(name): \(status.size) bytes, recorded \(file["size"] as Int64)")
+                        continue
+                    }
+                    let hasher = SHA256Hasher()
+                    if let handle = FileHandle(forReadingAtPath: url.path) {
+                        while let data = try? handle.read(upToCount: 1 << 20), !data.isEmpty { hasher.update([UInt8](data)) }
+                        try? handle.close()
+                    }
+                    if hasher.finalizeHex() != file["sha256"] as String {
+                        problems.append("issues/\(folder)/\(name): content differs from its checksum")
+                    }
+                }
+                let present = (FileManager.default.enumerator(atPath: base.path)?.allObjects as? [String] ?? [])
+                    .filter { FileStatus(base.appending(path: $0).path)?.kind == .file }
+                for name in present where !expected.contains(name) {
+                    problems.append("issues/\(folder)/\(name): not recorded (orphan file)")
+                }
+                let missingAssets = try String.fetchAll(db, sql: """
+                    SELECT fileName FROM asset WHERE issueId = ? AND fileName NOT IN (SELECT name FROM file WHERE issueId = ?)
+                    """, arguments: [row["id"] as Int64, row["id"] as Int64])
+                for name in missingAssets { problems.append("issue \(row["appleID"] as String): asset file `\(name)` has no file row") }
+            }
+            let referenced = Set(folders.map { $0["folder"] as String })
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: issuesFolder.path)) ?? [] where !referenced.contains(name) {
+                problems.append("issues/\(name): no issue uses this folder (leftover; `galley store gc` removes it)")
+            }
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: stagingFolder.path)) ?? [] {
+                problems.append("staging/\(name): an interrupted import (`galley store gc` removes it)")
+            }
+            let orphanRows = try Int.fetchOne(db, sql: """
+                SELECT (SELECT COUNT(*) FROM article WHERE issueId NOT IN (SELECT id FROM issue))
+                     + (SELECT COUNT(*) FROM asset WHERE issueId NOT IN (SELECT id FROM issue))
+                     + (SELECT COUNT(*) FROM articleSearch WHERE rowid NOT IN (SELECT id FROM article))
+                """) ?? 0
+            if orphanRows > 0 { problems.append("database: \(orphanRows) rows belong to no issue") }
+            return StoreCheck(integrity: integrity, issues: folders.count, files: fileCount, problems: problems)
+        }
+    }
+
+    /// Removes what interrupted imports left behind.
+    public func collectGarbage() throws -> [String] {
+        try withWriterLock {
+            var removed = try removeLeftovers()
+            try database.write { db in
+                let rows = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM articleSearch WHERE rowid NOT IN (SELECT id FROM article)") ?? 0
+                try db.execute(sql: "DELETE FROM articleSearch WHERE rowid NOT IN (SELECT id FROM article)")
+                if rows > 0 { removed.append("\(rows) search rows") }
+            }
+            return removed
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import GRDB
+import GalleyCore
+import GalleyFormats
+import GalleyKit
+
+/// A local issue store: one SQLite database (GRDB, versioned migrations) and one folder of files
+/// per issue. Readers see committed issues only; writers hold `StoreLock`.
+///
+/// Layout: `store.sqlite`, `issues/<apple_id>.<token>/` (the zip's files), `staging/` (imports in
+/// progress), `.lock`.
+public final class SQLiteStore: IssueStore {
+    public let root: URL
+    public let access: StoreAccess
+    package let database: any DatabaseWriter
+
+    /// Opens the store at `root`, and removes what an interrupted import left behind when no
+    /// other writer is at work. For `.write`, and for `.read` when the store does not exist yet
+    /// or needs a migration, the store is created and migrated first.
+    public init(at root: URL, access: StoreAccess = .write) throws {
+        self.root = root
+        let path = root.appending(path: "store.sqlite").path
+        var readOnly: DatabaseQueue?
+        if access == .read, FileManager.default.fileExists(atPath: path) {
+            readOnly = try Self.openReadOnly(path, root: root)
+        }
+        if let readOnly {
+            self.access = .read
+            database = readOnly
+        } else {
+            self.access = .write
+            database = try Self.openForWriting(root)
+        }
+        if try hasLeftovers() {
+            let lock = try StoreLock(root.appending(path: ".lock"))
+            if lock.tryLock() {
+                defer { lock.unlock() }
+                _ = try? removeLeftovers()
+            }
+        }
+    }
+
+    /// A read-only connection, or nil when the store's schema is older than this Galley's (the
+    /// caller then opens it for writing, which migrates it).
+    private static func openReadOnly(_ path: String, root: URL) throws -> DatabaseQueue? {
+        do {
+            var configuration = Configuration()
+            configuration.readonly = true
+            configuration.busyMode = .timeout(60)
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            let current = try queue.read { db in try StoreSchema.migrator().hasCompletedMigrations(db) }
+            return current ? queue : nil
+        } catch {
+            throw GalleyError("cannot open the store: \(error)", path: root.path,
+                              hint: "Check the path and its permissions, or pass another --store.")
+        }
+    }
+
+    private static func openForWriting(_ root: URL) throws -> DatabasePool {
+        do {
+            for folder in ["issues", "staging"] {
+                try FileManager.default.createDirectory(at: root.appending(path: folder), withIntermediateDirectories: true)
+            }
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(60)
+            // Two processes opening a new store at once must not both create its tables: the
+            // short migration lock (not the writer lock, which imports hold for long) orders them.
+            let migrationLock = try StoreLock(root.appending(path: ".migration-lock"))
+            try migrationLock.lock()
+            defer { migrationLock.unlock() }
+            let database = try DatabasePool(path: root.appending(path: "store.sqlite").path, configuration: configuration)
+            try StoreSchema.migrator().migrate(database)
+            return database
+        } catch let error as GalleyError {
+            throw error
+        } catch {
+            throw GalleyError("cannot open the store: \(error)", path: root.path,
+                              hint: "Check the path and its permissions, or pass another --store.")
+        }
+    }
+
+    package var issuesFolder: URL { root.appending(path: "issues") }
+    package var stagingFolder: URL { root.appending(path: "staging") }
+
+    /// The names in `staging/`, and the folders in `issues/` no issue row points at.
+    private func leftovers() throws -> (staging: [String], issues: [String]) {
+        let staging = (try? FileManager.default.contentsOfDirectory(atPath: stagingFolder.path)) ?? []
+        let folders = (try? FileManager.default.contentsOfDirectory(atPath: issuesFolder.path)) ?? []
+        if folders.isEmpty { return (staging, []) }
+        let referenced = Set(try database.read { db in try String.fetchAll(db, sql: "SELECT folder FROM issue") })
+        return (staging, folders.filter { !referenced.contains($0) })
+    }
+
+    /// Whether an interrupted import or deletion left something behind (cheap: two directory
+    /// listings and one query).
+    package func hasLeftovers() throws -> Bool {
+        let found = try leftovers()
+        return !found.staging.isEmpty || !found.issues.isEmpty
+    }
+
+    /// Staging folders, and issue folders no issue row points at: what an interrupted import or
+    /// deletion leaves. Call with the lock held.
+    @discardableResult
+    package func removeLeftovers() throws -> [String] {
+        let found = try leftovers()
+        var removed: [String] = []
+        for name in found.staging {
+            try? FileManager.default.removeItem(at: stagingFolder.appending(path: name))
+            removed.append("staging/\(name)")
+        }
+        for name in found.issues {
+            try? FileManager.default.removeItem(at: issuesFolder.appending(path: name))
+            removed.append("issues/\(name)")
+        }
+        return removed
+    }
+
+    package func withWriterLock<T>(_ body: () throws -> T) throws -> T {
+        precondition(access == .write, "the store was opened for reading")
+        let lock = try StoreLock(root.appending(path: ".lock"))
+        try lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+}

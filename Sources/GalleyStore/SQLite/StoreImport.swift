@@ -1,0 +1,240 @@
+import Foundation
+import GRDB
+import GalleyCore
+import GalleyFormats
+import GalleyKit
+
+/// What an import did.
+public struct ImportResult: Sendable, Codable {
+    public enum Status: String, Sendable, Codable {
+        /// The issue was new to the store.
+        case imported
+        /// An older version was replaced (or `--force`).
+        case replaced
+        /// The same version was already there: nothing changed.
+        case unchanged
+    }
+
+    public var path: String
+    public var status: Status
+    public var appleID: String
+    public var globalID: String
+    public var lastUpdated: String
+    public var articles: Int
+    public var assets: Int
+    public var files: Int
+    /// What validate warned about (the import went ahead).
+    public var warnings: [Diagnostic] = []
+
+    package enum CodingKeys: String, CodingKey {
+        case path, status, articles, assets, files, warnings
+        case appleID = "apple_id"
+        case globalID = "global_id"
+        case lastUpdated = "last_updated"
+    }
+}
+
+extension SQLiteStore {
+    /// Imports an issue zip: the validate checks first (any error refuses it before anything is
+    /// written), then extraction into a staging folder, then one transaction that swaps the
+    /// issue's rows and points them at the new folder, then removal of the old folder. A process
+    /// killed at any moment leaves the old issue or the new one, complete.
+    ///
+    /// An issue already in the store is replaced only when the zip's `last_updated` is newer
+    /// (or with `force`); the same version is a no-op; an older one is refused.
+    /// - Parameter checked: the caller already ran `ImportGate.check` on this zip.
+    /// - Parameter progress: bytes extracted so far, and in all (for a progress bar).
+    public func importZip(
+        _ path: String, force: Bool, checked: Bool = false, progress: ((Int64, Int64) -> Void)? = nil
+    ) throws -> ImportResult {
+        let warnings = checked ? [] : try ImportGate.check(path)
+        var result = try withWriterLock { try importValidated(path, force: force, progress: progress) }
+        result.warnings = warnings
+        return result
+    }
+
+    private func importValidated(_ path: String, force: Bool, progress: ((Int64, Int64) -> Void)?) throws -> ImportResult {
+        let token = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let staging = stagingFolder.appending(path: token)
+        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: staging) }
+
+        // 1. Extract every file (names were checked by validate), latest.json included; then read
+        // the issue's own fields from it (articles are streamed into the database later).
+        let total = (try? ZipDirectory.read(path: path, maxEntries: ContainerLimits().maxEntries))
+            .map { Int64($0.entries.reduce(0) { $0 + $1.uncompressedSize }) } ?? 0
+        let files = try extract(path, into: staging) { done in progress?(done, total) }
+        let manifest = staging.appending(path: "latest.json")
+        let issue = try ManifestStream.issue(manifest, display: path)
+        let newUpdated = Self.milliseconds(issue.lastUpdated)
+
+        // 2. Versions.
+        let existing = try database.read { db in
+            try Row.fetchOne(db, sql: "SELECT id, folder, lastUpdated, lastUpdatedMS, globalID, appleID FROM issue WHERE globalID = ? OR appleID = ?",
+                             arguments: [issue.globalID, issue.appleID])
+        }
+        var status = ImportResult.Status.imported
+        if let existing {
+            let oldMS: Int64? = existing["lastUpdatedMS"]
+            let oldText: String = existing["lastUpdated"]
+            let order: ComparisonResult = {
+                if let oldMS, let newUpdated { return newUpdated == oldMS ? .orderedSame : newUpdated > oldMS ? .orderedDescending : .orderedAscending }
+                return issue.lastUpdated == oldText ? .orderedSame : issue.lastUpdated > oldText ? .orderedDescending : .orderedAscending
+            }()
+            if !force {
+                if order == .orderedSame {
+                    let id: Int64 = existing["id"]
+                    let counts = try database.read { db in
+                        (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM article WHERE issueId = ?", arguments: [id]) ?? 0,
+                         try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM asset WHERE issueId = ?", arguments: [id]) ?? 0)
+                    }
+                    return ImportResult(path: path, status: .unchanged, appleID: issue.appleID, globalID: issue.globalID,
+                                        lastUpdated: issue.lastUpdated, articles: counts.0, assets: counts.1, files: files.count)
+                }
+                if order == .orderedAscending {
+                    throw DiagnosticsError([Diagnostic(
+                        .importOlder, "the store has a newer version of `\(issue.appleID)` (last updated \(oldText)) than this zip (\(issue.lastUpdated))",
+                        at: SourceLocation(path: path), hint: "Pass --force to replace it anyway.")])
+                }
+            }
+            status = .replaced
+        }
+
+        // 3. The new folder next to the old one, then one transaction that switches to it.
+        let folder = "\(SourceTree.zipSafeName(issue.appleID)).\(token)"
+        try FileManager.default.moveItem(at: staging, to: issuesFolder.appending(path: folder))
+        var counts = (articles: 0, assets: 0)
+        do {
+            try database.write { db in
+                if let id: Int64 = existing?["id"] {
+                    try db.execute(sql: "DELETE FROM articleSearch WHERE rowid IN (SELECT id FROM article WHERE issueId = ?)", arguments: [id])
+                    try db.execute(sql: "DELETE FROM issue WHERE id = ?", arguments: [id])
+                }
+                counts = try insert(issue, manifest: issuesFolder.appending(path: folder).appending(path: "latest.json"),
+                                    display: path, files: files, folder: folder, db: db)
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: issuesFolder.appending(path: folder))
+            throw GalleyError("cannot write the store: \(error)", path: root.path)
+        }
+        if let oldFolder: String = existing?["folder"] {
+            try? FileManager.default.removeItem(at: issuesFolder.appending(path: oldFolder))
+        }
+        return ImportResult(path: path, status: status, appleID: issue.appleID, globalID: issue.globalID,
+                            lastUpdated: issue.lastUpdated, articles: counts.articles, assets: counts.assets,
+                            files: files.count)
+    }
+
+    package struct ExtractedFile {
+        package var name: String
+        package var size: Int64
+        package var sha256: String
+    }
+
+    /// Extracts every file of the zip's folder into `staging`, streaming, with its size and
+    /// SHA-256, through libarchive's disk writer with its secure options (`SecureDiskWriter`: no
+    /// `..`, no path through a link, never over a file already written). Validate refused unsafe
+    /// names, links, devices and collisions before; this is the second line.
+    private func extract(_ path: String, into staging: URL, progress: (Int64) -> Void) throws -> [ExtractedFile] {
+        var done: Int64 = 0
+        var files: [ExtractedFile] = []
+        let reader = try ZipReader(path: path)
+        let writer = try SecureDiskWriter(root: staging)
+        do {
+            while let entry = try reader.next() {
+                if entry.isDirectory { continue }
+                let parts = entry.name.split(separator: "/", maxSplits: 1).map(String.init)
+                guard parts.count == 2 else { continue }
+                let name = parts[1]
+                try writer.begin(name, size: entry.declaredSize)
+                let hasher = SHA256Hasher()
+                var size: Int64 = 0
+                var failure: Error?
+                _ = try reader.read(limit: Int64.max) { chunk in
+                    size += Int64(chunk.count)
+                    done += Int64(chunk.count)
+                    progress(done)
+                    chunk.withUnsafeBytes { hasher.update($0) }
+                    if failure == nil { do { try writer.write(chunk) } catch { failure = error } }
+                }
+                if let failure { throw failure }
+                try writer.finish()
+                files.append(ExtractedFile(name: name, size: size, sha256: hasher.finalizeHex()))
+            }
+        } catch let error as ZipReader.ReadError {
+            throw GalleyError("the zip is damaged: \(error.message)", path: path, hint: "Run `galley validate` on it.")
+        }
+        return files
+    }
+
+    private func insert(
+        _ issue: IssueRecord, manifest: URL, display: String, files: [ExtractedFile], folder: String, db: Database
+    ) throws -> (articles: Int, assets: Int) {
+        let writer = JSONWriter(pretty: false)
+        let publishParts = issue.publishDate.split(separator: "/").compactMap { Int($0) }
+        let publishDay = publishParts.count == 3 ? "\(pad(publishParts[2], 4))-\(pad(publishParts[0], 2))-\(pad(publishParts[1], 2))" : nil
+        try db.execute(sql: """
+            INSERT INTO issue (globalID, appleID, title, description, lastUpdated, lastUpdatedMS, displayDate, publishDate,
+                               publishDay, metadata, folder)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [issue.globalID, issue.appleID, issue.title, issue.description, issue.lastUpdated,
+                             Self.milliseconds(issue.lastUpdated), issue.displayDate, issue.publishDate, publishDay,
+                             writer.encode(issue.metadata), folder])
+        let issueID = db.lastInsertedRowID
+        func insertAsset(_ asset: AssetRecord, article: Int64?, placement: Int) throws {
+            try db.execute(sql: """
+                INSERT INTO asset (issueId, articleId, globalID, kind, placement, caption, source, fileName, crop350, metadata)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(issueId, globalID) DO NOTHING
+                """, arguments: [issueID, article, asset.id, asset.kind.rawValue, placement, asset.caption, asset.source,
+                                 asset.fileName, asset.crop350, asset.metadata.map { writer.encode($0) }])
+        }
+        for (index, image) in issue.images.enumerated() { try insertAsset(image, article: nil, placement: index + 1) }
+        var index = -1
+        try ManifestStream.articles(manifest, display: display, issueGlobalID: issue.globalID) { article in
+            index += 1
+            try db.execute(sql: """
+                INSERT INTO article (issueId, globalID, placement, title, body, description, url, section, authorName, source,
+                                     dek, authorURL, authorBio, keywords, commentary, type, dateLastUpdated, dateMS, sku,
+                                     published, featured, customMeta)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(issueId, globalID) DO NOTHING
+                """, arguments: [issueID, article.globalID, index + 1, article.title, article.body, article.description,
+                                 article.url, article.section, article.authorName, article.source, article.dek,
+                                 article.authorURL, article.authorBio, article.keywords, article.commentary, article.type,
+                                 article.dateLastUpdated, Self.milliseconds(article.dateLastUpdated), article.sku,
+                                 article.published, article.featured, writer.encode(article.customMeta)])
+            guard db.changesCount > 0 else { return }
+            let articleID = db.lastInsertedRowID
+            try db.execute(sql: "INSERT INTO articleSearch (rowid, title, dek, keywords, body) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [articleID, article.title, article.dek, article.keywords, Self.plainText(article.body)])
+            for list in [article.images, article.sounds, article.videos] {
+                for (position, asset) in list.enumerated() { try insertAsset(asset, article: articleID, placement: position + 1) }
+            }
+        }
+        for file in files {
+            try db.execute(sql: "INSERT INTO file (issueId, name, size, sha256) VALUES (?, ?, ?, ?)",
+                           arguments: [issueID, file.name, file.size, file.sha256])
+        }
+        let articles = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM article WHERE issueId = ?", arguments: [issueID]) ?? 0
+        let assets = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM asset WHERE issueId = ?", arguments: [issueID]) ?? 0
+        return (articles, assets)
+    }
+
+    /// A date in either of Dumpling's ISO forms, as milliseconds; `nil` for anything else.
+    package static func milliseconds(_ text: String) -> Int64? {
+        ISODateTime(parsing: text).map(\.millisecondsSinceEpoch)
+    }
+
+    /// The words of an HTML body, for the search index: tags and comments out, entities kept.
+    package static func plainText(_ html: String) -> String {
+        var out = ""
+        var inTag = false
+        for c in html {
+            if c == "<" { inTag = true; out.append(" "); continue }
+            if c == ">" { inTag = false; continue }
+            if !inTag { out.append(c) }
+        }
+        return out
+    }
+}

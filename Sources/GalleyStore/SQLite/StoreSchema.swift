@@ -1,0 +1,82 @@
+import GRDB
+import GalleyCore
+import GalleyFormats
+import GalleyKit
+
+/// The store's versioned schema. Migrations only ever append: a store made by an older Galley
+/// is brought up to date when it is opened.
+package enum StoreSchema {
+    package static func migrator() -> DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: issues, articles, assets, search") { db in
+            try db.create(table: "issue") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("globalID", .text).notNull().unique()
+                t.column("appleID", .text).notNull().unique()
+                t.column("title", .text).notNull()
+                t.column("description", .text).notNull()
+                t.column("lastUpdated", .text).notNull()
+                t.column("lastUpdatedMS", .integer)
+                t.column("displayDate", .text).notNull()
+                t.column("publishDate", .text).notNull()
+                /// yyyy-MM-dd of publishDate, for ordering (null when Dumpling would use "today").
+                t.column("publishDay", .text)
+                t.column("metadata", .text).notNull()
+                /// The issue's files: `issues/<folder>` in the store.
+                t.column("folder", .text).notNull()
+            }
+            try db.create(table: "article") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.belongsTo("issue", onDelete: .cascade).notNull()
+                t.column("globalID", .text).notNull()
+                t.column("placement", .integer).notNull()
+                for column in ["title", "body", "description", "url", "section", "authorName", "source", "dek",
+                               "authorURL", "authorBio", "keywords", "commentary", "type", "dateLastUpdated"] {
+                    t.column(column, .text).notNull()
+                }
+                t.column("dateMS", .integer)
+                t.column("sku", .text)
+                t.column("published", .boolean).notNull()
+                t.column("featured", .boolean).notNull()
+                t.column("customMeta", .text).notNull()
+                t.uniqueKey(["issueId", "globalID"])
+            }
+            try db.create(table: "asset") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.belongsTo("issue", onDelete: .cascade).notNull()
+                t.belongsTo("article", onDelete: .cascade)
+                t.column("globalID", .text).notNull()
+                t.column("kind", .text).notNull()
+                t.column("placement", .integer).notNull()
+                t.column("caption", .text).notNull()
+                t.column("source", .text).notNull()
+                t.column("fileName", .text).notNull()
+                t.column("crop350", .text).notNull()
+                t.column("metadata", .text)
+                t.uniqueKey(["issueId", "globalID"])
+            }
+            try db.create(table: "file") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.belongsTo("issue", onDelete: .cascade).notNull()
+                t.column("name", .text).notNull()
+                t.column("size", .integer).notNull()
+                t.column("sha256", .text).notNull()
+                t.uniqueKey(["issueId", "name"])
+            }
+            try db.create(virtualTable: "articleSearch", using: FTS5()) { t in
+                t.tokenizer = .unicode61()
+                t.column("title")
+                t.column("dek")
+                t.column("keywords")
+                t.column("body")
+            }
+        }
+        // The index's terms, so a search word can be spelled out as the terms it prefixes
+        // (StoreSearch): a view over articleSearch, nothing stored. The `instance` kind yields a
+        // term's first row without counting its documents, as the `row` kind would.
+        migrator.registerMigration("v2: search terms") { db in
+            try db.execute(sql: "CREATE VIRTUAL TABLE articleSearchTerms USING fts5vocab(articleSearch, 'instance')")
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,116 @@
+import ArgumentParser
+import Foundation
+import GalleyKit
+import GalleyCore
+
+struct PackCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pack",
+        abstract: "Pack an issue source folder into a Dumpling issue zip.",
+        discussion: """
+            SOURCE is a folder with issue.yaml (or issue.json) and articles/<slug>/article.md \
+            (or article.html); docs/source-format.md describes it. The zip holds one folder named \
+            after the issue's apple_id, with latest.json first and the media files beside it.
+
+            The same source always gives the same bytes: entry times come from \
+            SOURCE_DATE_EPOCH when it is set, else from the issue's last_updated date, and \
+            neither the time zone, the locale nor file order matter.
+
+            Examples:
+              galley pack Examples/winter-2026
+              galley pack Examples/winter-2026 --output dist/ --force
+              galley pack Examples/winter-2026 --output out/issue.zip --json
+            """)
+
+    @Argument(help: "The issue source folder.", completion: .directory)
+    var source: String
+
+    @Option(name: .shortAndLong, help: ArgumentHelp(
+        "A folder to write <apple_id>.zip into, or a path ending in .zip. Default: the current folder.",
+        valueName: "path"))
+    var output: String?
+
+    @Flag(help: "Replace an existing zip at the output path.")
+    var force = false
+
+    @Flag(help: "Pack an issue over 4 GiB or 65,535 files using Zip64 (Dumpling cannot read it).")
+    var allowZip64 = false
+
+    @Flag(help: "Print a JSON summary (path, bytes, sha256, counts, warnings) on standard output.")
+    var json = false
+
+    func run() throws {
+        var options = PackOptions(
+            source: URL(fileURLWithPath: source), output: output.map { URL(fileURLWithPath: $0) })
+        options.force = force
+        options.allowZip64 = allowZip64
+        if let epoch = ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"], !epoch.isEmpty {
+            guard let seconds = Int64(epoch), seconds >= 0 else {
+                Terminal.standardError.write(
+                    "error: SOURCE_DATE_EPOCH must be a whole number of seconds since 1970, not `\(epoch)`\n")
+                throw Status.couldNotRun
+            }
+            options.sourceDateEpoch = seconds
+        }
+        let stderr = Terminal.standardError
+        let bar = ProgressBar(label: "packing", enabled: !json)
+        do {
+            let summary = try Packer().pack(options) { state in
+                switch state.phase {
+                case .articles:
+                    bar?.update(
+                        done: Int64(state.articlesDone), total: Int64(state.articlesTotal),
+                        detail: "article \(state.articlesDone)/\(state.articlesTotal)")
+                case .zip:
+                    bar?.update(
+                        done: state.bytesDone, total: state.bytesTotal,
+                        detail: "\(state.entriesDone)/\(state.entriesTotal) files, \(formatBytes(state.bytesDone))")
+                }
+            }
+            bar?.clear()
+            let warnings = summary.warnings.map { relocated($0) }
+            if json {
+                var output = summary
+                output.warnings = warnings
+                printJSON(PackResult(ok: true, summary: output, diagnostics: nil))
+            } else {
+                stderr.report(warnings, base: ".")
+                Terminal.standardOutput.write(
+                    "packed \(summary.path) (\(summary.articles) articles, \(summary.assets) assets, \(formatBytes(summary.bytes)))\n")
+            }
+        } catch let error as DiagnosticsError {
+            bar?.clear()
+            let diagnostics = error.diagnostics.map { relocated($0) }
+            if json {
+                printJSON(PackResult(ok: false, summary: nil, diagnostics: diagnostics))
+            } else {
+                stderr.report(diagnostics, base: ".")
+                let errors = diagnostics.filter { $0.severity == .error }.count
+                stderr.write("pack failed: \(TextReport.summaryLine(errors: errors, warnings: diagnostics.count - errors))\n")
+            }
+            throw Status.problems
+        } catch let error as GalleyError {
+            bar?.clear()
+            if json {
+                printJSON(PackResult(ok: false, summary: nil, diagnostics: nil, error: error.description, hint: error.hint))
+            } else {
+                stderr.report(error)
+            }
+            throw Status.couldNotRun
+        }
+    }
+
+    private func relocated(_ diagnostic: Diagnostic) -> Diagnostic {
+        var copy = diagnostic
+        copy.location = diagnostic.location.map { TextReport.relocate($0, base: source) }
+        return copy
+    }
+}
+
+struct PackResult: Encodable {
+    var ok: Bool
+    var summary: PackSummary?
+    var diagnostics: [Diagnostic]?
+    var error: String? = nil
+    var hint: String? = nil
+}

@@ -1,0 +1,151 @@
+import ArgumentParser
+import Foundation
+import GalleyKit
+import GalleyCore
+import GalleyStore
+
+struct RenderCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "render",
+        abstract: "Turn asset placeholders into HTML: one article, a page, or a whole issue as a preview site.",
+        discussion: """
+            INPUT is an issue zip, an issue source folder or a latest.json; nothing needs importing. \
+            Placeholders (`<!-- [ASSET: id] -->`) become markup in the chosen style: `semantic` \
+            (figure, img with alt and size, audio and video with controls, figcaption; all text \
+            escaped) or `dumpling` (the markup Dumpling's replacePatternsWithAssets made; see \
+            docs/render.md for where it differs).
+
+            Modes:
+              galley render ISSUE --output DIR            a preview site: index.html, articles/, assets/
+              galley render ISSUE --article ID [--page]   one article (body, or a full page) to stdout or --output FILE
+              galley render ISSUE --stdin [--article ID]  a raw body from standard input, with ISSUE's assets
+              galley render --from-store --article ID     an imported article, from the issue store
+
+            URLs are relative to the output by default (the site's assets/ folder; for a source \
+            folder, the source files; for a zip, the file names beside the output); --asset-base \
+            points them at a CDN or a file:// folder instead.
+
+            Examples:
+              galley render Examples/winter-2026 --output build/preview
+              galley render dist/issue.zip --article 5f827f80262d6fe87d41ca17 --page --output a.html
+              galley render dist/issue.zip --stdin --style dumpling --asset-base file:///var/issue/ < body.html
+            """)
+
+    @Argument(help: "An issue zip, source folder or latest.json (not with --from-store).", completion: .file())
+    var input: String?
+
+    @Flag(help: "Render --article from the issue store (see --store) instead of INPUT.")
+    var fromStore = false
+
+    @Option(help: ArgumentHelp("The issue store, with --from-store (default: $GALLEY_STORE, else ~/.local/share/galley).", valueName: "dir"))
+    var store: String?
+
+    @Option(help: ArgumentHelp("With --from-store: the issue, when several have an article with this id.", valueName: "id"))
+    var issue: String?
+
+    @Option(help: "The article to render (global id; for a source folder also its slug).")
+    var article: String?
+
+    @Option(name: .shortAndLong, help: "The site's folder, or the file for one article (default: standard output).")
+    var output: String?
+
+    @Flag(help: "Replace an existing output.")
+    var force = false
+
+    @Flag(help: "Read a body from standard input and render it with INPUT's assets.")
+    var stdin = false
+
+    @Option(help: "The markup for assets.")
+    var style: RenderStyle = .semantic
+
+    @Option(help: ArgumentHelp("A regular expression whose named group `id` captures the asset id.", valueName: "regex"))
+    var pattern: String?
+
+    @Option(help: "What to do with a placeholder that names no asset: remove (with a warning), keep or error.")
+    var onMissing: MissingAssetPolicy = .remove
+
+    @Option(help: ArgumentHelp("Prefix for asset URLs (https://cdn.example.com/issue/ or file:///...).", valueName: "url"))
+    var assetBase: String?
+
+    @Option(help: ArgumentHelp("A Mustache template for every asset (docs/render.md lists its values).", valueName: "file"))
+    var template: String?
+
+    @Option(help: ArgumentHelp("A Mustache template for whole article pages.", valueName: "file"))
+    var pageTemplate: String?
+
+    @Flag(help: "Wrap a single article in a complete HTML5 page.")
+    var page = false
+
+    @Option(help: ArgumentHelp("The pages' language (default: the issue's metadata.language, else en).", valueName: "code"))
+    var lang: String?
+
+    @Flag(help: "Print a JSON summary of a site render.")
+    var json = false
+
+    func validate() throws {
+        if fromStore == (input != nil) {
+            throw ValidationError("Give INPUT, or --from-store with --article (not both).")
+        }
+        if fromStore && article == nil {
+            throw ValidationError("--from-store renders one article: give --article ID.")
+        }
+        if !fromStore && !stdin && article == nil && output == nil {
+            throw ValidationError("Give --output DIR for a preview site, or --article ID for one article.")
+        }
+    }
+
+    func run() throws {
+        let stderr = Terminal.standardError
+        var options = RenderOptions()
+        options.style = style
+        options.missing = onMissing
+        options.pattern = pattern
+        options.assetBase = assetBase
+        options.page = page
+        options.language = lang
+        let inputURL = URL(fileURLWithPath: input ?? ".")
+        // Relative asset URLs start from the folder the HTML lands in.
+        let outputFolder = output.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
+            ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        try reportingErrors {
+            options.assetTemplate = try template.map(RenderOptions.template(at:))
+            options.pageTemplate = try pageTemplate.map(RenderOptions.template(at:))
+            let renderer = Renderer(options: options)
+            if fromStore, let article {
+                let location = StoreLocation.resolve(given: store, environment: ProcessInfo.processInfo.environment)
+                let (html, warnings) = try renderer.renderArticle(
+                    fromStore: try StoreLocation.open(location, access: .read), id: article, issue: issue,
+                    outputDirectory: outputFolder)
+                stderr.report(warnings, base: ".")
+                try write(html)
+            } else if stdin {
+                let data = FileHandle.standardInput.readDataToEndOfFile()
+                guard let body = String(data: data, encoding: .utf8) else {
+                    throw GalleyError("standard input is not UTF-8 text", hint: "Convert the body to UTF-8.")
+                }
+                let (html, warnings) = try renderer.renderBody(body, manifest: inputURL, articleID: article)
+                stderr.report(warnings, base: ".")
+                try write(html)
+            } else if let article {
+                let (html, warnings) = try renderer.renderArticle(from: inputURL, id: article, outputDirectory: outputFolder)
+                stderr.report(warnings, base: ".")
+                try write(html)
+            } else if let output {
+                let summary = try renderer.renderSite(from: inputURL, to: URL(fileURLWithPath: output), force: force)
+                if json {
+                    printJSON(summary)
+                } else {
+                    stderr.report(summary.warnings, base: ".")
+                    Terminal.standardOutput.write(
+                        "rendered \(summary.articles) articles and \(summary.assets) assets into \(summary.path); open \(summary.path)/index.html\n")
+                }
+            }
+        }
+    }
+
+    /// To --output (atomically; an existing file only with --force), else standard output.
+    private func write(_ html: String) throws {
+        guard let output else { return Terminal.standardOutput.write(html) }
+        try Renderer.write(html: html, to: URL(fileURLWithPath: output), force: force)
+    }
+}

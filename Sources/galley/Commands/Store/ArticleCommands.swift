@@ -1,0 +1,112 @@
+import ArgumentParser
+import Foundation
+import GalleyCore
+import GalleyKit
+import GalleyStore
+
+struct ArticlesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "articles", abstract: "List articles, in issue order (or newest first with --by-date).")
+
+    @Option(help: "Only this issue (global id or apple_id); an unknown issue is an error.")
+    var issue: String?
+    @Option(help: "Only this type.")
+    var type: String?
+    @Option(help: "Leave out this type.")
+    var excludeType: String?
+    @Flag(help: "Only featured articles.")
+    var featured = false
+    @Option(help: "Only articles with this keyword (a whole keyword, not a substring).")
+    var keyword: String?
+    @Flag(help: "Newest first instead of issue order.")
+    var byDate = false
+    @Option(help: "At most this many.")
+    var limit: Int?
+    @Option(help: "With --limit: the page, from 0.")
+    var page = 0
+
+    @OptionGroup var store: StoreOptions
+
+    func run() throws {
+        try reportingErrors {
+            var filter = ArticleFilter()
+            filter.issue = issue
+            filter.type = type
+            filter.excludeType = excludeType
+            filter.featured = featured
+            filter.keyword = keyword
+            filter.byDate = byDate
+            filter.limit = limit
+            filter.page = page
+            let articles = try store.open().articles(filter)
+            if store.json { return printJSON(articles) }
+            for article in articles {
+                Terminal.standardOutput.write("\(article.globalID)  \(article.title)  [\(article.type)]\n")
+            }
+        }
+    }
+}
+
+struct ArticleCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "article", abstract: "Show one article.", subcommands: [Show.self, Newer.self, Older.self])
+
+    struct Selection: ParsableArguments {
+        @Argument(help: "The article's global id.")
+        var id: String
+        @Option(help: "The issue, when several issues have an article with this id.")
+        var issue: String?
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "show", abstract: "An article with its assets (and their paths in the store), and its issue's newer and older articles.")
+        @OptionGroup var selection: Selection
+        @Option(help: ArgumentHelp("Print only this custom metadata value.", valueName: "key"))
+        var meta: String?
+        @OptionGroup var store: StoreOptions
+
+        func run() throws {
+            try reportingErrors {
+                let detail = try store.open().article(selection.id, issue: selection.issue)
+                if let meta {
+                    guard let value = detail.meta(meta) else {
+                        throw GalleyError("the article has no custom metadata `\(meta)`")
+                    }
+                    if store.json { return printJSON(JSONValueBox(value)) }
+                    Terminal.standardOutput.write((value.stringValue ?? JSONWriter(pretty: false).encode(value)) + "\n")
+                    return
+                }
+                if store.json { return printJSON(detail) }
+                let out = Terminal.standardOutput
+                out.write("\(detail.article.title)\n\(detail.article.globalID) · issue \(detail.article.issueGlobalID) · \(detail.article.type) · \(detail.article.date)\n")
+                for asset in detail.assets { out.write("  \(asset.kind) \(asset.placement): \(asset.path)\n") }
+            }
+        }
+    }
+
+    struct Newer: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "newer", abstract: "Articles of the same issue with a later date, nearest first.")
+        @OptionGroup var selection: Selection
+        @OptionGroup var store: StoreOptions
+
+        func run() throws { try ArticleCommand.printNeighbours(selection, store, newer: true) }
+    }
+
+    struct Older: ParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "older", abstract: "Articles of the same issue with an earlier date, nearest first.")
+        @OptionGroup var selection: Selection
+        @OptionGroup var store: StoreOptions
+
+        func run() throws { try ArticleCommand.printNeighbours(selection, store, newer: false) }
+    }
+
+    static func printNeighbours(_ selection: Selection, _ store: StoreOptions, newer: Bool) throws {
+        try reportingErrors {
+            let detail = try store.open().article(selection.id, issue: selection.issue)
+            let list = newer ? detail.newer : detail.older
+            if store.json { return printJSON(list) }
+            for article in list { Terminal.standardOutput.write("\(article.globalID)  \(article.title)\n") }
+        }
+    }
+}

@@ -1,0 +1,53 @@
+import ArgumentParser
+import Foundation
+import GalleyCore
+import GalleyKit
+import GalleyStore
+
+struct AssetsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "assets",
+        abstract: "List assets with their file paths in the store.",
+        discussion: """
+            galley assets --issue ID                  every asset of the issue
+            galley assets --article ID --playlist     the article's sounds, in order
+            galley assets --issue ID --cover          the issue's first image (its cover)
+            galley assets --article ID --first        the article's first image
+            galley assets --issue ID --count          how many
+            """)
+
+    @Option(help: "Only this issue's assets (global id or apple_id).")
+    var issue: String?
+    @Option(help: "Only this article's assets.")
+    var article: String?
+    @Option(help: "Only this kind.")
+    var type: MediaKind?
+    @Flag(help: "The article's sounds in order (same as --type sound).")
+    var playlist = false
+    @Flag(help: "The issue's own first image: its cover.")
+    var cover = false
+    @Flag(help: "Only the first image.")
+    var first = false
+    @Flag(help: "Print how many there are.")
+    var count = false
+    @OptionGroup var store: StoreOptions
+
+    func run() throws {
+        try reportingErrors {
+            var filter = AssetFilter()
+            filter.issue = issue
+            filter.article = article
+            filter.kind = playlist ? .sound : type
+            filter.cover = cover
+            filter.first = first
+            let assets = try store.open().assets(filter)
+            if count {
+                if store.json { return printJSON(["count": assets.count]) }
+                Terminal.standardOutput.write("\(assets.count)\n")
+                return
+            }
+            if store.json { return printJSON(assets) }
+            for asset in assets { Terminal.standardOutput.write("\(asset.globalID)  \(asset.kind)  \(asset.path)\n") }
+        }
+    }
+}

@@ -1,0 +1,176 @@
+import Foundation
+import GRDB
+import Testing
+@testable import GalleyCore
+@testable import GalleyFormats
+@testable import GalleyKit
+@testable import GalleyStore
+
+/// `SQLiteStore.search` and read-only access, on small issues packed and imported for each test.
+@Suite struct StoreSearchTests {
+    init() { TestSetup.archives }
+
+    struct Article {
+        var title: String
+        var body: String
+        var keywords: [String] = []
+    }
+
+    func temporaryFolder() throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appending(path: "galley-search-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// Packs an issue of `articles` and imports it into the store at `store`.
+    func importIssue(_ appleID: String, _ articles: [Article], into store: URL) throws {
+        let source = try temporaryFolder().appending(path: appleID)
+        try FileManager.default.createDirectory(at: source.appending(path: "articles"), withIntermediateDirectories: true)
+        try Data("title: \(appleID)\napple_id: \(appleID)\npublish_date: 2026-01-01\n".utf8)
+            .write(to: source.appending(path: "issue.yaml"))
+        for (index, article) in articles.enumerated() {
+            let folder = source.appending(path: "articles/\(String(format: "%02d", index + 1))-a\(index)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let keywords = article.keywords.isEmpty ? "" : "keywords: [\(article.keywords.joined(separator: ", "))]\n"
+            try Data("---\ntitle: \(article.title)\n\(keywords)---\n\(article.body)\n".utf8)
+                .write(to: folder.appending(path: "article.md"))
+        }
+        let summary = try Packer().pack(PackOptions(source: source, output: try temporaryFolder()))
+        _ = try SQLiteStore(at: store).importZip(summary.path, force: false)
+    }
+
+    func titles(_ results: SearchResults) -> [String] { results.articles.map(\.title) }
+
+    @Test func everyWordMatchesAsAPrefixInAnyCaseAndWithOrWithoutAccents() throws {
+        let store = try temporaryFolder().appending(path: "store")
+        try importIssue("org.example.a", [
+            Article(title: "Harbour lights", body: "Boats come in."),
+            Article(title: "Two harbours", body: "The café at the pier."),
+            Article(title: "Inland", body: "No water here."),
+        ], into: store)
+        let opened = try SQLiteStore(at: store, access: .read)
+        #expect(Set(titles(try opened.search("HARB"))) == ["Harbour lights", "Two harbours"])
+        #expect(titles(try opened.search("harb cafe")) == ["Two harbours"], "every word must match")
+        #expect(titles(try opened.search("Café")) == ["Two harbours"])
+        #expect(titles(try opened.search("harb nowhere")).isEmpty, "a word no term starts with matches nothing")
+        #expect(titles(try opened.search("   ")).isEmpty)
+    }
+
+    @Test func searchWordsAreNeverParsedAsQuerySyntax() throws {
+        let store = try temporaryFolder().appending(path: "store")
+        try importIssue("org.example.a", [Article(title: "Not or and", body: "near \"quoted\" words")], into: store)
+        let opened = try SQLiteStore(at: store, access: .read)
+        for text in ["NOT", "OR and", "\"", "near(", "quoted\" NOT", "title:not", "*", "^not", "-or"] {
+            #expect(throws: Never.self, "\(text)") { try opened.search(text) }
+        }
+        #expect(titles(try opened.search("NOT OR AND")) == ["Not or and"])
+    }
+
+    @Test func aTitleMatchRanksAboveABodyMatchAndEachResultHasASnippet() throws {
+        let store = try temporaryFolder().appending(path: "store")
+        try importIssue("org.example.a", [
+            Article(title: "Weather", body: "The lighthouse keeper wrote about fog and the lighthouse lamp."),
+            Article(title: "The lighthouse", body: "A short piece."),
+            Article(title: "Keywords only", body: "Nothing to see.", keywords: ["lighthouse"]),
+        ], into: store)
+        let results = try SQLiteStore(at: store, access: .read).search("lighthouse")
+        #expect(titles(results) == ["The lighthouse", "Keywords only", "Weather"])
+        #expect(results.articles.last?.snippet?.contains("[lighthouse]") == true)
+        #expect(results.rankedOnlyMostRecent == nil)
+    }
+
+    @Test func aWordPrefixingManyTermsStaysAPrefixQuery() throws {
+        let store = try temporaryFolder().appending(path: "store")
+        let terms = (0..<(SQLiteStore.prefixExpansionLimit + 16)).map { "zeta\($0)" }
+        try importIssue("org.example.a", [
+            Article(title: "Many", body: terms.joined(separator: " ")),
+            Article(title: "One", body: "zeta7 only"),
+        ], into: store)
+        let pattern = try SQLiteStore(at: store, access: .read).database.read { db in try SQLiteStore.searchPattern("zeta", db) }
+        #expect(pattern == "\"zeta\"*")
+        let narrow = try SQLiteStore(at: store, access: .read).database.read { db in try SQLiteStore.searchPattern("zeta7", db) }
+        #expect(narrow == "(" + (["\"zeta7\""] + (70..<80).map { "\"zeta\($0)\"" }).joined(separator: " OR ") + ")")
+        #expect(Set(titles(try SQLiteStore(at: store, access: .read).search("zeta"))) == ["Many", "One"])
+    }
+
+    @Test func overTheRankLimitOnlyTheMostRecentlyImportedMatchesAreRanked() throws {
+        let store = try temporaryFolder().appending(path: "store")
+        // The older issue has the better match (the word in the title); the newer ones only in bodies.
+        try importIssue("org.example.old", [Article(title: "Ferry", body: "ferry")], into: store)
+        try importIssue("org.example.new", [
+            Article(title: "One", body: "a ferry"), Article(title: "Two", body: "the ferry"),
+        ], into: store)
+        let opened = try SQLiteStore(at: store, access: .read)
+        var capped = SearchOptions()
+        capped.rankLimit = 2
+        let few = try opened.search("ferry", options: capped)
+        #expect(few.rankedOnlyMostRecent == 2)
+        #expect(Set(titles(few)) == ["One", "Two"])
+
+        var all = SearchOptions()
+        all.rankLimit = nil
+        let every = try opened.search("ferry", options: all)
+        #expect(every.rankedOnlyMostRecent == nil)
+        #expect(titles(every).first == "Ferry")
+        #expect(every.articles.count == 3)
+
+        capped.rankLimit = 3
+        #expect(try opened.search("ferry", options: capped).rankedOnlyMostRecent == nil, "exactly the limit: all ranked")
+    }
+
+    @Test func theIssueFilterIsExactAndAnUnknownIssueIsAnError() throws {
+        let store = try temporaryFolder().appending(path: "store")
+        try importIssue("org.example.a", [Article(title: "A ferry", body: "x")], into: store)
+        try importIssue("org.example.b", [Article(title: "B ferry", body: "x"), Article(title: "B2 ferry", body: "y")], into: store)
+        try importIssue("org.example.c", [Article(title: "C ferry", body: "x")], into: store)
+        let opened = try SQLiteStore(at: store, access: .read)
+        #expect(Set(titles(try opened.search("ferry", options: SearchOptions(issue: "org.example.b")))) == ["B ferry", "B2 ferry"])
+        var limited = SearchOptions(issue: "org.example.b")
+        limited.rankLimit = 1
+        #expect(try opened.search("ferry", options: limited).articles.count == 1)
+        #expect(throws: GalleyError.self) { try opened.search("ferry", options: SearchOptions(issue: "org.example.nope")) }
+        #expect(try opened.search("ferry", options: SearchOptions(limit: 2)).articles.count == 2)
+    }
+
+    @Test func readingNeverWritesTheDatabaseButStillCleansLeftovers() throws {
+        let store = try temporaryFolder().appending(path: "store")
+        try importIssue("org.example.a", [Article(title: "Ferry", body: "x")], into: store)
+        let database = store.appending(path: "store.sqlite")
+        let before = try Data(contentsOf: database)
+        try FileManager.default.createDirectory(at: store.appending(path: "staging/123-interrupted"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: store.appending(path: "issues/org.example.z.999"), withIntermediateDirectories: true)
+
+        let opened = try SQLiteStore(at: store, access: .read)
+        #expect(opened.access == .read)
+        #expect(try opened.issues().map(\.appleID) == ["org.example.a"])
+        #expect(titles(try opened.search("ferry")) == ["Ferry"])
+        #expect(try Data(contentsOf: database) == before)
+        // Nothing went to the write-ahead log either (opening a pool writes a dummy transaction there).
+        let wal = FileStatus(store.appending(path: "store.sqlite-wal").path)
+        #expect(wal == nil || wal?.size == 0)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.appending(path: "staging").path).isEmpty)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store.appending(path: "issues").path).count == 1)
+    }
+
+    @Test func readingAStoreThatDoesNotExistCreatesItFirst() throws {
+        let store = try temporaryFolder().appending(path: "new-store")
+        let opened = try SQLiteStore(at: store, access: .read)
+        #expect(opened.access == .write)
+        #expect(try opened.issues().isEmpty)
+        #expect(try SQLiteStore(at: store, access: .read).access == .read)
+    }
+
+    @Test func readingAStoreWithAnOlderSchemaMigratesItFirst() throws {
+        let store = try temporaryFolder().appending(path: "old-store")
+        try FileManager.default.createDirectory(at: store, withIntermediateDirectories: true)
+        // A store made by a Galley that knew only the first migration.
+        let pool = try DatabasePool(path: store.appending(path: "store.sqlite").path)
+        try StoreSchema.migrator().migrate(pool, upTo: "v1: issues, articles, assets, search")
+        try pool.close()
+
+        let opened = try SQLiteStore(at: store, access: .read)
+        #expect(opened.access == .write)
+        #expect(try titles(opened.search("anything")).isEmpty)
+        #expect(try SQLiteStore(at: store, access: .read).access == .read)
+    }
+}
