@@ -4,97 +4,6 @@ import GalleyCore
 import GalleyFormats
 import GalleyKit
 
-/// An asset as the store lists it, with the path of its file in the store.
-public struct StoredAsset: Sendable, Codable, FetchableRecord {
-    public var globalID: String
-    public var issueGlobalID: String
-    public var articleGlobalID: String?
-    public var kind: String
-    public var placement: Int
-    public var caption: String
-    public var credit: String
-    public var fileName: String
-    public var crop350: String
-    public var path: String
-    public var metadata: String?
-
-    package enum CodingKeys: String, CodingKey {
-        case kind, placement, caption, credit, path, metadata
-        case globalID = "global_id"
-        case issueGlobalID = "issue_global_id"
-        case articleGlobalID = "article_global_id"
-        case fileName = "file_name"
-        case crop350 = "crop_350_350"
-    }
-}
-
-/// One article with everything about it.
-public struct ArticleDetail: Sendable, Codable {
-    public var article: StoredArticle
-    public var body: String
-    public var description: String
-    public var url: String
-    public var authorURL: String
-    public var authorBio: String
-    public var sku: String?
-    public var published: Bool
-    public var customMeta: JSONValueBox
-    public var assets: [StoredAsset]
-    /// Articles of the same issue with a later / earlier date, nearest first.
-    public var newer: [StoredArticle]
-    public var older: [StoredArticle]
-
-    package enum CodingKeys: String, CodingKey {
-        case article, body, description, url, sku, published, assets, newer, older
-        case authorURL = "author_url"
-        case authorBio = "author_bio"
-        case customMeta = "custom_meta"
-    }
-}
-
-/// A JSON value that encodes as itself inside Codable output.
-public struct JSONValueBox: Sendable, Codable {
-    public var value: JSONValue
-
-    public init(_ value: JSONValue) { self.value = value }
-
-    public init(from decoder: Decoder) throws { value = .null }
-
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch value {
-        case .null: try container.encodeNil()
-        case .bool(let b): try container.encode(b)
-        case .number(let n): if let i = Int(n) { try container.encode(i) } else { try container.encode(Double(n) ?? 0) }
-        case .string(let s): try container.encode(s)
-        case .array(let items): try container.encode(items.map(JSONValueBox.init))
-        case .object(let members):
-            var keyed = encoder.container(keyedBy: AnyKey.self)
-            for (key, item) in members { try keyed.encode(JSONValueBox(item), forKey: AnyKey(key)) }
-        }
-    }
-
-    package struct AnyKey: CodingKey {
-        package var stringValue: String
-        package var intValue: Int? { nil }
-        package init(_ key: String) { stringValue = key }
-        package init?(stringValue: String) { self.stringValue = stringValue }
-        package init?(intValue: Int) { nil }
-    }
-}
-
-public struct AssetFilter: Sendable {
-    public var issue: String?
-    public var article: String?
-    public var kind: MediaKind?
-    /// Only the issue's own first image: its cover.
-    public var cover = false
-    /// Only the first image (of the issue, or of `article`).
-    public var first = false
-
-    public init() {}
-}
-
 extension SQLiteStore {
     /// A `StoredAsset` (its path still empty) from `asset s JOIN issue i LEFT JOIN article a`.
     package static let assetColumns = """
@@ -119,29 +28,18 @@ extension SQLiteStore {
         if let issue = filter.issue { _ = try issueSummary(issue) }
         let articleID = try filter.article.map { try articleRowID($0, issue: filter.issue) }
         return try database.read { db in
-            var clauses: [String] = []
-            var arguments: StatementArguments = []
-            if let issue = filter.issue {
-                clauses.append("(i.globalID = ? OR i.appleID = ?)")
-                _ = arguments.append(contentsOf: [issue, issue])
-            }
-            if let articleID {
-                clauses.append("s.articleId = ?")
-                _ = arguments.append(contentsOf: [articleID])
-            }
-            if let kind = (filter.cover || filter.first) ? .image : filter.kind {
-                clauses.append("s.kind = ?")
-                _ = arguments.append(contentsOf: [kind.rawValue])
-            }
-            if filter.cover { clauses.append("s.articleId IS NULL") }
+            var query = SQLFilter()
+            query.issue(filter.issue)
+            if let articleID { query.add("s.articleId = ?", [articleID]) }
+            if let kind = (filter.cover || filter.first) ? .image : filter.kind { query.add("s.kind = ?", [kind.rawValue]) }
+            if filter.cover { query.add("s.articleId IS NULL") }
             var sql = """
                 SELECT \(Self.assetColumns) FROM asset s JOIN issue i ON i.id = s.issueId
                 LEFT JOIN article a ON a.id = s.articleId
-                """
-            if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
+                """ + query.whereSQL
             sql += " ORDER BY i.publishDay DESC, i.appleID, coalesce(a.placement, 0), s.kind, s.placement"
             if filter.cover || filter.first { sql += " LIMIT 1" }
-            let rows = try StoredAsset.fetchAll(db, sql: sql, arguments: arguments)
+            let rows = try StoredAsset.fetchAll(db, sql: sql, arguments: query.arguments)
             let folders = Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT globalID, folder FROM issue")
                 .map { ($0["globalID"] as String, $0["folder"] as String) })
             return assetPaths(rows, folders: folders)

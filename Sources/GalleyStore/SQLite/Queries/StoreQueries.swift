@@ -4,70 +4,6 @@ import GalleyCore
 import GalleyFormats
 import GalleyKit
 
-/// An issue as the store lists it. The store's records decode from columns named by their
-/// coding keys (`SQLiteStore.issueColumns` and friends alias them), which are also their JSON keys.
-public struct StoredIssue: Sendable, Codable, FetchableRecord {
-    public var globalID: String
-    public var appleID: String
-    public var title: String
-    public var displayDate: String
-    public var publishDate: String
-    public var lastUpdated: String
-    public var articles: Int
-
-    package enum CodingKeys: String, CodingKey {
-        case title, articles
-        case globalID = "global_id"
-        case appleID = "apple_id"
-        case displayDate = "display_date"
-        case publishDate = "publish_date"
-        case lastUpdated = "last_updated"
-    }
-}
-
-/// An article as listings show it.
-public struct StoredArticle: Sendable, Codable, FetchableRecord {
-    public var globalID: String
-    public var issueGlobalID: String
-    public var placement: Int
-    public var title: String
-    public var dek: String
-    public var section: String
-    public var type: String
-    public var author: String
-    public var date: String
-    public var featured: Bool
-    public var keywords: String
-    public var snippet: String?
-
-    package enum CodingKeys: String, CodingKey {
-        case placement, title, dek, section, type, author, date, featured, keywords, snippet
-        case globalID = "global_id"
-        case issueGlobalID = "issue_global_id"
-    }
-}
-
-public struct ArticleFilter: Sendable {
-    public var issue: String?
-    public var type: String?
-    public var excludeType: String?
-    public var featured = false
-    public var keyword: String?
-    public var byDate = false
-    public var limit: Int?
-    public var page = 0
-
-    public init() {}
-}
-
-/// What `store check` finds.
-public struct StoreCheck: Sendable, Codable {
-    public var integrity: String
-    public var issues: Int
-    public var files: Int
-    public var problems: [String]
-}
-
 extension SQLiteStore {
     /// A `StoredIssue` from `issue i`.
     package static let issueColumns = """
@@ -126,32 +62,21 @@ extension SQLiteStore {
     public func articles(_ filter: ArticleFilter) throws -> [StoredArticle] {
         if let issue = filter.issue { _ = try issueSummary(issue) }
         return try database.read { db in
-            var clauses: [String] = []
-            var arguments: StatementArguments = []
-            if let issue = filter.issue {
-                clauses.append("(i.globalID = ? OR i.appleID = ?)")
-                _ = arguments.append(contentsOf: [issue, issue])
-            }
-            if let type = filter.type {
-                clauses.append("a.type = ?")
-                _ = arguments.append(contentsOf: [type])
-            }
-            if let excluded = filter.excludeType {
-                clauses.append("a.type <> ?")
-                _ = arguments.append(contentsOf: [excluded])
-            }
-            if filter.featured { clauses.append("a.featured") }
+            var query = SQLFilter()
+            query.issue(filter.issue)
+            if let type = filter.type { query.add("a.type = ?", [type]) }
+            if let excluded = filter.excludeType { query.add("a.type <> ?", [excluded]) }
+            if filter.featured { query.add("a.featured") }
             if let keyword = filter.keyword {
                 // Whole keywords of the comma-separated list, not substrings ("art" ≠ "party").
-                clauses.append("(',' || a.keywords || ',') LIKE ? ESCAPE '\\'")
                 let escaped = keyword.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
                     .replacingOccurrences(of: "_", with: "\\_")
-                _ = arguments.append(contentsOf: ["%,\(escaped),%"])
+                query.add("(',' || a.keywords || ',') LIKE ? ESCAPE '\\'", ["%,\(escaped),%"])
             }
             let order = filter.byDate ? "a.dateMS DESC, i.appleID, a.placement" : "i.publishDay DESC, i.appleID, a.placement"
-            var sql = "SELECT \(Self.articleColumns) FROM article a JOIN issue i ON i.id = a.issueId"
-            if !clauses.isEmpty { sql += " WHERE " + clauses.joined(separator: " AND ") }
+            var sql = "SELECT \(Self.articleColumns) FROM article a JOIN issue i ON i.id = a.issueId" + query.whereSQL
             sql += " ORDER BY \(order)"
+            var arguments = query.arguments
             if let limit = filter.limit {
                 sql += " LIMIT ? OFFSET ?"
                 _ = arguments.append(contentsOf: [limit, limit * filter.page])
@@ -252,3 +177,8 @@ extension SQLiteStore {
         }
     }
 }
+
+// The records decode from columns aliased to their coding keys (`issueColumns` and friends).
+extension StoredIssue: FetchableRecord {}
+extension StoredArticle: FetchableRecord {}
+extension StoredAsset: FetchableRecord {}

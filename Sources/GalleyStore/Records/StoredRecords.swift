@@ -1,0 +1,157 @@
+import Foundation
+import GalleyCore
+
+/// An issue as the store lists it. The store's records decode from columns named by their
+/// coding keys (`SQLiteStore.issueColumns` and friends alias them), which are also their JSON keys.
+public struct StoredIssue: Sendable, Codable {
+    public var globalID: String
+    public var appleID: String
+    public var title: String
+    public var displayDate: String
+    public var publishDate: String
+    public var lastUpdated: String
+    public var articles: Int
+
+    package enum CodingKeys: String, CodingKey {
+        case title, articles
+        case globalID = "global_id"
+        case appleID = "apple_id"
+        case displayDate = "display_date"
+        case publishDate = "publish_date"
+        case lastUpdated = "last_updated"
+    }
+}
+
+/// An article as listings show it.
+public struct StoredArticle: Sendable, Codable {
+    public var globalID: String
+    public var issueGlobalID: String
+    public var placement: Int
+    public var title: String
+    public var dek: String
+    public var section: String
+    public var type: String
+    public var author: String
+    public var date: String
+    public var featured: Bool
+    public var keywords: String
+    public var snippet: String?
+
+    package enum CodingKeys: String, CodingKey {
+        case placement, title, dek, section, type, author, date, featured, keywords, snippet
+        case globalID = "global_id"
+        case issueGlobalID = "issue_global_id"
+    }
+}
+
+public struct ArticleFilter: Sendable {
+    public var issue: String?
+    public var type: String?
+    public var excludeType: String?
+    public var featured = false
+    public var keyword: String?
+    public var byDate = false
+    public var limit: Int?
+    public var page = 0
+
+    public init() {}
+}
+
+/// What `store check` finds.
+public struct StoreCheck: Sendable, Codable {
+    public var integrity: String
+    public var issues: Int
+    public var files: Int
+    public var problems: [String]
+}
+
+/// An asset as the store lists it, with the path of its file in the store.
+public struct StoredAsset: Sendable, Codable {
+    public var globalID: String
+    public var issueGlobalID: String
+    public var articleGlobalID: String?
+    public var kind: String
+    public var placement: Int
+    public var caption: String
+    public var credit: String
+    public var fileName: String
+    public var crop350: String
+    public var path: String
+    public var metadata: String?
+
+    package enum CodingKeys: String, CodingKey {
+        case kind, placement, caption, credit, path, metadata
+        case globalID = "global_id"
+        case issueGlobalID = "issue_global_id"
+        case articleGlobalID = "article_global_id"
+        case fileName = "file_name"
+        case crop350 = "crop_350_350"
+    }
+}
+
+/// One article with everything about it.
+public struct ArticleDetail: Sendable, Codable {
+    public var article: StoredArticle
+    public var body: String
+    public var description: String
+    public var url: String
+    public var authorURL: String
+    public var authorBio: String
+    public var sku: String?
+    public var published: Bool
+    public var customMeta: JSONValueBox
+    public var assets: [StoredAsset]
+    /// Articles of the same issue with a later / earlier date, nearest first.
+    public var newer: [StoredArticle]
+    public var older: [StoredArticle]
+
+    package enum CodingKeys: String, CodingKey {
+        case article, body, description, url, sku, published, assets, newer, older
+        case authorURL = "author_url"
+        case authorBio = "author_bio"
+        case customMeta = "custom_meta"
+    }
+}
+
+/// A JSON value that encodes as itself inside Codable output.
+public struct JSONValueBox: Sendable, Codable {
+    public var value: JSONValue
+
+    public init(_ value: JSONValue) { self.value = value }
+
+    public init(from decoder: Decoder) throws { value = .null }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch value {
+        case .null: try container.encodeNil()
+        case .bool(let b): try container.encode(b)
+        case .number(let n): if let i = Int(n) { try container.encode(i) } else { try container.encode(Double(n) ?? 0) }
+        case .string(let s): try container.encode(s)
+        case .array(let items): try container.encode(items.map(JSONValueBox.init))
+        case .object(let members):
+            var keyed = encoder.container(keyedBy: AnyKey.self)
+            for (key, item) in members { try keyed.encode(JSONValueBox(item), forKey: AnyKey(key)) }
+        }
+    }
+
+    package struct AnyKey: CodingKey {
+        package var stringValue: String
+        package var intValue: Int? { nil }
+        package init(_ key: String) { stringValue = key }
+        package init?(stringValue: String) { self.stringValue = stringValue }
+        package init?(intValue: Int) { nil }
+    }
+}
+
+public struct AssetFilter: Sendable {
+    public var issue: String?
+    public var article: String?
+    public var kind: MediaKind?
+    /// Only the issue's own first image: its cover.
+    public var cover = false
+    /// Only the first image (of the issue, or of `article`).
+    public var first = false
+
+    public init() {}
+}
