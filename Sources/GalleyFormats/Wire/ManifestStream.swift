@@ -4,9 +4,11 @@ import GalleyCore
 /// Reads a latest.json file in passes that hold one article at a time: the issue's own fields,
 /// the counts, then each article. Used by the importer, whose memory must not grow with an issue.
 package enum ManifestStream {
-    private static func parser(_ url: URL) throws -> (LocatedJSON.Parser, FileHandle) {
+    /// A parser over a latest.json file, read 256 KiB at a time; close the handle when done.
+    /// The one file feeder for every reader of latest.json (validate, render, import).
+    package static func parser(_ url: URL) throws -> (LocatedJSON.Parser, FileHandle) {
         guard let handle = FileHandle(forReadingAtPath: url.path) else {
-            throw GalleyError("cannot read latest.json", path: url.path)
+            throw GalleyError("cannot read latest.json", path: url.path, hint: "Check the file's permissions.")
         }
         let parser = LocatedJSON.Parser { () -> [UInt8]? in
             let data = try handle.read(upToCount: 256 * 1024) ?? Data()

@@ -229,13 +229,14 @@ public struct Renderer: Sendable {
         _ input: URL, extractTo: URL?,
         sink: (ReadArticle, _ names: [String], _ locator: (@Sendable (String) -> String?)?) throws -> Bool
     ) throws -> ReadIssue {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: input.path, isDirectory: &isDirectory) else {
-            throw GalleyError("no such file or folder", path: input.path)
+        switch try IssueInput.detect(input.path) {
+        case .source: return try readSource(input, extractTo: extractTo, sink: sink)
+        case .manifest: return try readManifestFile(input, sink: sink)
+        case .zip: return try readZip(input, extractTo: extractTo, sink: sink)
+        case .zipFolder:
+            throw GalleyError("the folder holds issue zips, not an issue source", path: input.path,
+                              hint: "Render one zip at a time: `galley render FOLDER/ISSUE.zip --output DIR`.")
         }
-        if isDirectory.boolValue { return try readSource(input, extractTo: extractTo, sink: sink) }
-        if input.pathExtension.lowercased() == "json" { return try readManifestFile(input, sink: sink) }
-        return try readZip(input, extractTo: extractTo, sink: sink)
     }
 
     private func readSource(
@@ -279,12 +280,8 @@ public struct Renderer: Sendable {
     private func readManifestFile(
         _ url: URL, sink: (ReadArticle, [String], (@Sendable (String) -> String?)?) throws -> Bool
     ) throws -> ReadIssue {
-        guard let handle = FileHandle(forReadingAtPath: url.path) else { throw GalleyError("cannot read the file", path: url.path) }
+        var (parser, handle) = try ManifestStream.parser(url)
         defer { try? handle.close() }
-        var parser = LocatedJSON.Parser { () -> [UInt8]? in
-            let data = try handle.read(upToCount: 256 * 1024) ?? Data()
-            return data.isEmpty ? nil : [UInt8](data)
-        }
         return try streamManifest(&parser, display: url.path, sink: sink)
     }
 

@@ -35,44 +35,21 @@ public struct Validator: Sendable {
     /// Validates one path: an issue source folder, a zip, a bare latest.json, or a folder of
     /// zips (each becomes a report). Throws `GalleyError` when the path cannot be used at all.
     public func validate(path: String) throws -> [InputReport] {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw GalleyError("no such file or folder", path: path)
+        switch try IssueInput.detect(path) {
+        case .source: [validateSource(path: path)]
+        case .zipFolder(let zips): zips.map { validateZip(path: $0.path) }
+        case .zip: [validateZip(path: path)]
+        case .manifest: [validateManifest(path: path)]
         }
-        if isDirectory.boolValue {
-            let url = URL(fileURLWithPath: path)
-            if IssueSourceLoader.issueFileNames.contains(where: {
-                FileManager.default.fileExists(atPath: url.appending(path: $0).path)
-            }) || FileManager.default.fileExists(atPath: url.appending(path: "articles").path) {
-                return [validateSource(path: path)]
-            }
-            let zips = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [])
-                .filter { $0.lowercased().hasSuffix(".zip") && !$0.hasPrefix(".") }.sorted()
-            guard !zips.isEmpty else {
-                throw GalleyError("the folder is neither an issue source (no issue.yaml) nor holds any .zip",
-                                  path: path, hint: "Give an issue source folder, a zip, a latest.json, or a folder of zips.")
-            }
-            return zips.map { validateZip(path: url.appending(path: $0).path) }
-        }
-        guard FileManager.default.isReadableFile(atPath: path) else { throw GalleyError("cannot read the file", path: path) }
-        let head = (FileHandle(forReadingAtPath: path).flatMap { try? $0.read(upToCount: 64) }).map { [UInt8]($0) } ?? []
-        let firstText = head.first { ![0x20, 0x09, 0x0A, 0x0D, 0xEF, 0xBB, 0xBF].contains($0) }
-        if path.lowercased().hasSuffix(".json") || (firstText == UInt8(ascii: "{") && !head.starts(with: [0x50, 0x4B])) {
-            return [validateManifest(path: path)]
-        }
-        return [validateZip(path: path)]
     }
 
     // MARK: Manifests
 
     public func validateManifest(path: String) -> InputReport {
         var findings = Findings(configuration: options.configuration)
-        if let handle = FileHandle(forReadingAtPath: path) {
+        if let (opened, handle) = try? ManifestStream.parser(URL(fileURLWithPath: path)) {
             defer { try? handle.close() }
-            var parser = LocatedJSON.Parser { () -> [UInt8]? in
-                let data = try handle.read(upToCount: 256 * 1024) ?? Data()
-                return data.isEmpty ? nil : [UInt8](data)
-            }
+            var parser = opened
             let index = checkManifest(&parser, display: path, top: nil, into: &findings)
             ReferenceChecks(manifestPath: path).run(index, contents: nil, into: &findings)
         } else {
