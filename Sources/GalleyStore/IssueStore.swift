@@ -21,8 +21,9 @@ public protocol IssueStore: AnyObject, Sendable {
     var root: URL { get }
 
     /// Imports an issue zip (see `SQLiteStore.importZip` for the guarantees).
-    /// - Parameter checked: the caller already ran `ImportGate.check` on this zip.
-    func importZip(_ path: String, force: Bool, checked: Bool, progress: ((Int64, Int64) -> Void)?) throws -> ImportResult
+    /// - Parameter gate: what `ImportGate.check` said of this zip (its warnings and the central
+    ///   directory it read), when the caller ran it first; the backend runs it otherwise.
+    func importZip(_ path: String, force: Bool, gate: ImportGate.Passed?, progress: ((Int64, Int64) -> Void)?) throws -> ImportResult
 
     /// Every issue, newest first.
     func issues() throws -> [StoredIssue]

@@ -12,16 +12,31 @@ public enum ImportGate {
 
     /// The container and manifest checks of `galley validate`: any error refuses the zip. Call it
     /// before opening the store, so a refused zip leaves the store's files exactly as they were.
-    /// Returns the warnings, for the caller to show.
+    /// Returns what passed: the warnings, for the caller to show, and the central directory, so
+    /// the import does not read it again.
     @discardableResult
-    public static func check(_ path: String) throws -> [Diagnostic] {
+    public static func check(_ path: String) throws -> Passed {
         // The full check (CRCs, real sizes, media): a damaged zip is refused before the store is
         // touched, not half-way through extraction.
         var options = ValidationOptions()
         for check in toleratedOnImport { options.configuration.settings[check.id] = .warning }
-        let report = Validator(options: options).validateZip(path: path)
+        let (report, directory) = Validator(options: options).validateZipKeepingDirectory(path: path)
         let errors = report.diagnostics.filter { $0.severity == .error }
         if !errors.isEmpty { throw DiagnosticsError(errors) }
-        return report.diagnostics.filter { $0.severity == .warning }
+        guard let directory else {
+            throw GalleyError("the zip's central directory cannot be read", path: path, hint: "Run `galley validate` on it.")
+        }
+        return Passed(warnings: report.diagnostics.filter { $0.severity == .warning }, directory: directory)
+    }
+
+    /// A zip that passed the gate.
+    public struct Passed: Sendable {
+        /// What validate warned about (the import goes ahead).
+        public var warnings: [Diagnostic]
+        /// The central directory validation read.
+        package var directory: ZipDirectory
+
+        /// Bytes the entries declare, for a progress bar.
+        package var declaredBytes: Int64 { Int64(directory.entries.reduce(0) { $0 + $1.uncompressedSize }) }
     }
 }

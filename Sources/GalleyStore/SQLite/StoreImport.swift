@@ -42,18 +42,21 @@ extension SQLiteStore {
     ///
     /// An issue already in the store is replaced only when the zip's `last_updated` is newer
     /// (or with `force`); the same version is a no-op; an older one is refused.
-    /// - Parameter checked: the caller already ran `ImportGate.check` on this zip.
+    /// - Parameter gate: what `ImportGate.check` said of this zip, when the caller ran it (it runs
+    ///   here otherwise).
     /// - Parameter progress: bytes extracted so far, and in all (for a progress bar).
     public func importZip(
-        _ path: String, force: Bool, checked: Bool = false, progress: ((Int64, Int64) -> Void)? = nil
+        _ path: String, force: Bool, gate: ImportGate.Passed? = nil, progress: ((Int64, Int64) -> Void)? = nil
     ) throws -> ImportResult {
-        let warnings = checked ? [] : try ImportGate.check(path)
-        var result = try withWriterLock { try importValidated(path, force: force, progress: progress) }
-        result.warnings = warnings
+        let passed = try gate ?? ImportGate.check(path)
+        var result = try withWriterLock { try importValidated(path, passed, force: force, progress: progress) }
+        result.warnings = passed.warnings
         return result
     }
 
-    private func importValidated(_ path: String, force: Bool, progress: ((Int64, Int64) -> Void)?) throws -> ImportResult {
+    private func importValidated(
+        _ path: String, _ passed: ImportGate.Passed, force: Bool, progress: ((Int64, Int64) -> Void)?
+    ) throws -> ImportResult {
         let token = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let staging = stagingFolder.appending(path: token)
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
@@ -61,8 +64,7 @@ extension SQLiteStore {
 
         // 1. Extract every file (names were checked by validate), latest.json included; then read
         // the issue's own fields from it (articles are streamed into the database later).
-        let total = (try? ZipDirectory.read(path: path, maxEntries: ContainerLimits().maxEntries))
-            .map { Int64($0.entries.reduce(0) { $0 + $1.uncompressedSize }) } ?? 0
+        let total = passed.declaredBytes
         let files = try extract(path, into: staging) { done in progress?(done, total) }
         let manifest = staging.appending(path: "latest.json")
         let issue = try ManifestStream.issue(manifest, display: path)

@@ -37,16 +37,15 @@ struct ImportCommand: ParsableCommand {
             for zip in zips {
                 do {
                     // Refused zips never open (or create) the store.
-                    let warnings = try ImportGate.check(zip)
-                    if !store.json { Terminal.standardError.report(warnings, base: ".") }
+                    let passed = try ImportGate.check(zip)
+                    if !store.json { Terminal.standardError.report(passed.warnings, base: ".") }
                     if opened == nil { opened = try store.open(.write) }
                     guard let opened else { continue }
                     let bar = ProgressBar(label: "importing", enabled: !store.json)
-                    var result = try opened.importZip(zip, force: force, checked: true) { done, total in
+                    let result = try opened.importZip(zip, force: force, gate: passed) { done, total in
                         bar?.update(done: done, total: max(total, 1), detail: formatBytes(done))
                     }
                     bar?.clear()
-                    result.warnings = warnings
                     results.append(result)
                     if !store.json {
                         let what = result.status == .unchanged ? "already in the store (same last_updated); nothing changed"
