@@ -289,16 +289,10 @@ public struct Renderer: Sendable {
         _ url: URL, extractTo: URL?, sink: (ReadArticle, [String], (@Sendable (String) -> String?)?) throws -> Bool
     ) throws -> ReadIssue {
         // The container is checked before anything is read or written: no bomb, slip or link.
-        let report = Validator(options: { var o = ValidationOptions(); o.fullCheck = false; return o }())
-        let directory: ZipDirectory
-        do {
-            directory = try ZipDirectory.read(path: url.path, maxEntries: ContainerLimits().maxEntries)
-        } catch {
-            throw DiagnosticsError(report.validateZip(path: url.path).diagnostics.filter { $0.severity == .error })
-        }
         var findings = Findings()
-        ContainerChecks(path: url.path, limits: ContainerLimits()).run(directory, zipFileName: "", into: &findings)
-        if findings.hasErrors { throw DiagnosticsError(findings.items.filter { $0.severity == .error }) }
+        let directory = ContainerChecks(path: url.path, limits: ContainerLimits()).open(into: &findings)
+        let errors = findings.items.filter { $0.severity == .error }
+        guard let directory, errors.isEmpty else { throw DiagnosticsError(errors) }
         guard let top = directory.entries.first?.displayName.split(separator: "/").first.map(String.init) else {
             throw GalleyError("the zip is empty", path: url.path)
         }

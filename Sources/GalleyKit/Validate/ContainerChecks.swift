@@ -2,11 +2,42 @@ import Foundation
 import GalleyCore
 import GalleyFormats
 
-
 /// Checks made on the central directory alone, before any content is read.
 package struct ContainerChecks {
     package let path: String
     package let limits: ContainerLimits
+
+    /// The gate every reader of a zip passes first (validate, import, render): reads the central
+    /// directory with bounded reads and runs the container checks on it. Returns the directory
+    /// when it could be read (its findings may still hold errors: bombs, slips, links, damage),
+    /// `nil` when it could not, with the reason among the findings. No content is read.
+    package func open(into findings: inout Findings) -> ZipDirectory? {
+        let at = SourceLocation(path: path)
+        let directory: ZipDirectory
+        do {
+            directory = try ZipDirectory.read(path: path, maxEntries: limits.maxEntries)
+        } catch ZipDirectory.ReadError.empty {
+            findings.add(.zipEmpty, "the file is empty (0 bytes)", at: at, hint: "Pack the issue again.")
+            return nil
+        } catch ZipDirectory.ReadError.notAZip {
+            findings.add(.zipUnreadable, "not a zip: no end of central directory record", at: at,
+                         hint: "Check that this is the issue zip and not, say, an error page saved as .zip.")
+            return nil
+        } catch ZipDirectory.ReadError.truncated(let reason) {
+            findings.add(.zipTruncated, "the zip is damaged: \(reason)", at: at, hint: "Download or pack it again.")
+            return nil
+        } catch ZipDirectory.ReadError.tooManyEntries(let count) {
+            findings.add(.zipEntries, "the zip lists \(count) entries, over the limit of \(limits.maxEntries)", at: at,
+                         hint: "An issue zip holds at most 65,535 files.")
+            return nil
+        } catch {
+            findings.add(.zipUnreadable, "cannot be read: \(error)", at: at, hint: "Check the file's permissions.")
+            return nil
+        }
+        let stem = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+        run(directory, zipFileName: stem, into: &findings)
+        return directory
+    }
 
     package func run(_ directory: ZipDirectory, zipFileName: String, into findings: inout Findings) {
         let at = { (entry: ZipDirectory.Entry?) -> SourceLocation in

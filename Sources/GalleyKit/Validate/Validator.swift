@@ -141,40 +141,19 @@ public struct Validator: Sendable {
     package func validateZipKeepingDirectory(path: String) -> (report: InputReport, directory: ZipDirectory?) {
         var findings = Findings(configuration: options.configuration)
         let at = SourceLocation(path: path)
-        let directory: ZipDirectory
-        var read: ZipDirectory?
-        do {
-            directory = try ZipDirectory.read(path: path, maxEntries: options.configuration.limits.maxEntries)
-            read = directory
-        } catch ZipDirectory.ReadError.empty {
-            findings.add(.zipEmpty, "the file is empty (0 bytes)", at: at, hint: "Pack the issue again.")
-            return (InputReport(path: path, kind: .zip, diagnostics: findings.items), read)
-        } catch ZipDirectory.ReadError.notAZip {
-            findings.add(.zipUnreadable, "not a zip: no end of central directory record", at: at,
-                         hint: "Check that this is the issue zip and not, say, an error page saved as .zip.")
-            return (InputReport(path: path, kind: .zip, diagnostics: findings.items), read)
-        } catch ZipDirectory.ReadError.truncated(let reason) {
-            findings.add(.zipTruncated, "the zip is damaged: \(reason)", at: at, hint: "Download or pack it again.")
-            return (InputReport(path: path, kind: .zip, diagnostics: findings.items), read)
-        } catch ZipDirectory.ReadError.tooManyEntries(let count) {
-            findings.add(.zipEntries, "the zip lists \(count) entries, over the limit of \(options.configuration.limits.maxEntries)", at: at,
-                         hint: "An issue zip holds at most 65,535 files.")
-            return (InputReport(path: path, kind: .zip, diagnostics: findings.items), read)
-        } catch {
-            findings.add(.zipUnreadable, "cannot be read: \(error)", at: at, hint: "Check the file's permissions.")
-            return (InputReport(path: path, kind: .zip, diagnostics: findings.items), read)
+        let gate = ContainerChecks(path: path, limits: options.configuration.limits)
+        guard let directory = gate.open(into: &findings) else {
+            return (InputReport(path: path, kind: .zip, diagnostics: findings.items), nil)
         }
-        let stem = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
-        ContainerChecks(path: path, limits: options.configuration.limits).run(directory, zipFileName: stem, into: &findings)
         // Anything wrong with the container: read no content (bombs, slips, damage).
         guard !findings.hasErrors, let top = directory.entries.first?.displayName.split(separator: "/").first.map(String.init)
-        else { return (InputReport(path: path, kind: .zip, diagnostics: findings.items), read) }
+        else { return (InputReport(path: path, kind: .zip, diagnostics: findings.items), directory) }
 
         let manifestName = "\(top)/latest.json"
         guard let manifestIndex = directory.entries.firstIndex(where: { $0.displayName == manifestName }) else {
             findings.add(.zipManifestMissing, "the zip has no `\(manifestName)`", at: at,
                          hint: "Pack the issue with galley pack: latest.json describes the issue.")
-            return (InputReport(path: path, kind: .zip, diagnostics: findings.items), read)
+            return (InputReport(path: path, kind: .zip, diagnostics: findings.items), directory)
         }
         if manifestIndex != 0 {
             findings.add(.zipManifestNotFirst, "latest.json is entry \(manifestIndex + 1), not the first", at: at,
@@ -246,7 +225,7 @@ public struct Validator: Sendable {
                 MediaChecks(zipPath: path).run(index, contents: contents, into: &findings)
             }
         }
-        return (InputReport(path: path, kind: .zip, diagnostics: findings.items), read)
+        return (InputReport(path: path, kind: .zip, diagnostics: findings.items), directory)
     }
 
     // MARK: Sources
