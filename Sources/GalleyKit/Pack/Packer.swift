@@ -77,9 +77,8 @@ public struct Packer {
 
         let output = try outputPath(options, appleID: planner.issue.appleID)
         let directory = output.deletingLastPathComponent()
-        let token = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let manifestURL = directory.appending(path: ".\(planner.issue.appleID).\(token).json.galley-tmp")
-        let zipURL = directory.appending(path: ".\(output.lastPathComponent).\(token).galley-tmp")
+        let manifestURL = AtomicFile.temporaryName(for: directory.appending(path: "\(planner.issue.appleID).json"))
+        let zipURL = AtomicFile.temporaryName(for: output)
         defer {
             try? FileManager.default.removeItem(at: manifestURL)
             try? FileManager.default.removeItem(at: zipURL)

@@ -88,8 +88,7 @@ public struct Renderer: Sendable {
         guard FileManager.default.fileExists(atPath: parent.path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw GalleyError("the output's parent folder does not exist", path: parent.path, hint: "Create it first.")
         }
-        let staging = parent.appending(path: ".\(directory.lastPathComponent).\(getpid()).galley-tmp")
-        try? FileManager.default.removeItem(at: staging)
+        let staging = AtomicFile.temporaryName(for: directory)
         defer { try? FileManager.default.removeItem(at: staging) }
         try FileManager.default.createDirectory(at: staging.appending(path: "articles"), withIntermediateDirectories: true)
         let assets = staging.appending(path: "assets")
