@@ -5,7 +5,7 @@ import Testing
 @testable import GalleyKit
 
 @Suite struct RenderCommandTests {
-    init() { TestSetup.archives }
+    init() { ProcessEnvironment.configureForArchives() }
 
     /// Every src, poster and href of a page that points inside the site.
     func references(in html: String) -> [String] {
@@ -118,7 +118,7 @@ import Testing
 }
 
 @Suite struct RenderTemplateTests {
-    init() { TestSetup.archives }
+    init() { ProcessEnvironment.configureForArchives() }
 
     @Test func publisherTemplatesShapeAssetsAndPagesAndStillEscape() throws {
         let source = try Harness.copy(Harness.example)
@@ -155,7 +155,7 @@ import Testing
 }
 
 @Suite struct RenderLargeSiteTests {
-    init() { TestSetup.archives }
+    init() { ProcessEnvironment.configureForArchives() }
 
     /// Pages are written in batches; every batch must know the issue's title.
     @Test func everyPageOfALargeSiteLinksBackToTheIssue() throws {

@@ -5,7 +5,7 @@ import Testing
 @testable import GalleyKit
 
 @Suite struct PackerTests {
-    init() { TestSetup.archives }
+    init() { ProcessEnvironment.configureForArchives() }
 
     static let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appending(path: "Examples/winter-2026")

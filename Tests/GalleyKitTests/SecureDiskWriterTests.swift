@@ -6,7 +6,7 @@ import Testing
 
 /// The import's extraction: libarchive's disk writer with its secure options.
 @Suite struct SecureDiskWriterTests {
-    init() { TestSetup.archives }
+    init() { ProcessEnvironment.configureForArchives() }
 
     /// A fresh folder holding `root/` (where files go) and `outside/` (which must stay empty).
     func folders() throws -> (root: URL, outside: URL) {

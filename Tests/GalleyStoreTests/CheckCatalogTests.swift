@@ -13,7 +13,7 @@ import Testing
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appending(path: "Fixtures")
 
-    init() { TestSetup.archives }
+    init() { ProcessEnvironment.configureForArchives() }
 
     /// What running an example reports: validate for inputs, and pack, render or import for
     /// the examples of their checks.

@@ -8,7 +8,7 @@ import Testing
 
 /// `SQLiteStore.search` and read-only access, on small issues packed and imported for each test.
 @Suite struct StoreSearchTests {
-    init() { TestSetup.archives }
+    init() { ProcessEnvironment.configureForArchives() }
 
     struct Article {
         var title: String

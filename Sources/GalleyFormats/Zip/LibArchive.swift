@@ -7,17 +7,20 @@ import GalleyCore
 /// the C locale's character set. So Galley's bytes would depend on the machine's time zone, and
 /// non-ASCII names would fail under the C locale. The fix is process-wide (`TZ`, `LC_CTYPE`), so
 /// it is not hidden inside the zip classes: the program calls `configureForArchives()` first
-/// thing (the CLI's `main`; the test suites through their set-up), and `ZipReader`, `ZipWriter`
+/// thing (the CLI's `main`; each test suite that reaches libarchive, in its `init`), and `ZipReader`, `ZipWriter`
 /// and `SecureDiskWriter` refuse to start when it has not been done.
 public enum ProcessEnvironment {
-    /// Sets `TZ=UTC` and `LC_CTYPE=C.UTF-8`. Call before any other thread starts (reading the
-    /// environment while another thread writes it is undefined in C). Idempotent.
-    public static func configureForArchives() {
-        guard !isConfiguredForArchives else { return }
+    /// Sets `TZ=UTC` and a UTF-8 `LC_CTYPE` (`C.UTF-8`, else `en_US.UTF-8`, else `UTF-8`, which
+    /// is what macOS calls it). Call it before other threads start: reading the environment while
+    /// another thread writes it is undefined in C. Safe to call again from any thread: the
+    /// settings are made once.
+    public static func configureForArchives() { _ = configured }
+
+    private static let configured: Void = {
         setenv("TZ", "UTC", 1)
         tzset()
-        _ = setlocale(LC_CTYPE, "C.UTF-8")
-    }
+        for name in ["C.UTF-8", "en_US.UTF-8", "UTF-8"] where setlocale(LC_CTYPE, name) != nil { break }
+    }()
 
     /// Whether the process has the settings `configureForArchives()` makes.
     public static var isConfiguredForArchives: Bool {
