@@ -2,27 +2,18 @@
 /// files name checks by it, so it never changes once released.
 ///
 /// Ids are declared once, as `Check` values beside the code that emits them
-/// (`extension Check { static let zipCRC = Check("zip.crc", ...) }`); emitters name the check
+/// (`extension Check { static let zipCrc = Check("zip.crc", ...) }`); emitters name the check
 /// (`findings.add(.zipCrc, ...)`, `Diagnostic(.sourceFieldMissing, ...)`), never the string.
-public struct CheckID: RawRepresentable, Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+///
+/// Encodes as its plain string (the standard library's Codable for string-backed RawRepresentable).
+public struct CheckID: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
     public let rawValue: String
 
     /// An id as a user typed it (`--ignore`, `.galley.yml`); whether it names a check is the
     /// catalogue's to say.
     public init(rawValue: String) { self.rawValue = rawValue }
 
-    public init(from decoder: Decoder) throws {
-        rawValue = try decoder.singleValueContainer().decode(String.self)
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(rawValue)
-    }
-
     public var description: String { rawValue }
-
-    public static func < (lhs: CheckID, rhs: CheckID) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
 /// One check of `galley validate` (or finding of `galley pack`, `render`, `import`): a stable id,

@@ -68,12 +68,9 @@ struct ValidateCommand: ParsableCommand {
         }
         var options = ValidationOptions()
         options.fullCheck = !quick
-        do {
+        try reportingErrors {
             options.configuration = try ValidationConfiguration.resolve(
                 configFile: config, ignored: ignored, from: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
-        } catch let error as GalleyError {
-            Terminal.standardError.report(error)
-            throw Status.couldNotRun
         }
         let (run, failures) = Validator(options: options).validate(paths: paths)
         for failure in failures { Terminal.standardError.report(failure) }

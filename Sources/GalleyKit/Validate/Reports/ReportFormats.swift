@@ -190,8 +190,8 @@ private func githubProperty(_ text: String) -> String {
 }
 
 extension CheckCatalog {
-    /// docs/checks.md, generated from the catalogue (`galley validate --list-checks --format markdown`).
-    public static func markdown(_ checks: [Check] = all) -> String {
+    /// docs/checks.md for `checks` (the CLI passes `CheckCatalog.complete`): `galley validate --list-checks --markdown`.
+    public static func markdown(_ checks: [Check]) -> String {
         var out = """
             # Checks
 
@@ -223,7 +223,7 @@ extension CheckCatalog {
     }
 
     /// One line per check: id, severity, summary.
-    public static func listing(_ checks: [Check] = all) -> String {
+    public static func listing(_ checks: [Check]) -> String {
         let width = checks.map(\.id.rawValue.count).max() ?? 0
         return checks.map { check -> String in
             let id = check.id.rawValue.padding(toLength: width, withPad: " ", startingAt: 0)
