@@ -109,6 +109,24 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty, "no staging folder left behind")
     }
 
+    /// Render reads a manifest by its content, whatever its name, and says what to do with a
+    /// folder of zips instead of treating it as a broken source.
+    @Test func inputsAreRecognisedByContent() throws {
+        let folder = try Harness.temporaryDirectory()
+        let zip = folder.appending(path: "com.example.harbour.2026-01.zip")
+        #expect(try Harness.galley(["pack", Harness.example.path, "-o", zip.path]).status == 0)
+        let unzipped = try Harness.temporaryDirectory()
+        #expect(try Harness.tool("unzip", ["-q", zip.path, "-d", unzipped.path]).status == 0)
+        let manifest = folder.appending(path: "manifest.data")
+        try FileManager.default.copyItem(at: unzipped.appending(path: "com.example.harbour.2026-01/latest.json"), to: manifest)
+        let site = try Harness.galley(["render", manifest.path, "-o", folder.appending(path: "site").path])
+        #expect(site.status == 0, "\(site.stderr)")
+
+        let zips = try Harness.galley(["render", folder.path, "-o", folder.appending(path: "site2").path])
+        #expect(zips.status == 2)
+        #expect(zips.stderr.contains("holds issue zips"), "\(zips.stderr)")
+    }
+
     @Test func badArguments() throws {
         #expect(try Harness.galley(["render", Harness.example.path]).status == 2)
         #expect(try Harness.galley(["render", Harness.example.path, "--article", "x", "--style", "fancy"]).status == 2)

@@ -152,6 +152,26 @@ import Testing
         #expect(summary["errors"] as? Int == 1)
     }
 
+    /// Inputs are told apart by content (one detector for validate and render), and anything but
+    /// a regular file or a folder is refused at once with exit 2: a FIFO must not block.
+    @Test func inputKindsComeFromContentAndSpecialFilesAreRefused() throws {
+        let folder = try Harness.temporaryDirectory()
+        let manifest = folder.appending(path: "issue-manifest.txt")
+        try FileManager.default.copyItem(at: Harness.fixtures.appending(path: "manifests/crashes-dumpling-error.json"), to: manifest)
+        let asManifest = try Harness.galley(["validate", manifest.path, "--format", "json"])
+        let input = try #require((asManifest.json?["inputs"] as? [[String: Any]])?.first)
+        #expect(input["kind"] as? String == "manifest")
+
+        let fifo = folder.appending(path: "issue.zip")
+        #expect(mkfifo(fifo.path, 0o644) == 0)
+        for arguments in [["validate", fifo.path], ["render", fifo.path, "-o", folder.appending(path: "site").path],
+                          ["validate", "/dev/zero"]] {
+            let result = try Harness.galley(arguments)
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.stderr.contains("not a regular file"), "\(arguments): \(result.stderr)")
+        }
+    }
+
     @Test func textReportsAreLocatedWithHints() throws {
         let path = Harness.fixtures.appending(path: "manifests/crashes-dumpling-error.json").path
         let result = try Harness.galley(["validate", path])

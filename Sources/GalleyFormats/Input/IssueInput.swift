@@ -13,8 +13,9 @@ public enum IssueInput: Sendable, Equatable {
     /// A bare `latest.json`.
     case manifest(URL)
 
-    /// Looks at `path`. Throws `GalleyError` when it does not exist, cannot be read, or is a
-    /// folder that is neither a source nor holds any zip.
+    /// Looks at `path` (following links). Throws `GalleyError` when it does not exist, is neither
+    /// a regular file nor a folder (a FIFO would block the read, `/dev/zero` never end), cannot be
+    /// read, or is a folder that is neither a source nor holds any zip.
     public static func detect(_ path: String) throws -> IssueInput {
         let url = URL(fileURLWithPath: path)
         guard let status = FileStatus(path) else { throw GalleyError("no such file or folder", path: path) }
@@ -29,6 +30,10 @@ public enum IssueInput: Sendable, Equatable {
                                   path: path, hint: "Give an issue source folder, a zip, a latest.json, or a folder of zips.")
             }
             return .zipFolder(zips.map { url.appending(path: $0) })
+        }
+        guard status.kind == .file else {
+            throw GalleyError("not a regular file (a device, FIFO or socket)", path: path,
+                              hint: "Give the issue zip, latest.json or source folder itself.")
         }
         guard FileStatus.isReadable(path), let handle = FileHandle(forReadingAtPath: path) else {
             throw GalleyError("cannot read the file", path: path)
