@@ -13,7 +13,8 @@ extension Renderer {
         var filter = AssetFilter()
         filter.issue = detail.article.issueGlobalID
         filter.kind = .image
-        let issueImages = try store.assets(filter).filter { $0.articleGlobalID == nil }
+        filter.issueOwn = true
+        let issueImages = try store.assets(filter)
         func record(_ asset: StoredAsset) -> AssetRecord {
             AssetRecord(
                 id: asset.globalID, kind: MediaKind(rawValue: asset.kind) ?? .image, caption: asset.caption,

@@ -130,6 +130,9 @@ import Testing
         let path = try #require(sounds.first?["path"] as? String)
         #expect(FileManager.default.fileExists(atPath: path), "the asset's file path in the store")
         #expect(try run(["assets", "--issue", "com.example.harbour.2026-01", "--cover"]).stdout.contains("cover.jpg"))
+        #expect(try run(["assets", "--issue", "com.example.harbour.2026-01", "--cover", "--count"]).stdout == "1\n")
+        let firstOfArticle = try run(["assets", "--article", "fbf92e3a2aa69e50f4c7b6e7", "--first"]).stdout
+        #expect(firstOfArticle.contains("the-lighthouse-keepers-lamp-room.jpg") && !firstOfArticle.contains("cover.jpg"))
         #expect(try run(["assets", "--issue", "com.example.harbour.2026-01", "--count"]).stdout == "8\n")
         #expect(try run(["assets", "--issue", "no-such-issue"]).status == 2)
     }

@@ -148,9 +148,9 @@ public struct AssetFilter: Sendable {
     public var issue: String?
     public var article: String?
     public var kind: MediaKind?
-    /// Only the issue's own first image: its cover.
-    public var cover = false
-    /// Only the first image (of the issue, or of `article`).
+    /// Only the issue's own assets, not its articles'.
+    public var issueOwn = false
+    /// Only the first image (of what the other filters leave). With `issueOwn`: the cover.
     public var first = false
 
     public init() {}

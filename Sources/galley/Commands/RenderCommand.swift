@@ -37,7 +37,7 @@ struct RenderCommand: ParsableCommand {
     @Flag(help: "Render --article from the issue store (see --store) instead of INPUT.")
     var fromStore = false
 
-    @Option(help: ArgumentHelp("The issue store, with --from-store (default: $GALLEY_STORE, else ~/.local/share/galley).", valueName: "dir"))
+    @Option(help: ArgumentHelp("The issue store, with --from-store (default: $GALLEY_STORE, else $XDG_DATA_HOME/galley, else ~/.local/share/galley).", valueName: "dir"))
     var store: String?
 
     @Option(help: ArgumentHelp("With --from-store: the issue, when several have an article with this id.", valueName: "id"))

@@ -31,14 +31,14 @@ extension SQLiteStore {
             var query = SQLFilter()
             query.issue(filter.issue)
             if let articleID { query.add("s.articleId = ?", [articleID]) }
-            if let kind = (filter.cover || filter.first) ? .image : filter.kind { query.add("s.kind = ?", [kind.rawValue]) }
-            if filter.cover { query.add("s.articleId IS NULL") }
+            if let kind = filter.first ? .image : filter.kind { query.add("s.kind = ?", [kind.rawValue]) }
+            if filter.issueOwn { query.add("s.articleId IS NULL") }
             var sql = """
                 SELECT \(Self.assetColumns) FROM asset s JOIN issue i ON i.id = s.issueId
                 LEFT JOIN article a ON a.id = s.articleId
                 """ + query.whereSQL
             sql += " ORDER BY i.publishDay DESC, i.appleID, coalesce(a.placement, 0), s.kind, s.placement"
-            if filter.cover || filter.first { sql += " LIMIT 1" }
+            if filter.first { sql += " LIMIT 1" }
             let rows = try StoredAsset.fetchAll(db, sql: sql, arguments: query.arguments)
             let folders = Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT globalID, folder FROM issue")
                 .map { ($0["globalID"] as String, $0["folder"] as String) })

@@ -38,8 +38,8 @@ struct AssetsCommand: ParsableCommand {
             filter.issue = issue
             filter.article = article
             filter.kind = playlist ? .sound : type
-            filter.cover = cover
-            filter.first = first
+            filter.issueOwn = cover
+            filter.first = cover || first
             let assets = try store.open().assets(filter)
             if count {
                 if store.json { return printJSON(["count": assets.count]) }
