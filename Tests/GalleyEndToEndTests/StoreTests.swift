@@ -208,6 +208,26 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: parent).sorted() == outsideBefore, "nothing appeared outside")
     }
 
+    /// What is not a zip at all is refused before the store is opened, with exit 2 and what to do:
+    /// a FIFO must not block the import, a source folder is packed first.
+    @Test func inputsThatAreNotZipsAreRefusedWithoutCreatingTheStore() throws {
+        let store = try store()
+        let scratch = try Harness.temporaryDirectory()
+        let fifo = scratch.appending(path: "issue.zip")
+        #expect(mkfifo(fifo.path, 0o644) == 0)
+        let cases: [(String, String)] = [
+            (fifo.path, "not a regular file"), ("/dev/zero", "not a regular file"),
+            (Harness.example.path, "galley pack"), (Harness.fixtures.appending(path: "zips").path, "*.zip"),
+            (scratch.appending(path: "missing.zip").path, "no such file"),
+        ]
+        for (path, says) in cases {
+            let result = try Harness.galley(["import", path, "--store", store])
+            #expect(result.status == 2, "\(path)")
+            #expect(result.stderr.contains(says), "\(path): \(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: store), "no store was created")
+    }
+
     @Test func olderFormatsAreImportedWithAWarning() throws {
         let store = try store()
         let zip = Harness.fixtures.appending(path: "zips/older-format-error.zip").path

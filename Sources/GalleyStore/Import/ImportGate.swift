@@ -15,7 +15,19 @@ public enum ImportGate {
     /// Returns what passed: the warnings, for the caller to show, and the central directory, so
     /// the import does not read it again.
     @discardableResult
+    /// Throws `GalleyError` (could not run) when `path` is not a zip at all: missing, a special
+    /// file (which would block the read), a source folder, a folder of zips or a bare manifest.
     public static func check(_ path: String) throws -> Passed {
+        switch try IssueInput.detect(path) {
+        case .zip: break
+        case .source:
+            throw GalleyError("an issue source folder, not an issue zip", path: path,
+                              hint: "Pack it first (`galley pack \(path) --output dist/`), then import the zip.")
+        case .zipFolder:
+            throw GalleyError("a folder of zips, not an issue zip", path: path, hint: "Name the zips: `galley import \(path)/*.zip`.")
+        case .manifest:
+            throw GalleyError("a latest.json, not an issue zip", path: path, hint: "Import the issue zip that holds it.")
+        }
         // The full check (CRCs, real sizes, media): a damaged zip is refused before the store is
         // touched, not half-way through extraction.
         var options = ValidationOptions()
