@@ -232,3 +232,19 @@ extension CheckCatalog {
         }.joined(separator: "\n") + "\n"
     }
 }
+
+extension ValidationRun {
+    /// The run with each source folder's findings located relative to the working directory.
+    public func relocatingSources() -> ValidationRun {
+        ValidationRun(reports: reports.map { report in
+            guard report.kind == .source else { return report }
+            var copy = report
+            copy.diagnostics = report.diagnostics.map { diagnostic in
+                var moved = diagnostic
+                moved.location = diagnostic.location.map { TextReport.relocate($0, base: report.path) }
+                return moved
+            }
+            return copy
+        })
+    }
+}
