@@ -38,7 +38,7 @@ public final class SHA256Hasher {
     }
 }
 
-package func hexString<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
+func hexString<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
     let digits = Array("0123456789abcdef".utf8)
     var out = [UInt8]()
     for byte in bytes {

@@ -132,7 +132,7 @@ public struct LocatedJSON: Sendable {
             return chunk[position]
         }
 
-        package mutating func advance() {
+        mutating func advance() {
             if chunk[position] == 0x0A {
                 line += 1
                 lineStart = offset + 1
@@ -279,7 +279,7 @@ public struct LocatedJSON: Sendable {
             return out
         }
 
-        package mutating func parseNumber() throws(ParseError) -> String {
+        mutating func parseNumber() throws(ParseError) -> String {
             var text: [UInt8] = []
             if peek() == UInt8(ascii: "-") {
                 text.append(UInt8(ascii: "-"))
@@ -309,7 +309,7 @@ public struct LocatedJSON: Sendable {
             return String(decoding: text, as: UTF8.self)
         }
 
-        package mutating func parseString() throws(ParseError) -> String {
+        mutating func parseString() throws(ParseError) -> String {
             advance()  // opening quote
             var out: [UInt8] = []
             while true {
@@ -371,7 +371,7 @@ public struct LocatedJSON: Sendable {
         }
 
         /// Reads 4 hex digits and moves past them.
-        package mutating func hex4() throws(ParseError) -> UInt32 {
+        mutating func hex4() throws(ParseError) -> UInt32 {
             var value: UInt32 = 0
             for _ in 0..<4 {
                 guard let c = peek() else { throw error("an incomplete \\u escape") }

@@ -80,7 +80,7 @@ public struct ISODateTime: Sendable, Hashable {
         else { return nil }
     }
 
-    package static func daysIn(month: Int, year: Int) -> Int {
+    static func daysIn(month: Int, year: Int) -> Int {
         switch month {
         case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
         case 4, 6, 9, 11: 30
@@ -109,7 +109,7 @@ public struct ISODateTime: Sendable, Hashable {
     ]
 
     /// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
-    package static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400
@@ -119,7 +119,7 @@ public struct ISODateTime: Sendable, Hashable {
         return era * 146_097 + doe - 719_468
     }
 
-    package static func civilFromDays(_ z0: Int) -> (year: Int, month: Int, day: Int) {
+    static func civilFromDays(_ z0: Int) -> (year: Int, month: Int, day: Int) {
         let z = z0 + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097

@@ -28,16 +28,16 @@ public struct HTMLInspection: Sendable {
 public enum HTMLInspector {
     /// libxml2 2.9 does not know HTML5 elements (figure, video, source…) and says so with this
     /// code for each; those complaints are not problems.
-    package static let unknownTagCode: Int32 = 801
+    static let unknownTagCode: Int32 = 801
 
     private static let initialized: Void = { xmlInitParser() }()
 
-    package final class ErrorBox {
+    final class ErrorBox {
         package var problems: [HTMLInspection.Problem] = []
     }
 
-    package static let urlAttributes: Set<String> = ["href", "src", "action", "formaction", "poster", "data", "xlink:href", "background", "cite"]
-    package static let fetchingAttributes: Set<String> = ["src", "poster", "data", "srcset", "background"]
+    static let urlAttributes: Set<String> = ["href", "src", "action", "formaction", "poster", "data", "xlink:href", "background", "cite"]
+    static let fetchingAttributes: Set<String> = ["src", "poster", "data", "srcset", "background"]
 
     public static func inspect(_ html: String) -> HTMLInspection {
         _ = initialized

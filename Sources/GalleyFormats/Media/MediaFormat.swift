@@ -152,10 +152,10 @@ public enum MediaProber {
         return MediaProbe(format: format, pixelSize: size)
     }
 
-    package static func be16(_ b: [UInt8], _ i: Int) -> Int { Int(b[i]) << 8 | Int(b[i + 1]) }
-    package static func be32(_ b: [UInt8], _ i: Int) -> Int { be16(b, i) << 16 | be16(b, i + 2) }
-    package static func le16(_ b: [UInt8], _ i: Int) -> Int { Int(b[i]) | Int(b[i + 1]) << 8 }
-    package static func le24(_ b: [UInt8], _ i: Int) -> Int { le16(b, i) | Int(b[i + 2]) << 16 }
+    static func be16(_ b: [UInt8], _ i: Int) -> Int { Int(b[i]) << 8 | Int(b[i + 1]) }
+    static func be32(_ b: [UInt8], _ i: Int) -> Int { be16(b, i) << 16 | be16(b, i + 2) }
+    static func le16(_ b: [UInt8], _ i: Int) -> Int { Int(b[i]) | Int(b[i + 1]) << 8 }
+    static func le24(_ b: [UInt8], _ i: Int) -> Int { le16(b, i) | Int(b[i + 2]) << 16 }
 
     package static func positive(_ w: Int, _ h: Int) -> PixelSize? {
         w > 0 && h > 0 ? PixelSize(width: w, height: h) : nil
@@ -187,7 +187,7 @@ public enum MediaProber {
     }
 
     /// Walks JPEG segments to the first start-of-frame marker, reading 4 to 9 bytes per hop.
-    package static func jpegSize(_ handle: FileHandle) throws -> PixelSize? {
+    static func jpegSize(_ handle: FileHandle) throws -> PixelSize? {
         var offset: UInt64 = 2
         for _ in 0..<1024 {
             try handle.seek(toOffset: offset)

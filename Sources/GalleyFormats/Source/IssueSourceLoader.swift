@@ -100,7 +100,7 @@ public struct IssueSourceLoader: Sendable {
             lastUpdated: lastUpdated, metadata: metadata, images: images, articleFolders: folders)
     }
 
-    package static func appleIDProblem(_ id: String) -> String? {
+    static func appleIDProblem(_ id: String) -> String? {
         if id.isEmpty { return "is empty" }
         if id.utf8.count > 200 { return "is longer than 200 characters" }
         if id.hasPrefix(".") || id.hasPrefix("-") { return "starts with `\(id.first!)`" }
@@ -218,7 +218,7 @@ public struct IssueSourceLoader: Sendable {
         return result
     }
 
-    package static func numberPrefix(_ folder: String) -> Int? {
+    static func numberPrefix(_ folder: String) -> Int? {
         let digits = folder.prefix { $0.isASCII && $0.isNumber }
         return digits.isEmpty ? nil : Int(digits.prefix(18))
     }

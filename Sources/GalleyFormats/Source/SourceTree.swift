@@ -27,13 +27,13 @@ package struct SourceTree {
 
     /// Whether a path relative to the folder resolves, through any symbolic links, to a place
     /// inside it.
-    package func staysInside(_ relativePath: String) -> Bool {
+    func staysInside(_ relativePath: String) -> Bool {
         let resolved = url(relativePath).resolvingSymlinksInPath().path
         return resolved == realRoot || resolved.hasPrefix(realRoot + "/")
     }
 
     /// An error when `relativePath` is a symbolic link leading outside the folder (never followed).
-    package func linkOutside(_ relativePath: String) -> Diagnostic? {
+    func linkOutside(_ relativePath: String) -> Diagnostic? {
         guard isSymbolicLink(relativePath), !staysInside(relativePath) else { return nil }
         return Diagnostic(
             .sourceSymlinkOutside,
@@ -41,19 +41,19 @@ package struct SourceTree {
             at: SourceLocation(path: relativePath), hint: "Replace the link with the file or folder itself.")
     }
 
-    package func isSymbolicLink(_ relativePath: String) -> Bool {
+    func isSymbolicLink(_ relativePath: String) -> Bool {
         FileStatus(url(relativePath).path, follow: false)?.kind == .symlink
     }
 
     /// What `resolveFile` found: the file, or the problem with the path.
-    package enum Resolved {
+    enum Resolved {
         case file(SourceFile)
         case problem(Diagnostic)
     }
 
     /// Resolves `written` (as an editor wrote it, relative to the folder `directory`) to a
     /// readable regular file inside the issue folder.
-    package func resolveFile(
+    func resolveFile(
         _ written: String, from directory: String, at location: SourceLocation, what: String
     ) -> Resolved {
         func fail(_ check: Check, _ message: String, _ hint: String) -> Resolved {
@@ -134,7 +134,7 @@ package struct SourceTree {
     }
 
     /// What makes a file name unsafe inside a zip, if anything.
-    package static func nameProblem(_ name: String) -> String? {
+    static func nameProblem(_ name: String) -> String? {
         if name.utf8.count > 255 { return "is longer than 255 bytes" }
         if name.hasPrefix(" ") || name.hasSuffix(" ") { return "starts or ends with a space" }
         if name.hasSuffix(".") { return "ends with a dot" }

@@ -4,7 +4,7 @@ import GalleyCore
 
 /// Parses a YAML (or JSON) text and reads typed fields from it, turning every problem into a
 /// diagnostic located at the file, line and column, with the key path of the value.
-package struct YAMLFields {
+struct YAMLFields {
     /// The display path of the file (relative to the issue folder).
     package let file: String
     /// Lines before the YAML text in its file (front matter starts after `---`).
@@ -63,10 +63,10 @@ package struct YAMLFields {
 }
 
 /// A YAML mapping being read: remembers which keys were read so the rest can be reported.
-package struct YAMLMapping {
+struct YAMLMapping {
     package let node: Node
     package let fields: YAMLFields
-    package let keyPath: String
+    let keyPath: String
     private(set) var entries: [(key: String, keyNode: Node, value: Node)] = []
 
     package init?(_ node: Node, fields: YAMLFields, keyPath: String, log: inout DiagnosticLog, what: String) {
@@ -138,7 +138,7 @@ package struct YAMLMapping {
     }
 
     /// A list of strings, or one comma-separated string.
-    package func stringList(_ key: String, log: inout DiagnosticLog) -> [String]? {
+    func stringList(_ key: String, log: inout DiagnosticLog) -> [String]? {
         guard let value = value(key) else { return nil }
         switch value {
         case .scalar(let scalar):
@@ -164,7 +164,7 @@ package struct YAMLMapping {
     }
 
     /// A free-form mapping, converted to JSON (scalars typed the YAML way, key order kept).
-    package func jsonObject(_ key: String, log: inout DiagnosticLog) -> JSONValue? {
+    func jsonObject(_ key: String, log: inout DiagnosticLog) -> JSONValue? {
         guard let value = value(key) else { return nil }
         guard case .mapping = value else {
             log.add(Diagnostic(
@@ -176,7 +176,7 @@ package struct YAMLMapping {
     }
 
     /// Reports every key that is not in `known`, with a suggestion when one is close.
-    package func reportUnknownKeys(_ known: [String], log: inout DiagnosticLog, what: String) {
+    func reportUnknownKeys(_ known: [String], log: inout DiagnosticLog, what: String) {
         for entry in entries where !known.contains(entry.key) {
             let suggestion = known.min { editDistance($0, entry.key) < editDistance($1, entry.key) }
             var hint = "Remove it, or check its spelling."
@@ -212,13 +212,13 @@ extension YAMLFields {
     }
 
     /// The text of a YAML float as a JSON number, or `nil` for `.inf` and `.nan`.
-    package static func jsonNumber(_ text: String) -> String? {
+    static func jsonNumber(_ text: String) -> String? {
         guard let value = Double(text), value.isFinite else { return nil }
         return isJSONNumber(text) ? text : String(value)
     }
 
     /// Whether `text` is already a JSON number literal (`-?(0|[1-9]d*)(.d+)?([eE][+-]?d+)?`).
-    package static func isJSONNumber(_ text: String) -> Bool {
+    static func isJSONNumber(_ text: String) -> Bool {
         var bytes = Substring(text).utf8[...]
         func digits() -> Int {
             let count = bytes.prefix { $0 >= 48 && $0 <= 57 }.count

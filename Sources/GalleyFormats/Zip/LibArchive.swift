@@ -31,7 +31,7 @@ public enum ProcessEnvironment {
     }
 
     /// Fails, naming the fix, when the process was not configured.
-    package static func requireArchiveSettings() throws {
+    static func requireArchiveSettings() throws {
         guard isConfiguredForArchives else {
             throw GalleyError(
                 "the process is not set up for libarchive (TZ=UTC, a UTF-8 LC_CTYPE)",

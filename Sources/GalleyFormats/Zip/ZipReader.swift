@@ -90,7 +90,7 @@ public final class ZipReader {
 }
 
 /// The message of libarchive's last error on `archive` (a reader, zip writer or disk writer).
-package func libarchiveError(_ archive: OpaquePointer) -> String {
+func libarchiveError(_ archive: OpaquePointer) -> String {
     (archive_error_string(archive).map { String(cString: $0) } ?? "unknown libarchive error")
         .trimmingCharacters(in: .whitespacesAndNewlines)
 }

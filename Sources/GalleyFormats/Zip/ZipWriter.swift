@@ -19,7 +19,7 @@ public final class ZipWriter {
     private var closed = false
     private var buffer = [UInt8](repeating: 0, count: 1 << 20)
 
-    package final class Sink {
+    final class Sink {
         package let fd: Int32
         package let hasher: SHA256Hasher?
         package var bytes: Int64 = 0

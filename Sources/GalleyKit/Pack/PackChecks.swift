@@ -2,17 +2,17 @@ import GalleyCore
 
 /// Findings of `galley pack` about the zip it is asked to write (the source's own findings are
 /// `SourceChecks`).
-package enum PackChecks {
+enum PackChecks {
     package static let checks: [Check] = [.packZipName, .packZip64Required]
 }
 
 extension Check {
-    package static let packZipName = Check(
+    static let packZipName = Check(
         "pack.zip-name", .pack, .warning, "`--output` names the zip other than `<apple_id>.zip`.",
         explanation: "Dumpling loads `<apple_id>.zip` from the app bundle; a zip named otherwise is never found.",
         triggering: [.pack("sources/minimal-valid", zipName: "renamed.zip")],
         clean: [.pack("sources/minimal-valid")])
-    package static let packZip64Required = Check(
+    static let packZip64Required = Check(
         "pack.zip64-required", .pack, .error, "The issue needs Zip64 (over 65,535 entries or 4 GiB) and `--allow-zip64` is not given.",
         explanation: "Dumpling's minizip 1.01h has no Zip64: such a zip cannot be opened. Pack refuses before writing a byte.",
         triggering: [.pack("sources/minimal-valid", maxEntries: 1)],

@@ -17,7 +17,7 @@ public struct ZipEntryPlan: Sendable, Hashable {
 /// articles and the zip need: the zip entries, the ids in use, the previous article's date.
 public struct PackPlanner {
     /// DOS times cannot go before 1980.
-    package static let earliestZipTime: Int64 = 315_532_800
+    static let earliestZipTime: Int64 = 315_532_800
 
     public private(set) var issue: IssueRecord
     /// Seconds since 1970 written as every entry's modification time.
@@ -65,7 +65,7 @@ public struct PackPlanner {
     /// Plans one article (in issue order): its id, date and assets. The returned record has
     /// everything but the body; `assetIDs` maps local keys to global ids for the body.
     /// Media already probed (by path), e.g. on other cores; anything missing is probed here.
-    package var probed: [String: MediaProbe] = [:]
+    var probed: [String: MediaProbe] = [:]
 
     public mutating func plan(_ article: ArticleSource) -> (record: ArticleRecord, assetIDs: [String: String]) {
         articleCount += 1
@@ -192,7 +192,7 @@ public struct PackPlanner {
 
 /// Gives every source file one name in the zip: flat, in the producer profile
 /// (`[A-Za-z0-9._-]`), unique even without regard to case.
-package struct EntryNames {
+struct EntryNames {
     private var bySource: [String: ZipEntryPlan] = [:]
     private var taken: Set<String> = ["latest.json"]
 
@@ -214,16 +214,16 @@ package struct EntryNames {
         return candidate
     }
 
-    package var sortedEntries: [ZipEntryPlan] {
+    var sortedEntries: [ZipEntryPlan] {
         bySource.values.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
     }
 }
 
 /// Ids must be unique across the issue, its articles and its assets.
-package struct IDRegistry {
+struct IDRegistry {
     private var owners: [String: String] = [:]
 
-    package mutating func claim(_ id: String, what: String, at location: SourceLocation?, _ log: inout DiagnosticLog) {
+    mutating func claim(_ id: String, what: String, at location: SourceLocation?, _ log: inout DiagnosticLog) {
         if let owner = owners[id] {
             log.add(Diagnostic(.sourceIdDuplicate, "\(what) has the id `\(id)`, which \(owner) already has",
                            at: location, hint: "Ids must be unique in an issue: change or remove the explicit `id`."))

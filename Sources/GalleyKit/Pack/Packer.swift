@@ -184,11 +184,11 @@ public struct Packer {
 
     /// Articles handled together: read and converted on every core, planned in order. Memory
     /// holds one batch, whatever the issue's size.
-    package static let batchSize = 32
+    static let batchSize = 32
 
     /// Reads, plans and converts each article in issue order, handing each finished record to
     /// `sink`; returns every finding, the planner's included, errors first.
-    package func buildArticles(
+    func buildArticles(
         _ source: IssueSource, _ planner: inout PackPlanner,
         sink: (ArticleSource, ArticleRecord, _ bodyLineOffset: Int) throws -> Void
     ) throws -> [Diagnostic] {
@@ -251,13 +251,13 @@ public struct Packer {
         return diagnostics
     }
 
-    package struct PlannedBody: Sendable {
+    struct PlannedBody: Sendable {
         package var article: ArticleSource
         package var record: ArticleRecord
-        package var assetIDs: [String: String]
+        var assetIDs: [String: String]
     }
 
-    package func outputPath(_ options: PackOptions, appleID: String) throws -> URL {
+    func outputPath(_ options: PackOptions, appleID: String) throws -> URL {
         let given = options.output ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
         var isDirectory: ObjCBool = false
         let exists = FileManager.default.fileExists(atPath: given.path, isDirectory: &isDirectory)

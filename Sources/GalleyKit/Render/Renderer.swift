@@ -151,7 +151,7 @@ public struct Renderer: Sendable {
         pages.removeAll()
     }
 
-    package struct PendingPage: Sendable {
+    struct PendingPage: Sendable {
         package var record: ArticleRecord
         package var body: String
         package var file: String
@@ -206,14 +206,14 @@ public struct Renderer: Sendable {
 
     // MARK: Reading an issue
 
-    package struct ReadArticle {
+    struct ReadArticle {
         package var record: ArticleRecord
         package var lookup: (String) -> AssetRecord?
         /// The issue's title, when it is known by the time this article is read.
         package var issueTitle: String?
     }
 
-    package struct ReadIssue {
+    struct ReadIssue {
         package var record: IssueRecord
         package var language: String? {
             if case .string(let value)? = record.metadata["language"] ?? record.metadata["lang"] { return value }
@@ -224,7 +224,7 @@ public struct Renderer: Sendable {
     /// Reads an issue zip (after refusing a hostile container) or source folder, handing each
     /// article to `sink` (which returns false to stop) and, with `extractTo`, writing its media
     /// files there under their names in the zip.
-    package func read(
+    func read(
         _ input: URL, extractTo: URL?,
         sink: (ReadArticle, _ names: [String], _ locator: (@Sendable (String) -> String?)?) throws -> Bool
     ) throws -> ReadIssue {

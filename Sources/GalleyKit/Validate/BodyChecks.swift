@@ -3,7 +3,7 @@ import GalleyCore
 import GalleyFormats
 
 /// Checks on an article body's HTML (libxml2) and what a web view would run or fetch.
-package enum BodyChecks {
+enum BodyChecks {
     /// - Parameters:
     ///   - at: the location for a body line and column.
     ///   - lineNote: how messages name a body line when the location cannot point at it
@@ -55,20 +55,20 @@ extension BodyChecks {
 }
 
 extension Check {
-    package static let bodyHtmlMalformed = Check("body.html-malformed", .body, .warning, "The body's HTML is malformed.",
+    static let bodyHtmlMalformed = Check("body.html-malformed", .body, .warning, "The body's HTML is malformed.",
             explanation: "Reported by libxml2 with its line and column in the body (complaints about HTML5 elements libxml2 2.9 does not know are left out). Web views repair markup in ways that differ between versions.",
             triggering: [.body("<p>Intro</p>\n<p>Broken <b>bold</p>\n<div>never closed\n"), .fixture("sources/malformed-html-warning").at(line: 5)],
             clean: [.body("<figure><video controls><source src=\"a.mp4\" type=\"video/mp4\"></video><figcaption>Fine</figcaption></figure>\n")])
-    package static let bodyScript = Check("body.script", .body, .error, "The body contains a `<script>`.",
+    static let bodyScript = Check("body.script", .body, .error, "The body contains a `<script>`.",
             explanation: "The reader app's web view would run it.",
             triggering: [.body("<p>x</p><script>alert(1)</script>\n"), .fixture("sources/script-body-error")], clean: [.validManifest])
-    package static let bodyEventHandler = Check("body.event-handler", .body, .error, "An element has an inline event handler (`onclick`, `onerror`...).",
+    static let bodyEventHandler = Check("body.event-handler", .body, .error, "An element has an inline event handler (`onclick`, `onerror`...).",
             explanation: "The reader app's web view would run it.",
             triggering: [.body("<img src=\"x.jpg\" onerror=\"alert(1)\">\n")], clean: [.body("<img src=\"x.jpg\" alt=\"on\">\n")])
-    package static let bodyJavascriptUrl = Check("body.javascript-url", .body, .error, "A link or source is a `javascript:` URL.",
+    static let bodyJavascriptUrl = Check("body.javascript-url", .body, .error, "A link or source is a `javascript:` URL.",
             explanation: "The reader app's web view would run it when tapped or loaded.",
             triggering: [.body("<a href=\" javascript:alert(1)\">tap</a>\n")], clean: [.body("<a href=\"https://example.com/javascript\">tap</a>\n")])
-    package static let bodyRemoteResource = Check("body.remote-resource", .body, .info, "The body loads something from the network.",
+    static let bodyRemoteResource = Check("body.remote-resource", .body, .info, "The body loads something from the network.",
             explanation: "Images, media and frames from remote servers do not load offline and leak the reader's activity.",
             triggering: [.body("<img src=\"https://cdn.example.com/a.jpg\">\n")], clean: [.body("<a href=\"https://example.com\">link</a>\n")])
 }

@@ -5,7 +5,7 @@ import GalleyFormats
 /// Checks made on the central directory alone, before any content is read.
 package struct ContainerChecks {
     package let path: String
-    package let limits: ContainerLimits
+    let limits: ContainerLimits
 
     /// The gate every reader of a zip passes first (validate, import, render): reads the central
     /// directory with bounded reads and runs the container checks on it. Returns the directory
@@ -248,100 +248,100 @@ extension ContainerChecks {
 }
 
 extension Check {
-    package static let zipUnreadable = Check("zip.unreadable", .container, .error, "The file is not a zip.",
+    static let zipUnreadable = Check("zip.unreadable", .container, .error, "The file is not a zip.",
             explanation: "No end of central directory record: the file is something else (an image renamed .zip, HTML from a failed download).",
             triggering: [.fixture("zips/not-a-zip-error.zip")], clean: [.validZip])
-    package static let zipEmpty = Check("zip.empty", .container, .error, "The file or the zip is empty.",
+    static let zipEmpty = Check("zip.empty", .container, .error, "The file or the zip is empty.",
             explanation: "A zero-byte file, or a zip with no entries: Dumpling imports nothing and says nothing.",
             triggering: [.fixture("zips/empty-file-error.zip"), .fixture("zips/no-entries-error.zip")], clean: [.validZip])
-    package static let zipTruncated = Check("zip.truncated", .container, .error, "The zip is cut short or its directory lies outside the file.",
+    static let zipTruncated = Check("zip.truncated", .container, .error, "The zip is cut short or its directory lies outside the file.",
             explanation: "The end record or the central directory points past the file, or an entry's data runs past the directory: a partial download or a damaged copy.",
             triggering: [.fixture("zips/truncated-error.zip"), .fixture("zips/cd-out-of-bounds-error.zip")], clean: [.validZip])
-    package static let zipEntries = Check("zip.entries", .container, .error, "The zip lists more entries than the limit.",
+    static let zipEntries = Check("zip.entries", .container, .error, "The zip lists more entries than the limit.",
             explanation: "More than 65,535 entries cannot be read without Zip64, and a huge count is a denial-of-service trick; the directory is not read past the limit.",
             triggering: [.fixture("zips/too-many-entries-error.zip")], clean: [.validZip])
-    package static let zipZip64 = Check("zip.zip64", .container, .error, "The zip uses Zip64 records.",
+    static let zipZip64 = Check("zip.zip64", .container, .error, "The zip uses Zip64 records.",
             explanation: "Dumpling's minizip 1.01h has no Zip64: the issue cannot be opened.",
             triggering: [.fixture("zips/zip64-error.zip")], clean: [.validZip])
-    package static let zipLeadingBytes = Check("zip.leading-bytes", .container, .warning, "Bytes precede the first entry.",
+    static let zipLeadingBytes = Check("zip.leading-bytes", .container, .warning, "Bytes precede the first entry.",
             explanation: "Data prepended to a zip (a self-extractor stub, junk) is skipped by some readers and makes others find nothing.",
             triggering: [.fixture("zips/prepended-warning.zip")], clean: [.validZip])
-    package static let zipEncrypted = Check("zip.encrypted", .container, .error, "An entry is encrypted.",
+    static let zipEncrypted = Check("zip.encrypted", .container, .error, "An entry is encrypted.",
             explanation: "Dumpling opens zips without a password, so an encrypted entry cannot be read.",
             triggering: [.fixture("zips/encrypted-error.zip")], clean: [.validZip])
-    package static let zipMethod = Check("zip.method", .container, .error, "An entry uses a compression method other than stored or deflate.",
+    static let zipMethod = Check("zip.method", .container, .error, "An entry uses a compression method other than stored or deflate.",
             explanation: "Only methods 0 and 8 are safe in every Dumpling build; bzip2, LZMA and others may not be compiled in.",
             triggering: [.fixture("zips/bzip2-method-error.zip")], clean: [.validZip])
-    package static let zipSymlink = Check("zip.symlink", .container, .error, "An entry is a symbolic link.",
+    static let zipSymlink = Check("zip.symlink", .container, .error, "An entry is a symbolic link.",
             explanation: "A link extracted into the issue folder can point at any file on the device; later entries may be written through it.",
             triggering: [.fixture("zips/symlink-error.zip")], clean: [.validZip])
-    package static let zipSpecialFile = Check("zip.special-file", .container, .error, "An entry is a device, FIFO or socket.",
+    static let zipSpecialFile = Check("zip.special-file", .container, .error, "An entry is a device, FIFO or socket.",
             explanation: "An issue zip holds files and folders only; anything else is a crafted archive.",
             triggering: [.fixture("zips/device-error.zip")], clean: [.validZip])
-    package static let zipRatio = Check("zip.ratio", .container, .error, "An entry declares a compression ratio past the limit.",
+    static let zipRatio = Check("zip.ratio", .container, .error, "An entry declares a compression ratio past the limit.",
             explanation: "A megabyte-sized entry claiming more than 100 times its compressed size is how zip bombs look; it is refused before anything is inflated.",
             triggering: [.fixture("zips/ratio-bomb-error.zip")], clean: [.validZip])
-    package static let zipSize = Check("zip.size", .container, .error, "The entries declare more bytes than the limit.",
+    static let zipSize = Check("zip.size", .container, .error, "The entries declare more bytes than the limit.",
             explanation: "An issue stays under 4 GiB; a zip declaring hundreds of gigabytes is rejected from its directory, in milliseconds and bounded memory.",
             triggering: [.fixture("zips/declared-500gb-error.zip")], clean: [.validZip])
-    package static let zipOverlap = Check("zip.overlap", .container, .error, "Entries share the same bytes.",
+    static let zipOverlap = Check("zip.overlap", .container, .error, "Entries share the same bytes.",
             explanation: "Overlapping entries are the overlap zip bomb: a small file that inflates to gigabytes. Nothing is extracted.",
             triggering: [.fixture("zips/overlap-bomb-error.zip")], clean: [.validZip])
-    package static let zipOffset = Check("zip.offset", .container, .error, "An entry starts past the central directory.",
+    static let zipOffset = Check("zip.offset", .container, .error, "An entry starts past the central directory.",
             explanation: "Its local header offset points outside the entry data: the zip is damaged or crafted.",
             triggering: [.fixture("zips/offset-out-of-bounds-error.zip")], clean: [.validZip])
-    package static let zipLocalHeader = Check("zip.local-header", .container, .error, "An entry's local header is missing or disagrees with the directory.",
+    static let zipLocalHeader = Check("zip.local-header", .container, .error, "An entry's local header is missing or disagrees with the directory.",
             explanation: "Readers that stream from local headers then see another name than readers that use the directory: a way to smuggle files past a check.",
             triggering: [.fixture("zips/local-name-mismatch-error.zip")], clean: [.validZip])
-    package static let zipPathAbsolute = Check("zip.path-absolute", .container, .error, "An entry name is an absolute path.",
+    static let zipPathAbsolute = Check("zip.path-absolute", .container, .error, "An entry name is an absolute path.",
             explanation: "Extracted naively, it is written anywhere on the device.",
             triggering: [.fixture("zips/absolute-path-error.zip")], clean: [.validZip])
-    package static let zipPathDotdot = Check("zip.path-dotdot", .container, .error, "An entry name contains `..` (zip slip).",
+    static let zipPathDotdot = Check("zip.path-dotdot", .container, .error, "An entry name contains `..` (zip slip).",
             explanation: "Dumpling's unzipper joins names to the Caches folder without checks: `../../Documents/default.realm` overwrites the app's database.",
             triggering: [.fixture("zips/zip-slip-dotdot-error.zip"), .fixture("zips/zip-slip-backslash-error.zip")], clean: [.validZip])
-    package static let zipPathBackslash = Check("zip.path-backslash", .container, .error, "An entry name contains a backslash.",
+    static let zipPathBackslash = Check("zip.path-backslash", .container, .error, "An entry name contains a backslash.",
             explanation: "Dumpling and libarchive turn `\\` into `/`, so `..\\..\\x` is a zip slip on some readers and a strange name on others.",
             triggering: [.fixture("zips/zip-slip-backslash-error.zip")], clean: [.validZip])
-    package static let zipNameEmpty = Check("zip.name-empty", .container, .error, "An entry has an empty name.",
+    static let zipNameEmpty = Check("zip.name-empty", .container, .error, "An entry has an empty name.",
             explanation: "Minizip reads the name's last byte even when it is empty.",
             triggering: [.fixture("zips/empty-name-error.zip")], clean: [.validZip])
-    package static let zipNameNul = Check("zip.name-nul", .container, .error, "An entry name contains a NUL byte.",
+    static let zipNameNul = Check("zip.name-nul", .container, .error, "An entry name contains a NUL byte.",
             explanation: "Readers cut the name at NUL, which hides its real name and can create duplicates.",
             triggering: [.fixture("zips/nul-name-error.zip")], clean: [.validZip])
-    package static let zipNameEncoding = Check("zip.name-encoding", .container, .error, "An entry name is not valid UTF-8.",
+    static let zipNameEncoding = Check("zip.name-encoding", .container, .error, "An entry name is not valid UTF-8.",
             explanation: "Dumpling decodes names as UTF-8; an invalid name becomes nil and breaks extraction.",
             triggering: [.fixture("zips/non-utf8-name-error.zip")], clean: [.validZip])
-    package static let zipNameLength = Check("zip.name-length", .container, .error, "An entry name is too long.",
+    static let zipNameLength = Check("zip.name-length", .container, .error, "An entry name is too long.",
             explanation: "Over 255 bytes a component (or 1,024 in all), file systems refuse the name.",
             triggering: [.fixture("zips/long-name-error.zip")], clean: [.validZip])
-    package static let zipNameProfile = Check("zip.name-profile", .container, .warning, "An entry name has characters outside `[A-Za-z0-9._-]`.",
+    static let zipNameProfile = Check("zip.name-profile", .container, .warning, "An entry name has characters outside `[A-Za-z0-9._-]`.",
             explanation: "Dumpling copes, but spaces, `@` and non-ASCII letters break on some servers, CDNs and file systems.",
             triggering: [.fixture("zips/name-with-space-warning.zip")], clean: [.validZip])
-    package static let zipDuplicateName = Check("zip.duplicate-name", .container, .error, "Two entries have the same name.",
+    static let zipDuplicateName = Check("zip.duplicate-name", .container, .error, "Two entries have the same name.",
             explanation: "Which copy a reader keeps is undefined, so a check can pass one and an app load the other.",
             triggering: [.fixture("zips/duplicate-name-error.zip")], clean: [.validZip])
-    package static let zipNameCollision = Check("zip.name-collision", .container, .error, "Two entry names collide under case folding or Unicode normalisation.",
+    static let zipNameCollision = Check("zip.name-collision", .container, .error, "Two entry names collide under case folding or Unicode normalisation.",
             explanation: "On iOS's case-insensitive file system `Photo.jpg` and `photo.jpg` are one file; `é` and `e\u{301}` too. One overwrites the other.",
             triggering: [.fixture("zips/case-collision-error.zip"), .fixture("zips/nfc-collision-error.zip")], clean: [.validZip])
-    package static let zipTopFolder = Check("zip.top-folder", .container, .error, "The zip does not hold exactly one top folder.",
+    static let zipTopFolder = Check("zip.top-folder", .container, .error, "The zip does not hold exactly one top folder.",
             explanation: "Dumpling reads `<apple_id>/latest.json`: files at the top, or several folders, are not found.",
             triggering: [.fixture("zips/two-top-folders-error.zip")], clean: [.validZip])
-    package static let zipFileName = Check("zip.file-name", .container, .warning, "The zip's file name differs from its folder.",
+    static let zipFileName = Check("zip.file-name", .container, .warning, "The zip's file name differs from its folder.",
             explanation: "Dumpling loads `<apple_id>.zip` from the app bundle; a zip named otherwise is never found.",
             triggering: [.fixture("zips/renamed-warning.zip")], clean: [.validZip])
-    package static let zipManifestMissing = Check("zip.manifest-missing", .container, .error, "The zip has no `<folder>/latest.json`.",
+    static let zipManifestMissing = Check("zip.manifest-missing", .container, .error, "The zip has no `<folder>/latest.json`.",
             explanation: "Without it Dumpling returns silently and the issue never appears.",
             triggering: [.fixture("zips/no-manifest-error.zip")], clean: [.validZip])
-    package static let zipManifestNotFirst = Check("zip.manifest-not-first", .container, .info, "latest.json is not the first entry.",
+    static let zipManifestNotFirst = Check("zip.manifest-not-first", .container, .info, "latest.json is not the first entry.",
             explanation: "Streaming readers find the issue faster when latest.json comes first, as galley pack writes it.",
             triggering: [.fixture("zips/manifest-last-info.zip")], clean: [.validZip])
     package static let zipCrc = Check("zip.crc", .container, .error, "An entry's content does not match its CRC-32.",
             explanation: "The bytes were damaged after packing; found by the full check, which inflates every entry.",
             triggering: [.fixture("zips/bad-crc-error.zip")], clean: [.validZip])
-    package static let zipSizeMismatch = Check("zip.size-mismatch", .container, .error, "An entry inflates to another size than it declares.",
+    static let zipSizeMismatch = Check("zip.size-mismatch", .container, .error, "An entry inflates to another size than it declares.",
             explanation: "Declared sizes that lie defeat size limits; the full check stops reading once an entry passes its declared size.",
             triggering: [.fixture("zips/size-lie-error.zip")], clean: [.validZip])
-    package static let zipData = Check("zip.data", .container, .error, "An entry's data cannot be inflated.",
+    static let zipData = Check("zip.data", .container, .error, "An entry's data cannot be inflated.",
             explanation: "The deflate stream is damaged.",
             triggering: [.fixture("zips/bad-deflate-error.zip")], clean: [.validZip])
 }

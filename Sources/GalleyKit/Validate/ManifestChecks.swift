@@ -3,14 +3,14 @@ import GalleyCore
 import GalleyFormats
 
 /// What the manifest checks learn that later checks use: every asset and where it sits.
-package struct ManifestIndex {
-    package struct AssetRef {
+struct ManifestIndex {
+    struct AssetRef {
         package var id: String
         /// `images`, `sound_files` or `videos`.
         package var list: String
         package var fileName: String?
         package var crop: String?
-        package var variants: [String] = []
+        var variants: [String] = []
         package var metadata: LocatedJSON?
         package var jsonPath: String
         package var line: Int
@@ -18,22 +18,22 @@ package struct ManifestIndex {
         package var article: Int?
     }
 
-    package struct ArticleRef {
+    struct ArticleRef {
         package var id: String?
         package var jsonPath: String
         package var line: Int
     }
 
     /// A placeholder whose id can be resolved only once every asset is known.
-    package struct PlaceholderRef {
+    struct PlaceholderRef {
         package var key: String
         package var article: Int
-        package var where_: String
+        var where_: String
         package var location: SourceLocation
     }
 
     /// An article's `featured` keys, checked once the issue's id is known.
-    package struct FeaturedRef {
+    struct FeaturedRef {
         package var keys: [String]
         package var location: SourceLocation
     }
@@ -44,35 +44,35 @@ package struct ManifestIndex {
     package var articles: [ArticleRef] = []
     package var placeholders: [PlaceholderRef] = []
     package var featured: [FeaturedRef] = []
-    package var previousDate: Int64?
+    var previousDate: Int64?
 }
 
 /// Checks on `latest.json` against what Dumpling reads (wire format §2): keys it force-casts,
 /// their types, date forms, ids, metadata.
-package struct ManifestChecks {
+struct ManifestChecks {
     /// Display path of the manifest (`issue.zip!folder/latest.json`, or a file path).
     package let path: String
 
-    package static let issueStrings = ["global_id", "apple_id", "title", "description", "last_updated", "display_date", "publish_date"]
+    static let issueStrings = ["global_id", "apple_id", "title", "description", "last_updated", "display_date", "publish_date"]
     package static let issueKeys = Set(issueStrings + ["metadata", "images", "articles"])
-    package static let articleStrings = [
+    static let articleStrings = [
         "global_id", "title", "body", "description", "url", "section", "author_name", "source", "dek", "author_url",
         "author_bio", "keywords", "commentary", "type", "date_last_updated",
     ]
     /// Article keys that Dumpling builds added after the first zip format, with when: an article
     /// without them (and with the legacy `metadata` for `meta` and `customMeta`) is in an older
     /// format, which the store imports.
-    package static let laterArticleKeys: [(key: String, since: String)] = [
+    static let laterArticleKeys: [(key: String, since: String)] = [
         ("date_last_updated", "March 2015"), ("meta", "June 2015"), ("customMeta", "June 2015"), ("author_bio", "March 2016"),
     ]
     package static let articleKeys = Set(articleStrings + ["sku", "meta", "customMeta", "metadata", "featured", "images", "sound_files", "videos"])
-    package static let assetStrings = ["id", "caption", "source", "file_name", "crop_350_350"]
+    static let assetStrings = ["id", "caption", "source", "file_name", "crop_350_350"]
     package static let assetKeys = Set(assetStrings + ["metadata", "cover", "crop"])
-    package static let coverVariants = [
+    static let coverVariants = [
         "cover_main_iphone_portrait", "cover_main_iphone_portrait_retinal", "cover_main_ipad_portrait",
         "cover_main_ipad_portrait_retinal", "cover_icon_iphone_portrait_retinal",
     ]
-    package static let cropVariants = [
+    static let cropVariants = [
         "main_iphone_portrait", "main_iphone_portrait_retinal", "main_ipad_portrait", "main_ipad_portrait_retinal",
     ]
 
@@ -99,7 +99,7 @@ package struct ManifestChecks {
     }
 
     /// The issue's own members (everything but a streamed `articles` array).
-    package func checkIssue(_ root: LocatedJSON, articlesSeen: Bool, _ index: inout ManifestIndex, into findings: inout Findings) {
+    func checkIssue(_ root: LocatedJSON, articlesSeen: Bool, _ index: inout ManifestIndex, into findings: inout Findings) {
         guard let members = root.members else { return }
         duplicateKeys(members, "", &findings)
         requireStrings(root, Self.issueStrings, "", "the issue", &findings)
@@ -129,7 +129,7 @@ package struct ManifestChecks {
     }
 
     /// One element of `articles`, checked and then dropped: memory stays flat however many there are.
-    package func checkArticle(_ i: Int, _ article: LocatedJSON, _ index: inout ManifestIndex, into findings: inout Findings) {
+    func checkArticle(_ i: Int, _ article: LocatedJSON, _ index: inout ManifestIndex, into findings: inout Findings) {
         let base = "articles[\(i)]"
         guard let articleMembers = article.members else {
             findings.add(.manifestType, "\(base) is \(article.typeName), not an object", at: at(article, base),
@@ -383,7 +383,7 @@ package struct ManifestChecks {
     }
 
     /// `a/b/c` with numeric parts: what `Helper.publishedDateFrom` reads without falling back or crashing.
-    package static func isDumplingPublishDate(_ text: String) -> Bool {
+    static func isDumplingPublishDate(_ text: String) -> Bool {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 3 else { return false }
         return parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }
@@ -391,7 +391,7 @@ package struct ManifestChecks {
 
     /// Milliseconds of a `date_last_updated` in one of the two forms Dumpling parses
     /// (`yyyy-MM-dd'T'HH:mm:ss.SSSZ`, `yyyy-MM-dd'T'HH:mm:ssZ`), else `nil`.
-    package static func dumplingDate(_ text: String) -> Int64? {
+    static func dumplingDate(_ text: String) -> Int64? {
         guard text.count >= 20, text.dropFirst(10).first == "T", text.dropFirst(16).first == ":",
               let date = ISODateTime(parsing: text), date.hasTime, date.offsetMinutes != nil
         else { return nil }
@@ -426,14 +426,14 @@ extension ManifestChecks {
 }
 
 extension Check {
-    package static let manifestJson = Check("manifest.json", .manifest, .error, "latest.json is not valid JSON.",
+    static let manifestJson = Check("manifest.json", .manifest, .error, "latest.json is not valid JSON.",
             explanation: "Dumpling's parse fails and the import returns silently.",
             triggering: [.manifest("{\"title\": \"x\",}")], clean: [.validManifest])
-    package static let manifestType = Check("manifest.type", .manifest, .error, "A value has the wrong JSON type.",
+    static let manifestType = Check("manifest.type", .manifest, .error, "A value has the wrong JSON type.",
             explanation: "Dumpling force-casts (`as! String`, `as! NSArray`) and crashes on a number, null or array where it expects a string, and calls `objectForKey` on `images` and `sound_files`, crashing if they are arrays.",
             triggering: [.article("title", "42").at("articles[0].title"), .issue("images", "[]").at("images"), .article("sound_files", "\"none\"").at("articles[0].sound_files")],
             clean: [.validManifest])
-    package static let manifestKeyMissing = Check("manifest.key-missing", .manifest, .error, "A key Dumpling force-casts is missing.",
+    static let manifestKeyMissing = Check("manifest.key-missing", .manifest, .error, "A key Dumpling force-casts is missing.",
             explanation: "Every mandatory string (13 per article, 7 per issue, 5 per asset), and an article's meta and customMeta when it has no legacy metadata either, crash the app when absent.",
             triggering: [.article("title", nil), .issue("publish_date", nil), .asset("crop_350_350", nil)],
             clean: [.validManifest])
@@ -441,50 +441,50 @@ extension Check {
             explanation: "Keys Dumpling added later are missing: date_last_updated (March 2015), meta and customMeta beside the legacy metadata (June 2015), author_bio (March 2016). Builds since then crash on the article; `galley import` accepts it (as a warning), reading customMeta from metadata.",
             triggering: [.article("author_bio", nil), .article("meta", nil), .article("customMeta", nil), .article("date_last_updated", nil)],
             clean: [.validManifest])
-    package static let manifestPublishDate = Check("manifest.publish-date", .manifest, .error, "publish_date is not MM/dd/yyyy.",
+    static let manifestPublishDate = Check("manifest.publish-date", .manifest, .error, "publish_date is not MM/dd/yyyy.",
             explanation: "Dumpling splits it on `/`: non-numeric parts crash, any other shape silently becomes today.",
             triggering: [.issue("publish_date", "\"2020-03-01\"").at("publish_date"), .issue("publish_date", "\"March/1/2020\"").at("publish_date")],
             clean: [.issue("publish_date", "\"3/1/2020\"")])
-    package static let manifestDateFormat = Check("manifest.date-format", .manifest, .error, "date_last_updated is in neither of Dumpling's forms.",
+    static let manifestDateFormat = Check("manifest.date-format", .manifest, .error, "date_last_updated is in neither of Dumpling's forms.",
             explanation: "Its two ISO parsers call each other on failure until the stack overflows: every import of the issue crashes.",
             triggering: [.article("date_last_updated", "\"01/03/2020\"").at("articles[0].date_last_updated"), .article("date_last_updated", "\"2020-03-01 10:00\"")],
             clean: [.article("date_last_updated", "\"2020-03-01T10:00:00+00:00\"")])
-    package static let manifestDateEmpty = Check("manifest.date-empty", .manifest, .warning, "date_last_updated is empty.",
+    static let manifestDateEmpty = Check("manifest.date-empty", .manifest, .warning, "date_last_updated is empty.",
             explanation: "Dumpling uses the import time, so articles without dates jump to the top of date-sorted lists.",
             triggering: [.article("date_last_updated", "\"\"")], clean: [.validManifest])
-    package static let manifestDateOrder = Check("manifest.date-order", .manifest, .warning, "Article dates do not decrease along `articles`.",
+    static let manifestDateOrder = Check("manifest.date-order", .manifest, .warning, "Article dates do not decrease along `articles`.",
             explanation: "Apps list an issue's articles by date, newest first, not by their order in the zip.",
             triggering: [.fixture("manifests/date-order-warning.json")], clean: [.validManifest])
-    package static let manifestMetadataType = Check("manifest.metadata-type", .manifest, .error, "A metadata value is neither an object nor a string.",
+    static let manifestMetadataType = Check("manifest.metadata-type", .manifest, .error, "A metadata value is neither an object nor a string.",
             explanation: "Dumpling re-serialises objects and keeps strings; anything else crashes `as! String`.",
             triggering: [.article("customMeta", "[1, 2]"), .issue("metadata", "7")], clean: [.article("customMeta", "\"{}\"")])
-    package static let manifestLegacyMetadata = Check("manifest.legacy-metadata", .manifest, .warning, "An article lacks the legacy `metadata`.",
+    static let manifestLegacyMetadata = Check("manifest.legacy-metadata", .manifest, .warning, "An article lacks the legacy `metadata`.",
             explanation: "Dumpling builds before June 2015 read `metadata` instead of `customMeta` and crash without it.",
             triggering: [.article("metadata", nil)], clean: [.validManifest])
-    package static let manifestPublishedType = Check("manifest.published-type", .manifest, .warning, "meta.published is a string.",
+    static let manifestPublishedType = Check("manifest.published-type", .manifest, .warning, "meta.published is a string.",
             explanation: "Dumpling reads it `as? NSNumber`: the string \"true\" is ignored and the article counts as unpublished.",
             triggering: [.article("meta", "{\"published\": \"true\"}")], clean: [.article("meta", "{\"published\": 1}")])
-    package static let manifestFeatured = Check("manifest.featured", .manifest, .warning, "`featured` is not keyed by the issue's global_id.",
+    static let manifestFeatured = Check("manifest.featured", .manifest, .warning, "`featured` is not keyed by the issue's global_id.",
             explanation: "Dumpling sets isFeatured only from `featured[<issue global_id>]`; any other key leaves the article unfeatured.",
             triggering: [.article("featured", "{\"someone-else\": 1}"), .article("featured", "true")],
             clean: [.article("featured", "{\"5f0000000000000000000010\": 1}")])
-    package static let manifestVariants = Check("manifest.variants", .manifest, .error, "An asset's `cover` or `crop` lacks device variants.",
+    static let manifestVariants = Check("manifest.variants", .manifest, .error, "An asset's `cover` or `crop` lacks device variants.",
             explanation: "When `cover` or `crop` is present, Dumpling force-reads the running device's portrait variant (and the icon for covers): a missing one crashes on that device.",
             triggering: [.asset("cover", "{\"cover_main_iphone_portrait\": \"c.jpg\"}")], clean: [.validManifest])
-    package static let manifestIdUnsafe = Check("manifest.id-unsafe", .manifest, .error, "An id has characters that break Dumpling's queries.",
+    static let manifestIdUnsafe = Check("manifest.id-unsafe", .manifest, .error, "An id has characters that break Dumpling's queries.",
             explanation: "Ids are interpolated into predicate strings: `'` crashes or injects, `%` is read as a format, white space and `\\` break lookups.",
             triggering: [.article("global_id", "\"it's\""), .asset("id", "\"50%\"")], clean: [.validManifest])
-    package static let manifestIdDuplicate = Check("manifest.id-duplicate", .manifest, .error, "Two things share an id.",
+    static let manifestIdDuplicate = Check("manifest.id-duplicate", .manifest, .error, "Two things share an id.",
             explanation: "Ids are Dumpling's primary keys: the later issue, article or asset overwrites the earlier one and re-parents it.",
             triggering: [.asset("id", "\"sound-1\""), .article("global_id", "\"5f0000000000000000000010\"")],
             clean: [.validManifest])
-    package static let manifestAppleId = Check("manifest.apple-id", .manifest, .error, "apple_id differs from the zip's folder.",
+    static let manifestAppleId = Check("manifest.apple-id", .manifest, .error, "apple_id differs from the zip's folder.",
             explanation: "Dumpling builds the asset folder from apple_id, so every asset path breaks.",
             triggering: [.fixture("zips/apple-id-mismatch-error.zip")], clean: [.validZip])
-    package static let manifestDuplicateKey = Check("manifest.duplicate-key", .manifest, .warning, "A key appears twice in one object.",
+    static let manifestDuplicateKey = Check("manifest.duplicate-key", .manifest, .warning, "A key appears twice in one object.",
             explanation: "JSON readers disagree on which value wins.",
             triggering: [.manifest("{\"global_id\": \"a\", \"global_id\": \"b\"}")], clean: [.validManifest])
-    package static let manifestUnknownKey = Check("manifest.unknown-key", .manifest, .info, "A key neither Dumpling nor Galley reads.",
+    static let manifestUnknownKey = Check("manifest.unknown-key", .manifest, .info, "A key neither Dumpling nor Galley reads.",
             explanation: "Unknown keys are ignored everywhere, so a misspelt key silently loses its value. `videos` is Galley's known extension.",
             triggering: [.article("autor_name", "\"A. Writer\"")], clean: [.validManifest])
 }

@@ -3,8 +3,8 @@ import GalleyCore
 import GalleyFormats
 
 /// Media files: content against extension and list, emptiness, dimensions (needs the full check's heads).
-package struct MediaChecks {
-    package let zipPath: String
+struct MediaChecks {
+    let zipPath: String
 
     package func run(_ index: ManifestIndex, contents: ZipContents, into findings: inout Findings) {
         var checked = Set<String>()
@@ -76,19 +76,19 @@ extension MediaChecks {
 }
 
 extension Check {
-    package static let mediaEmpty = Check("media.empty", .media, .error, "A referenced media file is empty.",
+    static let mediaEmpty = Check("media.empty", .media, .error, "A referenced media file is empty.",
             explanation: "It shows as a broken image or silent player.",
             triggering: [.fixture("zips/empty-media-error.zip")], clean: [.validZip])
-    package static let mediaUnknown = Check("media.unknown", .media, .warning, "A referenced file is no image, sound or video Galley recognises.",
+    static let mediaUnknown = Check("media.unknown", .media, .warning, "A referenced file is no image, sound or video Galley recognises.",
             explanation: "Its first bytes match no known format: it may be damaged or mislabelled.",
             triggering: [.fixture("zips/unknown-media-warning.zip")], clean: [.validZip])
-    package static let mediaWrongList = Check("media.wrong-list", .media, .error, "A file sits in the wrong list (an MP3 under `images`).",
+    static let mediaWrongList = Check("media.wrong-list", .media, .error, "A file sits in the wrong list (an MP3 under `images`).",
             explanation: "Dumpling renders `images` with `<img>` and `sound_files` with `<audio>`: the wrong list shows nothing.",
             triggering: [.fixture("zips/sound-in-images-error.zip")], clean: [.validZip])
-    package static let mediaExtension = Check("media.extension", .media, .warning, "A file's content does not match its extension.",
+    static let mediaExtension = Check("media.extension", .media, .warning, "A file's content does not match its extension.",
             explanation: "Servers and web views pick the type from the extension.",
             triggering: [.fixture("zips/png-named-jpg-warning.zip")], clean: [.validZip])
-    package static let mediaDimensions = Check("media.dimensions", .media, .warning, "An image's metadata width and height differ from its header.",
+    static let mediaDimensions = Check("media.dimensions", .media, .warning, "An image's metadata width and height differ from its header.",
             explanation: "Layouts reserve the wrong space and jump when the image loads.",
             triggering: [.fixture("zips/wrong-dimensions-warning.zip")], clean: [.validZip])
 }

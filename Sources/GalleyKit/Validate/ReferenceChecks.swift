@@ -5,8 +5,8 @@ import GalleyFormats
 
 /// References between latest.json, the zip's files and the bodies' placeholders
 /// (wire format §1.2, §3).
-package struct ReferenceChecks {
-    package let manifestPath: String
+struct ReferenceChecks {
+    let manifestPath: String
 
     /// Files: every path an asset names, and every file no asset names.
     package func run(_ index: ManifestIndex, contents: ZipContents?, into findings: inout Findings) {
@@ -81,7 +81,7 @@ package struct ReferenceChecks {
         }
     }
 
-    package func resolvePlaceholders(_ index: ManifestIndex, into findings: inout Findings) {
+    func resolvePlaceholders(_ index: ManifestIndex, into findings: inout Findings) {
         var owner: [String: Int?] = [:]
         for asset in index.assets where !asset.id.isEmpty { owner[asset.id] = asset.article }
         for placeholder in index.placeholders {
@@ -129,34 +129,34 @@ extension ReferenceChecks {
 }
 
 extension Check {
-    package static let refEmptyPath = Check("ref.empty-path", .references, .error, "file_name or crop_350_350 is empty.",
+    static let refEmptyPath = Check("ref.empty-path", .references, .error, "file_name or crop_350_350 is empty.",
             explanation: "An empty file_name crashes `getAssetPath()!` while rendering; an empty crop_350_350 makes Dumpling's delete routine remove the whole asset folder.",
             triggering: [.asset("crop_350_350", "\"\""), .asset("file_name", "\"\"")], clean: [.validManifest])
-    package static let refPathUnsafe = Check("ref.path-unsafe", .references, .error, "A referenced path leaves the issue folder.",
+    static let refPathUnsafe = Check("ref.path-unsafe", .references, .error, "A referenced path leaves the issue folder.",
             explanation: "Dumpling joins paths without normalising: `../` or an absolute path makes it read or delete files outside the issue.",
             triggering: [.asset("file_name", "\"../../Documents/default.realm\"").at("articles[0].images.ordered[0].file_name")], clean: [.validManifest])
-    package static let refFileMissing = Check("ref.file-missing", .references, .error, "A referenced file is not in the zip.",
+    static let refFileMissing = Check("ref.file-missing", .references, .error, "A referenced file is not in the zip.",
             explanation: "The asset renders as a broken image or silent player.",
             triggering: [.fixture("zips/missing-file-error.zip")], clean: [.validZip])
-    package static let refUnreferencedFile = Check("ref.unreferenced-file", .references, .warning, "A file in the zip is referenced by no asset.",
+    static let refUnreferencedFile = Check("ref.unreferenced-file", .references, .warning, "A file in the zip is referenced by no asset.",
             explanation: "It only makes the download bigger.",
             triggering: [.fixture("zips/unreferenced-file-warning.zip")], clean: [.validZip])
-    package static let refPlaceholderMalformed = Check("ref.placeholder-malformed", .references, .error, "A placeholder is not spelled exactly `<!-- [ASSET: id] -->`.",
+    static let refPlaceholderMalformed = Check("ref.placeholder-malformed", .references, .error, "A placeholder is not spelled exactly `<!-- [ASSET: id] -->`.",
             explanation: "Dumpling's pattern matches case-insensitively but strips the delimiters case-sensitively, so `<!-- [asset: x] -->` matches and is never replaced.",
             triggering: [.body("<!-- [asset: photo-1] -->\n"), .body("<!--[ASSET:photo-1]-->\n")], clean: [.validManifest])
-    package static let refPlaceholderUnknown = Check("ref.placeholder-unknown", .references, .error, "A placeholder names no asset.",
+    static let refPlaceholderUnknown = Check("ref.placeholder-unknown", .references, .error, "A placeholder names no asset.",
             explanation: "Old builds leave the comment in place, newer ones remove it: either way the asset is missing.",
             triggering: [.body("<!-- [ASSET: nothing] -->\n")], clean: [.validManifest])
-    package static let refPlaceholderForeign = Check("ref.placeholder-foreign", .references, .warning, "A placeholder names another article's asset.",
+    static let refPlaceholderForeign = Check("ref.placeholder-foreign", .references, .warning, "A placeholder names another article's asset.",
             explanation: "Dumpling searches all assets, so it works there, but importers that scope assets to their article do not find it.",
             triggering: [.body("<!-- [ASSET: cover] -->\n")], clean: [.validManifest])
-    package static let refPlaceholderSameLine = Check("ref.placeholder-same-line", .references, .error, "Two placeholders share a line.",
+    static let refPlaceholderSameLine = Check("ref.placeholder-same-line", .references, .error, "Two placeholders share a line.",
             explanation: "The greedy `.+` in Dumpling's pattern swallows both into one match whose id matches nothing.",
             triggering: [.body("<p><!-- [ASSET: photo-1] --><!-- [ASSET: sound-1] --></p>\n")], clean: [.validManifest])
-    package static let refLineEndings = Check("ref.line-endings", .references, .warning, "The body has CR line endings.",
+    static let refLineEndings = Check("ref.line-endings", .references, .warning, "The body has CR line endings.",
             explanation: "Each CRLF is one character but two UTF-16 units, shortening Dumpling's search window.",
             triggering: [.body("<p>a</p>\r\n<!-- [ASSET: photo-1] -->\r\n")], clean: [.validManifest])
-    package static let refPlaceholderWindow = Check("ref.placeholder-window", .references, .error, "A placeholder lies past Dumpling's search window.",
+    static let refPlaceholderWindow = Check("ref.placeholder-window", .references, .error, "A placeholder lies past Dumpling's search window.",
             explanation: "Dumpling searches the first `characters.count` UTF-16 units; emoji, CRLF and combining marks shorten the window, so placeholders near the end are never replaced.",
             triggering: [.body("<p>😀😀😀😀</p>\n<!-- [ASSET: photo-1] -->")],
             clean: [.body("<p>😀😀😀😀</p>\n<!-- [ASSET: photo-1] -->\n        ")])

@@ -73,7 +73,7 @@ public struct Validator: Sendable {
 
     /// Streams latest.json: the members are kept, each article is parsed, checked
     /// (manifest, placeholders, body HTML) and dropped. Memory stays that of one article.
-    package func checkManifest(
+    func checkManifest(
         _ parser: inout LocatedJSON.Parser, display: String, top: String?, into findings: inout Findings
     ) -> ManifestIndex {
         let checks = ManifestChecks(path: display)

@@ -3,19 +3,19 @@ import GalleyCore
 import GalleyFormats
 
 /// The files a zip holds, as the references and media checks need them.
-package struct ZipContents {
+struct ZipContents {
     /// The top folder (`<apple_id>`).
     package var top: String
     /// Names relative to the top folder → entry facts.
     package var files: [String: FileFacts]
 
-    package struct FileFacts {
+    struct FileFacts {
         package var size: UInt64
         /// What the first bytes say, when the full check read them (the bytes are not kept).
-        package var sniffed: Sniffed?
+        var sniffed: Sniffed?
     }
 
-    package struct Sniffed {
+    struct Sniffed {
         package var format: MediaFormat?
         package var pixelSize: PixelSize?
 

@@ -2,12 +2,12 @@ import GalleyCore
 import GalleyKit
 
 /// Findings of `galley import` beyond validate's (whose checks it runs first).
-package enum ImportChecks {
+enum ImportChecks {
     package static let checks: [Check] = [.importOlder]
 }
 
 extension Check {
-    package static let importOlder = Check(
+    static let importOlder = Check(
         "import.older", .import, .error, "The store has a newer version of the issue than the zip.",
         explanation: "Versions are ordered by the issue's last_updated: an older zip would roll the issue back, so it is refused (exit 1). `--force` replaces the stored issue anyway.",
         triggering: [.importInOrder("zips/example-valid.zip", "versions/example-valid.zip")],

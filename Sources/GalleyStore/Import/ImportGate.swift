@@ -49,6 +49,6 @@ public enum ImportGate {
         package var directory: ZipDirectory
 
         /// Bytes the entries declare, for a progress bar.
-        package var declaredBytes: Int64 { Int64(directory.entries.reduce(0) { $0 + $1.uncompressedSize }) }
+        var declaredBytes: Int64 { Int64(directory.entries.reduce(0) { $0 + $1.uncompressedSize }) }
     }
 }

@@ -135,9 +135,9 @@ public struct JSONValueBox: Sendable, Codable {
         }
     }
 
-    package struct AnyKey: CodingKey {
+    struct AnyKey: CodingKey {
         package var stringValue: String
-        package var intValue: Int? { nil }
+        var intValue: Int? { nil }
         package init(_ key: String) { stringValue = key }
         package init?(stringValue: String) { self.stringValue = stringValue }
         package init?(intValue: Int) { nil }

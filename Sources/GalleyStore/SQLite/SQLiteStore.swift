@@ -79,8 +79,8 @@ public final class SQLiteStore: IssueStore {
         }
     }
 
-    package var issuesFolder: URL { root.appending(path: "issues") }
-    package var stagingFolder: URL { root.appending(path: "staging") }
+    var issuesFolder: URL { root.appending(path: "issues") }
+    var stagingFolder: URL { root.appending(path: "staging") }
 
     /// The names in `staging/`, and the folders in `issues/` no issue row points at.
     private func leftovers() throws -> (staging: [String], issues: [String]) {
@@ -93,7 +93,7 @@ public final class SQLiteStore: IssueStore {
 
     /// Whether an interrupted import or deletion left something behind (cheap: two directory
     /// listings and one query).
-    package func hasLeftovers() throws -> Bool {
+    func hasLeftovers() throws -> Bool {
         let found = try leftovers()
         return !found.staging.isEmpty || !found.issues.isEmpty
     }
@@ -101,7 +101,7 @@ public final class SQLiteStore: IssueStore {
     /// Staging folders, and issue folders no issue row points at: what an interrupted import or
     /// deletion leaves. Call with the lock held.
     @discardableResult
-    package func removeLeftovers() throws -> [String] {
+    func removeLeftovers() throws -> [String] {
         let found = try leftovers()
         var removed: [String] = []
         for name in found.staging {
@@ -115,7 +115,7 @@ public final class SQLiteStore: IssueStore {
         return removed
     }
 
-    package func withWriterLock<T>(_ body: () throws -> T) throws -> T {
+    func withWriterLock<T>(_ body: () throws -> T) throws -> T {
         precondition(access == .write, "the store was opened for reading")
         let lock = try StoreLock(root.appending(path: ".lock"))
         try lock.lock()

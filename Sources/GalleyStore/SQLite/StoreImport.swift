@@ -127,7 +127,7 @@ extension SQLiteStore {
                             files: files.count)
     }
 
-    package struct ExtractedFile {
+    struct ExtractedFile {
         package var name: String
         package var size: Int64
         package var sha256: String
@@ -229,7 +229,7 @@ extension SQLiteStore {
     }
 
     /// The words of an HTML body, for the search index: tags and comments out, entities kept.
-    package static func plainText(_ html: String) -> String {
+    static func plainText(_ html: String) -> String {
         var out = ""
         var inTag = false
         for c in html {

@@ -5,8 +5,8 @@ import GalleyKit
 
 /// The store's versioned schema. Migrations only ever append: a store made by an older Galley
 /// is brought up to date when it is opened.
-package enum StoreSchema {
-    package static func migrator() -> DatabaseMigrator {
+enum StoreSchema {
+    static func migrator() -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1: issues, articles, assets, search") { db in
             try db.create(table: "issue") { t in

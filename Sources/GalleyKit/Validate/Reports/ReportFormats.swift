@@ -160,7 +160,7 @@ public struct ValidationRun: Sendable {
     }
 }
 
-package func xmlEscape(_ text: String) -> String {
+func xmlEscape(_ text: String) -> String {
     var out = ""
     for scalar in text.unicodeScalars {
         switch scalar {

@@ -6,7 +6,7 @@ import GalleyKit
 
 extension SQLiteStore {
     /// A `StoredAsset` (its path still empty) from `asset s JOIN issue i LEFT JOIN article a`.
-    package static let assetColumns = """
+    static let assetColumns = """
         s.globalID AS global_id, i.globalID AS issue_global_id, a.globalID AS article_global_id, s.kind,
         s.placement, s.caption, s.source AS credit, s.fileName AS file_name, s.crop350 AS crop_350_350,
         s.metadata, '' AS path
@@ -47,7 +47,7 @@ extension SQLiteStore {
     }
 
     /// The row id of an article by global id; with several issues holding that id, `issue` decides.
-    package func articleRowID(_ id: String, issue: String?) throws -> Int64 {
+    func articleRowID(_ id: String, issue: String?) throws -> Int64 {
         try database.read { db in
             var sql = "SELECT a.id FROM article a JOIN issue i ON i.id = a.issueId WHERE a.globalID = ?"
             var arguments: StatementArguments = [id]

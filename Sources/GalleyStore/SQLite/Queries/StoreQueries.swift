@@ -6,14 +6,14 @@ import GalleyKit
 
 extension SQLiteStore {
     /// A `StoredIssue` from `issue i`.
-    package static let issueColumns = """
+    static let issueColumns = """
         i.globalID AS global_id, i.appleID AS apple_id, i.title, i.displayDate AS display_date,
         i.publishDate AS publish_date, i.lastUpdated AS last_updated,
         (SELECT COUNT(*) FROM article a WHERE a.issueId = i.id) AS articles
         """
 
     /// A `StoredArticle` (without snippet) from `article a JOIN issue i`.
-    package static let articleColumns = """
+    static let articleColumns = """
         a.globalID AS global_id, i.globalID AS issue_global_id, a.placement, a.title, a.dek, a.section, a.type,
         a.authorName AS author, a.dateLastUpdated AS date, a.featured, a.keywords
         """

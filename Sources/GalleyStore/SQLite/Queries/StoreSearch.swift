@@ -7,7 +7,7 @@ import GalleyKit
 extension SQLiteStore {
     /// A word of a search longer than this many vocabulary terms is left to FTS5's own prefix
     /// query instead of being spelled out as `(t1 OR t2 …)`.
-    package static let prefixExpansionLimit = 64
+    static let prefixExpansionLimit = 64
 
     /// Full-text search over titles, deks, keywords and body text (FTS5): every word must match,
     /// as a word prefix; ranked by BM25 (title 10, dek 5, keywords 5, body 1), with a snippet.
@@ -93,7 +93,7 @@ extension SQLiteStore {
     /// FTS5 evaluates lazily; one that prefixes more than `prefixExpansionLimit` terms stays a
     /// prefix query. Nil when a word matches no term at all (nothing can match) or there are no
     /// words. Terms are quoted, so words such as `NOT` or `"` are searched, not parsed.
-    package static func searchPattern(_ text: String, _ db: Database) throws -> String? {
+    static func searchPattern(_ text: String, _ db: Database) throws -> String? {
         let words = try db.makeTokenizer(.unicode61()).tokenize(query: text)
             .filter { !$0.flags.contains(.colocated) }.map(\.token)
         guard !words.isEmpty else { return nil }
