@@ -1,8 +1,9 @@
 import Foundation
 import GalleyCore
 
-/// Reads a latest.json file in passes that hold one article at a time: the issue's own fields,
-/// the counts, then each article. Used by the importer, whose memory must not grow with an issue.
+/// Reads a latest.json file holding one article at a time: the file feeder every reader uses,
+/// and the importer's two passes (the issue's own fields, then each article), so that its memory
+/// does not grow with an issue.
 package enum ManifestStream {
     /// A parser over a latest.json file, read 256 KiB at a time; close the handle when done.
     /// The one file feeder for every reader of latest.json (validate, render, import).
