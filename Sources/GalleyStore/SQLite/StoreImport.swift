@@ -71,31 +71,30 @@ extension SQLiteStore {
         let newUpdated = Self.milliseconds(issue.lastUpdated)
 
         // 2. Versions.
-        let existing = try database.read { db in
-            try Row.fetchOne(db, sql: "SELECT id, folder, lastUpdated, lastUpdatedMS, globalID, appleID FROM issue WHERE globalID = ? OR appleID = ?",
-                             arguments: [issue.globalID, issue.appleID])
+        let existing = try database.read { db in 
+            try IssueRow.filter(IssueRow.Columns.globalID == issue.globalID || IssueRow.Columns.appleID == issue.appleID).fetchOne(db)
         }
         var status = ImportResult.Status.imported
         if let existing {
-            let oldMS: Int64? = existing["lastUpdatedMS"]
-            let oldText: String = existing["lastUpdated"]
             let order: ComparisonResult = {
-                if let oldMS, let newUpdated { return newUpdated == oldMS ? .orderedSame : newUpdated > oldMS ? .orderedDescending : .orderedAscending }
+                if let oldMS = existing.lastUpdatedMS, let newUpdated {
+                    return newUpdated == oldMS ? .orderedSame : newUpdated > oldMS ? .orderedDescending : .orderedAscending
+                }
+                let oldText = existing.lastUpdated
                 return issue.lastUpdated == oldText ? .orderedSame : issue.lastUpdated > oldText ? .orderedDescending : .orderedAscending
             }()
             if !force {
                 if order == .orderedSame {
-                    let id: Int64 = existing["id"]
                     let counts = try database.read { db in
-                        (try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM article WHERE issueId = ?", arguments: [id]) ?? 0,
-                         try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM asset WHERE issueId = ?", arguments: [id]) ?? 0)
+                        (try ArticleRow.filter(ArticleRow.Columns.issueId == existing.id).fetchCount(db),
+                         try AssetRow.filter(AssetRow.Columns.issueId == existing.id).fetchCount(db))
                     }
                     return ImportResult(path: path, status: .unchanged, appleID: issue.appleID, globalID: issue.globalID,
                                         lastUpdated: issue.lastUpdated, articles: counts.0, assets: counts.1, files: files.count)
                 }
                 if order == .orderedAscending {
                     throw DiagnosticsError([Diagnostic(
-                        .importOlder, "the store has a newer version of `\(issue.appleID)` (last updated \(oldText)) than this zip (\(issue.lastUpdated))",
+                        .importOlder, "the store has a newer version of `\(issue.appleID)` (last updated \(existing.lastUpdated)) than this zip (\(issue.lastUpdated))",
                         at: SourceLocation(path: path), hint: "Pass --force to replace it anyway.")])
                 }
             }
@@ -108,7 +107,7 @@ extension SQLiteStore {
         var counts = (articles: 0, assets: 0)
         do {
             try database.write { db in
-                if let id: Int64 = existing?["id"] {
+                if let id = existing?.id {
                     try db.execute(sql: "DELETE FROM articleSearch WHERE rowid IN (SELECT id FROM article WHERE issueId = ?)", arguments: [id])
                     try db.execute(sql: "DELETE FROM issue WHERE id = ?", arguments: [id])
                 }
@@ -119,7 +118,7 @@ extension SQLiteStore {
             try? FileManager.default.removeItem(at: issuesFolder.appending(path: folder))
             throw GalleyError("cannot write the store: \(error)", path: root.path)
         }
-        if let oldFolder: String = existing?["folder"] {
+        if let oldFolder = existing?.folder {
             try? FileManager.default.removeItem(at: issuesFolder.appending(path: oldFolder))
         }
         return ImportResult(path: path, status: status, appleID: issue.appleID, globalID: issue.globalID,
@@ -169,58 +168,42 @@ extension SQLiteStore {
         return files
     }
 
+    /// Writes the issue's rows: the issue, its images, each article as the manifest streams it
+    /// (with its search text and assets), and its files. A repeated article or asset id keeps the
+    /// first (validate warns about it), as Dumpling does.
     private func insert(
         _ issue: IssueRecord, manifest: URL, display: String, files: [ExtractedFile], folder: String, db: Database
     ) throws -> (articles: Int, assets: Int) {
         let writer = JSONWriter(pretty: false)
-        let publishParts = issue.publishDate.split(separator: "/").compactMap { Int($0) }
-        let publishDay = publishParts.count == 3 ? "\(pad(publishParts[2], 4))-\(pad(publishParts[0], 2))-\(pad(publishParts[1], 2))" : nil
-        try db.execute(sql: """
-            INSERT INTO issue (globalID, appleID, title, description, lastUpdated, lastUpdatedMS, displayDate, publishDate,
-                               publishDay, metadata, folder)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [issue.globalID, issue.appleID, issue.title, issue.description, issue.lastUpdated,
-                             Self.milliseconds(issue.lastUpdated), issue.displayDate, issue.publishDate, publishDay,
-                             writer.encode(issue.metadata), folder])
-        let issueID = db.lastInsertedRowID
-        func insertAsset(_ asset: AssetRecord, article: Int64?, placement: Int) throws {
-            try db.execute(sql: """
-                INSERT INTO asset (issueId, articleId, globalID, kind, placement, caption, source, fileName, crop350, metadata)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(issueId, globalID) DO NOTHING
-                """, arguments: [issueID, article, asset.id, asset.kind.rawValue, placement, asset.caption, asset.source,
-                                 asset.fileName, asset.crop350, asset.metadata.map { writer.encode($0) }])
+        var issueRow = IssueRow(issue, folder: folder, writer: writer)
+        try issueRow.insert(db)
+        guard let issueID = issueRow.id else { throw GalleyError("the store did not number the issue's row", path: root.path) }
+        var counts = (articles: 0, assets: 0)
+        func insertAssets(_ list: [AssetRecord], article: Int64?) throws {
+            for (index, asset) in list.enumerated() {
+                var row = AssetRow(asset, issue: issueID, article: article, placement: index + 1, writer: writer)
+                try row.insert(db, onConflict: .ignore)
+                if db.changesCount > 0 { counts.assets += 1 }
+            }
         }
-        for (index, image) in issue.images.enumerated() { try insertAsset(image, article: nil, placement: index + 1) }
-        var index = -1
+        try insertAssets(issue.images, article: nil)
+        var placement = 0
         try ManifestStream.articles(manifest, display: display, issueGlobalID: issue.globalID) { article in
-            index += 1
-            try db.execute(sql: """
-                INSERT INTO article (issueId, globalID, placement, title, body, description, url, section, authorName, source,
-                                     dek, authorURL, authorBio, keywords, commentary, type, dateLastUpdated, dateMS, sku,
-                                     published, featured, customMeta)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(issueId, globalID) DO NOTHING
-                """, arguments: [issueID, article.globalID, index + 1, article.title, article.body, article.description,
-                                 article.url, article.section, article.authorName, article.source, article.dek,
-                                 article.authorURL, article.authorBio, article.keywords, article.commentary, article.type,
-                                 article.dateLastUpdated, Self.milliseconds(article.dateLastUpdated), article.sku,
-                                 article.published, article.featured, writer.encode(article.customMeta)])
+            placement += 1
+            var row = ArticleRow(article, issue: issueID, placement: placement, writer: writer)
+            try row.insert(db, onConflict: .ignore)
             guard db.changesCount > 0 else { return }
+            counts.articles += 1
             let articleID = db.lastInsertedRowID
             try db.execute(sql: "INSERT INTO articleSearch (rowid, title, dek, keywords, body) VALUES (?, ?, ?, ?, ?)",
                            arguments: [articleID, article.title, article.dek, article.keywords, Self.plainText(article.body)])
-            for list in [article.images, article.sounds, article.videos] {
-                for (position, asset) in list.enumerated() { try insertAsset(asset, article: articleID, placement: position + 1) }
-            }
+            for list in [article.images, article.sounds, article.videos] { try insertAssets(list, article: articleID) }
         }
         for file in files {
-            try db.execute(sql: "INSERT INTO file (issueId, name, size, sha256) VALUES (?, ?, ?, ?)",
-                           arguments: [issueID, file.name, file.size, file.sha256])
+            var row = FileRow(id: nil, issueId: issueID, name: file.name, size: file.size, sha256: file.sha256)
+            try row.insert(db)
         }
-        let articles = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM article WHERE issueId = ?", arguments: [issueID]) ?? 0
-        let assets = try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM asset WHERE issueId = ?", arguments: [issueID]) ?? 0
-        return (articles, assets)
+        return counts
     }
 
     /// A date in either of Dumpling's ISO forms, as milliseconds; `nil` for anything else.

@@ -25,9 +25,9 @@ extension SQLiteStore {
     /// Assets of an issue, of an article, or of everything, optionally of one kind, in list
     /// order; or only the cover or the first image. Unknown ids are errors.
     public func assets(_ filter: AssetFilter) throws -> [StoredAsset] {
-        if let issue = filter.issue { _ = try issueSummary(issue) }
-        let articleID = try filter.article.map { try articleRowID($0, issue: filter.issue) }
-        return try database.read { db in
+        try database.read { db in
+            if let issue = filter.issue { _ = try issueSummary(issue, db) }
+            let articleID = try filter.article.map { try articleRowID($0, issue: filter.issue, db) }
             var query = SQLFilter()
             query.issue(filter.issue)
             if let articleID { query.add("s.articleId = ?", [articleID]) }
@@ -40,15 +40,14 @@ extension SQLiteStore {
             sql += " ORDER BY i.publishDay DESC, i.appleID, coalesce(a.placement, 0), s.kind, s.placement"
             if filter.first { sql += " LIMIT 1" }
             let rows = try StoredAsset.fetchAll(db, sql: sql, arguments: query.arguments)
-            let folders = Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT globalID, folder FROM issue")
-                .map { ($0["globalID"] as String, $0["folder"] as String) })
+            let folders = Dictionary(uniqueKeysWithValues: try IssueRow.fetchAll(db).map { ($0.globalID, $0.folder) })
             return assetPaths(rows, folders: folders)
         }
     }
 
     /// The row id of an article by global id; with several issues holding that id, `issue` decides.
-    func articleRowID(_ id: String, issue: String?) throws -> Int64 {
-        try database.read { db in
+    func articleRowID(_ id: String, issue: String?, _ db: Database) throws -> Int64 {
+        do {
             var sql = "SELECT a.id FROM article a JOIN issue i ON i.id = a.issueId WHERE a.globalID = ?"
             var arguments: StatementArguments = [id]
             if let issue {
@@ -69,10 +68,9 @@ extension SQLiteStore {
 
     /// One article, its assets, and the newer and older articles of its issue.
     public func article(_ id: String, issue: String?) throws -> ArticleDetail {
-        let rowID = try articleRowID(id, issue: issue)
-        return try database.read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT a.*, i.globalID AS issueGlobalID, i.folder FROM article a JOIN issue i ON i.id = a.issueId WHERE a.id = ?",
-                                             arguments: [rowID]) else {
+        try database.read { db in
+            let rowID = try articleRowID(id, issue: issue, db)
+            guard let row = try ArticleRow.fetchOne(db, key: rowID), let issueRow = try IssueRow.fetchOne(db, key: row.issueId) else {
                 throw GalleyError("no article `\(id)` in the store", path: root.path)
             }
             guard let summary = try StoredArticle.fetchOne(db, sql: """
@@ -82,10 +80,9 @@ extension SQLiteStore {
                 SELECT \(Self.assetColumns) FROM asset s JOIN issue i ON i.id = s.issueId
                 LEFT JOIN article a ON a.id = s.articleId WHERE s.articleId = ? ORDER BY s.kind, s.placement
                 """, arguments: [rowID])
-            let folder: String = row["folder"]
-            let assets = assetPaths(assetRows, folders: [row["issueGlobalID"] as String: folder])
-            let issueID: Int64 = row["issueId"]
-            let dateMS: Int64? = row["dateMS"]
+            let assets = assetPaths(assetRows, folders: [issueRow.globalID: issueRow.folder])
+            let issueID = row.issueId
+            let dateMS = row.dateMS
             func siblings(_ comparison: String, _ order: String) throws -> [StoredArticle] {
                 guard let dateMS else { return [] }
                 return try StoredArticle.fetchAll(db, sql: """
@@ -93,20 +90,20 @@ extension SQLiteStore {
                     WHERE a.issueId = ? AND a.dateMS \(comparison) ? ORDER BY a.dateMS \(order), a.placement
                     """, arguments: [issueID, dateMS])
             }
-            let metaText: String = row["customMeta"]
+            let metaText = row.customMeta
             let meta = (try? LocatedJSON.parse(Array(metaText.utf8))).map(JSONValue.init) ?? .string(metaText)
             return ArticleDetail(
-                article: summary, body: row["body"], description: row["description"], url: row["url"],
-                authorURL: row["authorURL"], authorBio: row["authorBio"], sku: row["sku"], published: row["published"],
+                article: summary, body: row.body, description: row.description, url: row.url,
+                authorURL: row.authorURL, authorBio: row.authorBio, sku: row.sku, published: row.published,
                 customMeta: JSONValueBox(meta), assets: assets, newer: try siblings(">", "ASC"), older: try siblings("<", "DESC"))
         }
     }
 
     /// Issues published strictly before (`older`) or after the given one, nearest first.
     public func issues(relativeTo id: String, older: Bool) throws -> [StoredIssue] {
-        let issue = try issueSummary(id)
-        return try database.read { db in
-            guard let day = try String.fetchOne(db, sql: "SELECT publishDay FROM issue WHERE globalID = ?", arguments: [issue.globalID]) else {
+        try database.read { db in
+            let issue = try issueSummary(id, db)
+            guard let day = try IssueRow.filter(IssueRow.Columns.globalID == issue.globalID).fetchOne(db)?.publishDay else {
                 return []
             }
             return try StoredIssue.fetchAll(db, sql: """

@@ -60,8 +60,8 @@ extension SQLiteStore {
     /// Articles in issue order (or newest first with `byDate`), filtered; every filter applies,
     /// and an unknown issue is an error rather than "all articles".
     public func articles(_ filter: ArticleFilter) throws -> [StoredArticle] {
-        if let issue = filter.issue { _ = try issueSummary(issue) }
-        return try database.read { db in
+        try database.read { db in
+            if let issue = filter.issue { _ = try issueSummary(issue, db) }
             var query = SQLFilter()
             query.issue(filter.issue)
             if let type = filter.type { query.add("a.type = ?", [type]) }
@@ -90,11 +90,10 @@ extension SQLiteStore {
         try withWriterLock {
             let issue = try issueSummary(id)
             let folder = try database.write { db -> String? in
-                let folder = try String.fetchOne(db, sql: "SELECT folder FROM issue WHERE globalID = ?", arguments: [issue.globalID])
-                try db.execute(sql: "DELETE FROM articleSearch WHERE rowid IN (SELECT a.id FROM article a JOIN issue i ON i.id = a.issueId WHERE i.globalID = ?)",
-                               arguments: [issue.globalID])
-                try db.execute(sql: "DELETE FROM issue WHERE globalID = ?", arguments: [issue.globalID])
-                return folder
+                guard let row = try IssueRow.filter(IssueRow.Columns.globalID == issue.globalID).fetchOne(db) else { return nil }
+                try db.execute(sql: "DELETE FROM articleSearch WHERE rowid IN (SELECT id FROM article WHERE issueId = ?)", arguments: [row.id])
+                try row.delete(db)
+                return row.folder
             }
             if let folder { try? FileManager.default.removeItem(at: issuesFolder.appending(path: folder)) }
             return issue
@@ -108,24 +107,24 @@ extension SQLiteStore {
             let integrity = try String.fetchOne(db, sql: "PRAGMA integrity_check") ?? "unknown"
             var problems: [String] = []
             if integrity != "ok" { problems.append("database: \(integrity)") }
-            let folders = try Row.fetchAll(db, sql: "SELECT id, appleID, folder FROM issue")
+            let folders = try IssueRow.fetchAll(db)
             var fileCount = 0
             for row in folders {
-                let folder: String = row["folder"]
+                let folder = row.folder
                 let base = issuesFolder.appending(path: folder)
-                let files = try Row.fetchAll(db, sql: "SELECT name, size, sha256 FROM file WHERE issueId = ?", arguments: [row["id"] as Int64])
+                let files = try FileRow.filter(FileRow.Columns.issueId == row.id).fetchAll(db)
                 var expected = Set<String>()
                 for file in files {
                     fileCount += 1
-                    let name: String = file["name"]
+                    let name = file.name
                     expected.insert(name)
                     let url = base.appending(path: name)
                     guard let status = FileStatus(url.path), status.kind == .file else {
                         problems.append("issues/\(folder)/\(name): missing")
                         continue
                     }
-                    if status.size != file["size"] as Int64 {
-                        problems.append("issues/\(folder)/\(name): \(status.size) bytes, recorded \(file["size"] as Int64)")
+                    if status.size != file.size {
+                        problems.append("issues/\(folder)/\(name): \(status.size) bytes, recorded \(file.size)")
                         continue
                     }
                     let hasher = SHA256Hasher()
@@ -133,7 +132,7 @@ extension SQLiteStore {
                         while let data = try? handle.read(upToCount: 1 << 20), !data.isEmpty { hasher.update([UInt8](data)) }
                         try? handle.close()
                     }
-                    if hasher.finalizeHex() != file["sha256"] as String {
+                    if hasher.finalizeHex() != file.sha256 {
                         problems.append("issues/\(folder)/\(name): content differs from its checksum")
                     }
                 }
@@ -144,10 +143,10 @@ extension SQLiteStore {
                 }
                 let missingAssets = try String.fetchAll(db, sql: """
                     SELECT fileName FROM asset WHERE issueId = ? AND fileName NOT IN (SELECT name FROM file WHERE issueId = ?)
-                    """, arguments: [row["id"] as Int64, row["id"] as Int64])
-                for name in missingAssets { problems.append("issue \(row["appleID"] as String): asset file `\(name)` has no file row") }
+                    """, arguments: [row.id, row.id])
+                for name in missingAssets { problems.append("issue \(row.appleID): asset file `\(name)` has no file row") }
             }
-            let referenced = Set(folders.map { $0["folder"] as String })
+            let referenced = Set(folders.map(\.folder))
             for name in (try? FileManager.default.contentsOfDirectory(atPath: issuesFolder.path)) ?? [] where !referenced.contains(name) {
                 problems.append("issues/\(name): no issue uses this folder (leftover; `galley store gc` removes it)")
             }

@@ -1,0 +1,178 @@
+import GRDB
+import GalleyCore
+import GalleyFormats
+
+// The store's tables as GRDB records, in GRDB's style: one `Codable` struct per table whose
+// properties are the columns (StoreSchema creates them), with `Columns` for typed queries. They
+// are how rows are written (`insert`, through statements GRDB prepares once per connection) and
+// how whole rows are read; the query records (`StoredIssue`, `StoredArticle`, ...) are the
+// public shapes and decode from aliased SELECTs instead. Raw SQL stays for FTS5 and the
+// aggregate queries.
+
+/// A row of `issue`.
+struct IssueRow: Codable, FetchableRecord, MutablePersistableRecord {
+    static let databaseTableName = "issue"
+    var id: Int64?
+    var globalID: String
+    var appleID: String
+    var title: String
+    var description: String
+    var lastUpdated: String
+    var lastUpdatedMS: Int64?
+    var displayDate: String
+    var publishDate: String
+    /// `yyyy-MM-dd` of `publishDate`, for ordering; nil when Dumpling would use "today".
+    var publishDay: String?
+    /// The issue's `metadata` object as JSON text.
+    var metadata: String
+    /// The issue's files: `issues/<folder>` in the store.
+    var folder: String
+
+    enum Columns {
+        static let id = Column(CodingKeys.id)
+        static let globalID = Column(CodingKeys.globalID)
+        static let appleID = Column(CodingKeys.appleID)
+        static let folder = Column(CodingKeys.folder)
+        static let publishDay = Column(CodingKeys.publishDay)
+    }
+
+    mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+
+    /// The row of `issue`, stored in `folder`.
+    init(_ issue: IssueRecord, folder: String, writer: JSONWriter) {
+        let parts = issue.publishDate.split(separator: "/").compactMap { Int($0) }
+        globalID = issue.globalID
+        appleID = issue.appleID
+        title = issue.title
+        description = issue.description
+        lastUpdated = issue.lastUpdated
+        lastUpdatedMS = SQLiteStore.milliseconds(issue.lastUpdated)
+        displayDate = issue.displayDate
+        publishDate = issue.publishDate
+        publishDay = parts.count == 3 ? "\(pad(parts[2], 4))-\(pad(parts[0], 2))-\(pad(parts[1], 2))" : nil
+        metadata = writer.encode(issue.metadata)
+        self.folder = folder
+    }
+
+    /// The row with this global id or apple_id.
+    static func named(_ id: String) -> QueryInterfaceRequest<IssueRow> {
+        filter(Columns.globalID == id || Columns.appleID == id)
+    }
+}
+
+/// A row of `article`.
+struct ArticleRow: Codable, FetchableRecord, MutablePersistableRecord {
+    static let databaseTableName = "article"
+    var id: Int64?
+    var issueId: Int64
+    var globalID: String
+    /// 1-based position in the issue.
+    var placement: Int
+    var title: String
+    var body: String
+    var description: String
+    var url: String
+    var section: String
+    var authorName: String
+    var source: String
+    var dek: String
+    var authorURL: String
+    var authorBio: String
+    var keywords: String
+    var commentary: String
+    var type: String
+    var dateLastUpdated: String
+    var dateMS: Int64?
+    var sku: String?
+    var published: Bool
+    var featured: Bool
+    /// The article's `custom_meta` as JSON text.
+    var customMeta: String
+
+    enum Columns {
+        static let id = Column(CodingKeys.id)
+        static let issueId = Column(CodingKeys.issueId)
+    }
+
+    mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+
+    init(_ article: ArticleRecord, issue: Int64, placement: Int, writer: JSONWriter) {
+        issueId = issue
+        globalID = article.globalID
+        self.placement = placement
+        title = article.title
+        body = article.body
+        description = article.description
+        url = article.url
+        section = article.section
+        authorName = article.authorName
+        source = article.source
+        dek = article.dek
+        authorURL = article.authorURL
+        authorBio = article.authorBio
+        keywords = article.keywords
+        commentary = article.commentary
+        type = article.type
+        dateLastUpdated = article.dateLastUpdated
+        dateMS = SQLiteStore.milliseconds(article.dateLastUpdated)
+        sku = article.sku
+        published = article.published
+        featured = article.featured
+        customMeta = writer.encode(article.customMeta)
+    }
+}
+
+/// A row of `asset`: an image, sound or video of an issue or of one of its articles.
+struct AssetRow: Codable, FetchableRecord, MutablePersistableRecord {
+    static let databaseTableName = "asset"
+    var id: Int64?
+    var issueId: Int64
+    /// nil for the issue's own images.
+    var articleId: Int64?
+    var globalID: String
+    var kind: String
+    /// 1-based position in its list.
+    var placement: Int
+    var caption: String
+    var source: String
+    var fileName: String
+    var crop350: String
+    var metadata: String?
+
+    enum Columns {
+        static let issueId = Column(CodingKeys.issueId)
+        static let articleId = Column(CodingKeys.articleId)
+    }
+
+    mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+
+    init(_ asset: AssetRecord, issue: Int64, article: Int64?, placement: Int, writer: JSONWriter) {
+        issueId = issue
+        articleId = article
+        globalID = asset.id
+        kind = asset.kind.rawValue
+        self.placement = placement
+        caption = asset.caption
+        source = asset.source
+        fileName = asset.fileName
+        crop350 = asset.crop350
+        metadata = asset.metadata.map { writer.encode($0) }
+    }
+}
+
+/// A row of `file`: one file of an issue's folder, with the size and checksum it was stored with.
+struct FileRow: Codable, FetchableRecord, MutablePersistableRecord {
+    static let databaseTableName = "file"
+    var id: Int64?
+    var issueId: Int64
+    var name: String
+    var size: Int64
+    var sha256: String
+
+    enum Columns {
+        static let issueId = Column(CodingKeys.issueId)
+        static let name = Column(CodingKeys.name)
+    }
+
+    mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+}
