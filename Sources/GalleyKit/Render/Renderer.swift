@@ -279,9 +279,8 @@ public struct Renderer: Sendable {
     private func readManifestFile(
         _ url: URL, sink: (ReadArticle, [String], (@Sendable (String) -> String?)?) throws -> Bool
     ) throws -> ReadIssue {
-        var (parser, handle) = try ManifestStream.parser(url)
-        defer { try? handle.close() }
-        return try streamManifest(&parser, display: url.path, sink: sink)
+        var reader = try ManifestStream(file: url)
+        return try streamManifest(&reader, display: url.path, sink: sink)
     }
 
     private func readZip(
@@ -302,8 +301,8 @@ public struct Renderer: Sendable {
                 guard !entry.isDirectory, entry.name.hasPrefix(top + "/") else { continue }
                 let name = String(entry.name.dropFirst(top.count + 1))
                 if name == "latest.json" {
-                    var parser = LocatedJSON.Parser { try reader.readChunk() }
-                    issue = try streamManifest(&parser, display: "\(url.path)!\(entry.name)", sink: sink)
+                    var manifest = ManifestStream { try reader.readChunk() }
+                    issue = try streamManifest(&manifest, display: "\(url.path)!\(entry.name)", sink: sink)
                     if extractTo == nil { break }
                     continue
                 }
@@ -335,35 +334,40 @@ public struct Renderer: Sendable {
         return issue
     }
 
-    /// Streams latest.json: each article goes to `sink` as it is parsed.
+    /// Streams latest.json: each article goes to `sink` as it is parsed, with the issue's
+    /// images read so far (they come before `articles` in what Galley and Linechef write).
     private func streamManifest(
-        _ parser: inout LocatedJSON.Parser, display: String,
+        _ reader: inout ManifestStream, display: String,
         sink: (ReadArticle, [String], (@Sendable (String) -> String?)?) throws -> Bool
     ) throws -> ReadIssue {
-        var members: [LocatedJSON.Member] = []
         var issueImages: [String: AssetRecord] = [:]
-        var stop = false
+        var membersSeen = 0
+        var title: String?
+        // The reader goes on to the end after `sink` is done: the issue's metadata (its
+        // language) may follow the articles.
+        var done = false
         do {
-            try parser.walkObject(streaming: "articles", member: { member in
-                guard member.key != "articles" else { return }
-                members.append(member)
-                if member.key == "images" {
-                    for asset in ManifestRecords.assets(LocatedJSON(value: .object([member]), line: 1, column: 1), "images", kind: .image) {
-                        issueImages[asset.id] = asset
+            let issue = try reader.read { _, node, members in
+                if done { return }
+                // Look only at the members that arrived since the last article.
+                for member in members[membersSeen...] {
+                    if member.key == "title" { title = member.value.string }
+                    if member.key == "images" {
+                        for asset in ManifestRecords.assets(LocatedJSON(value: .object([member]), line: 1, column: 1), "images", kind: .image) {
+                            issueImages[asset.id] = asset
+                        }
                     }
                 }
-            }, element: { node in
-                guard !stop, let record = ManifestRecords.article(node) else { return }
+                membersSeen = members.count
+                guard let record = ManifestRecords.article(node) else { return }
                 let own = Dictionary(record.assets.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
                 let shared = issueImages
-                let title = members.last { $0.key == "title" }?.value.string
-                stop = try !sink(ReadArticle(record: record, lookup: { own[$0] ?? shared[$0] }, issueTitle: title), [], nil)
-            })
-        } catch let error as LocatedJSON.ParseError {
-            throw GalleyError("latest.json is not valid JSON (line \(error.line), column \(error.column)): \(error.message)",
-                              path: display, hint: "Run `galley validate` on it.")
+                done = try !sink(ReadArticle(record: record, lookup: { own[$0] ?? shared[$0] }, issueTitle: title), [], nil)
+            }
+            return ReadIssue(record: issue.record)
+        } catch let failure as ManifestStream.Failure {
+            throw ManifestStream.describe(failure, display: display)
         }
-        return ReadIssue(record: ManifestRecords.issue(LocatedJSON(value: .object(members), line: 1, column: 1)))
     }
 }
 

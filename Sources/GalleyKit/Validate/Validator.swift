@@ -47,10 +47,8 @@ public struct Validator: Sendable {
 
     public func validateManifest(path: String) -> InputReport {
         var findings = Findings(configuration: options.configuration)
-        if let (opened, handle) = try? ManifestStream.parser(URL(fileURLWithPath: path)) {
-            defer { try? handle.close() }
-            var parser = opened
-            let index = checkManifest(&parser, display: path, top: nil, into: &findings)
+        if var reader = try? ManifestStream(file: URL(fileURLWithPath: path)) {
+            let index = checkManifest(&reader, display: path, top: nil, into: &findings)
             ReferenceChecks(manifestPath: path).run(index, contents: nil, into: &findings)
         } else {
             findings.add(.manifestJson, "cannot be read", at: SourceLocation(path: path), hint: "Check the file's permissions.")
@@ -61,12 +59,8 @@ public struct Validator: Sendable {
     /// Validates a latest.json text as if it were a bare file named `display`.
     public func validateManifestText(_ text: String, display: String = "latest.json") -> [Diagnostic] {
         var findings = Findings(configuration: options.configuration)
-        var delivered = false
-        var parser = LocatedJSON.Parser { () -> [UInt8]? in
-            defer { delivered = true }
-            return delivered ? nil : Array(text.utf8)
-        }
-        let index = checkManifest(&parser, display: display, top: nil, into: &findings)
+        var reader = ManifestStream(text: text)
+        let index = checkManifest(&reader, display: display, top: nil, into: &findings)
         ReferenceChecks(manifestPath: display).run(index, contents: nil, into: &findings)
         return findings.items
     }
@@ -74,55 +68,44 @@ public struct Validator: Sendable {
     /// Streams latest.json: the issue's members are kept, each article is parsed, checked
     /// (manifest, placeholders, body HTML) and dropped. Memory stays that of one article.
     func checkManifest(
-        _ parser: inout LocatedJSON.Parser, display: String, top: String?, into findings: inout Findings
+        _ reader: inout ManifestStream, display: String, top: String?, into findings: inout Findings
     ) -> ManifestIndex {
         let checks = ManifestChecks(path: display)
         var index = ManifestIndex()
-        var issueMembers: [LocatedJSON.Member] = []
-        var articlesSeen = false
-        var rootLine = 1
+        let issue: ManifestStream.Issue
         do {
-            parser.skipSpace()
-            if parser.peek() == 0xEF { throw LocatedJSON.ParseError(message: "starts with a byte-order mark", line: 1, column: 1) }
-            guard parser.peek() == UInt8(ascii: "{") else {
-                let value = try parser.parseValue(depth: 0)
-                try parser.expectEnd()
-                findings.add(.manifestType, "latest.json is \(value.typeName), not an object",
-                             at: SourceLocation(path: display, line: value.line, column: value.column),
-                             hint: "The top level of latest.json is the issue object.")
-                return index
-            }
-            rootLine = parser.line
-            var articleCount = 0
-            try parser.walkObject(streaming: "articles", member: { member in
-                if member.key == "articles", case .array = member.value.value, !articlesSeen { articlesSeen = true }
-                issueMembers.append(member)
-            }, element: { article in
-                checks.checkArticle(articleCount, article, &index, into: &findings)
+            issue = try reader.read { number, article, _ in
+                checks.checkArticle(number, article, &index, into: &findings)
                 if let body = article["body"]?.string {
-                    let path = "articles[\(articleCount)].body"
+                    let path = "articles[\(number)].body"
                     BodyChecks.run(body, at: { _, _ in
                         SourceLocation(path: display, line: article.line, jsonPath: path)
                     }, lineNote: "of the body", into: &findings)
                 }
-                articleCount += 1
-            })
-            try parser.expectEnd()
-        } catch let error as LocatedJSON.ParseError {
-            if let source = parser.sourceError {
-                findings.add(.zipData, "latest.json cannot be read: \(source)", at: SourceLocation(path: display),
-                             hint: "Download or pack the zip again.")
-            } else {
-                findings.add(.manifestJson, "invalid JSON: \(error.message)",
-                             at: SourceLocation(path: display, line: error.line, column: error.column),
-                             hint: "Fix the JSON at that place; a JSON linter shows the same spot.")
             }
+        } catch ManifestStream.Failure.source(let message) {
+            findings.add(.zipData, "latest.json cannot be read: \(message)", at: SourceLocation(path: display),
+                         hint: "Download or pack the zip again.")
+            return index
+        } catch ManifestStream.Failure.syntax(let error) {
+            findings.add(.manifestJson, "invalid JSON: \(error.message)",
+                         at: SourceLocation(path: display, line: error.line, column: error.column),
+                         hint: "Fix the JSON at that place; a JSON linter shows the same spot.")
+            return index
+        } catch ManifestStream.Failure.byteOrderMark {
+            findings.add(.manifestJson, "invalid JSON: starts with a byte-order mark", at: SourceLocation(path: display, line: 1, column: 1),
+                         hint: "Fix the JSON at that place; a JSON linter shows the same spot.")
+            return index
+        } catch ManifestStream.Failure.notAnObject(let value) {
+            findings.add(.manifestType, "latest.json is \(value.typeName), not an object",
+                         at: SourceLocation(path: display, line: value.line, column: value.column),
+                         hint: "The top level of latest.json is the issue object.")
             return index
         } catch {
             return index
         }
-        let root = LocatedJSON(value: .object(issueMembers), line: rootLine, column: 1)
-        checks.checkIssue(root, articlesSeen: articlesSeen, &index, into: &findings)
+        let root = issue.node
+        checks.checkIssue(root, articlesSeen: issue.articlesStreamed, &index, into: &findings)
         checks.finish(&index, root: root, into: &findings)
         if let top, let appleID = index.appleID, appleID != top {
             findings.add(.manifestAppleId, "apple_id is `\(appleID)` but the zip's folder is `\(top)`",
@@ -177,14 +160,14 @@ public struct Validator: Sendable {
                 if isManifest {
                     var bytes: Int64 = 0
                     var overflow = false
-                    var parser = LocatedJSON.Parser { () -> [UInt8]? in
+                    var manifest = ManifestStream { () -> [UInt8]? in
                         guard !overflow, let chunk = try reader.readChunk() else { return nil }
                         bytes += Int64(chunk.count)
                         if bytes > limit { overflow = true }
                         return chunk
                     }
-                    index = checkManifest(&parser, display: manifestDisplay, top: top, into: &findings)
-                    if let error = parser.sourceError { throw error }
+                    index = checkManifest(&manifest, display: manifestDisplay, top: top, into: &findings)
+                    if let error = manifest.sourceError { throw error }
                     while !overflow, let chunk = try reader.readChunk() {  // trailing bytes after the JSON
                         bytes += Int64(chunk.count)
                         if bytes > limit { overflow = true }

@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+@testable import GalleyCore
+@testable import GalleyFormats
+
+/// The one reader of latest.json: one callback per article with the issue's members read so
+/// far, the issue's own members kept, and every way it fails located.
+@Suite struct ManifestStreamTests {
+    static let text = """
+        {"global_id": "g1", "title": "T",
+         "articles": [{"global_id": "a1", "title": "One"},
+                      {"global_id": "a2", "title": "Two"}],
+         "apple_id": "com.x.1"}
+        """
+
+    /// A source that hands over `text` a few bytes at a time, as a zip entry does.
+    static func chunked(_ text: String, size: Int) -> () throws -> [UInt8]? {
+        var rest = Array(text.utf8)[...]
+        return {
+            guard !rest.isEmpty else { return nil }
+            defer { rest = rest.dropFirst(size) }
+            return Array(rest.prefix(size))
+        }
+    }
+
+    @Test(arguments: [1, 3, 4096])
+    func articlesArriveOneByOneWithTheMembersBeforeThem(chunk: Int) throws {
+        var reader = ManifestStream(chunks: Self.chunked(Self.text, size: chunk))
+        var seen: [(Int, String, [String])] = []
+        let issue = try reader.read { index, node, members in
+            seen.append((index, node["global_id"]?.string ?? "", members.map(\.key)))
+        }
+        #expect(seen.map(\.0) == [0, 1])
+        #expect(seen.map(\.1) == ["a1", "a2"])
+        #expect(seen[0].2 == ["global_id", "title"])
+        #expect(issue.members.map(\.key) == ["global_id", "title", "articles", "apple_id"])
+        #expect(issue.articlesStreamed && issue.articleCount == 2)
+        #expect(issue.record.appleID == "com.x.1" && issue.record.globalID == "g1")
+    }
+
+    @Test func aSyntaxErrorCarriesItsLineAndColumn() {
+        var reader = ManifestStream(text: "{\"a\": 1,\n \"b\": }")
+        #expect {
+            try reader.read()
+        } throws: { error in
+            guard case ManifestStream.Failure.syntax(let parse)? = error as? ManifestStream.Failure else { return false }
+            return parse.line == 2 && parse.column == 7
+        }
+    }
+
+    @Test func aByteOrderMarkAndANonObjectAreTheirOwnFailures() {
+        var bom = ManifestStream(text: "\u{FEFF}{}")
+        #expect(throws: ManifestStream.Failure.self) { try bom.read() }
+        do {
+            var list = ManifestStream(text: "[1, 2]")
+            _ = try list.read()
+            Issue.record("a list was read as an issue")
+        } catch ManifestStream.Failure.notAnObject(let value) {
+            #expect(value.typeName == "an array")
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
+    @Test func aFailingSourceIsASourceFailureNotASyntaxError() {
+        struct Broken: Error {}
+        var first = true
+        var reader = ManifestStream(chunks: {
+            if first { first = false; return Array("{\"articles\": [".utf8) }
+            throw Broken()
+        })
+        do {
+            _ = try reader.read()
+            Issue.record("a broken source was read")
+        } catch ManifestStream.Failure.source {
+            #expect(reader.sourceError is Broken)
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
+    @Test func errorsFromTheCallbackPassThrough() {
+        struct Refused: Error {}
+        var reader = ManifestStream(text: Self.text)
+        #expect(throws: Refused.self) { try reader.read { _, _, _ in throw Refused() } }
+    }
+
+    @Test func aFileIsReadAndAMissingOneSaysSo() throws {
+        let url = FileManager.default.temporaryDirectory.appending(path: "manifest-\(UUID().uuidString).json")
+        try Data(Self.text.utf8).write(to: url)
+        defer { try? FileManager.default.removeItem(at: url) }
+        #expect(try ManifestStream.issue(url, display: "x").title == "T")
+        var titles: [String] = []
+        try ManifestStream.articles(url, display: "x", issueGlobalID: "g1") { titles.append($0.title) }
+        #expect(titles == ["One", "Two"])
+        #expect(throws: GalleyError.self) { try ManifestStream(file: url.appending(path: "missing")) }
+    }
+}
