@@ -19,7 +19,13 @@ public struct RenderOptions: Sendable {
     /// A publisher's Mustache template for whole pages (see `PageRenderer.context`).
     public var pageTemplate: MustacheTemplate?
 
-    public init() {}
+    public init(
+        style: RenderStyle = .semantic, pattern: String? = nil, missing: MissingAssetPolicy = .remove,
+        assetBase: String? = nil, page: Bool = false, language: String? = nil
+    ) {
+        (self.style, self.pattern, self.missing) = (style, pattern, missing)
+        (self.assetBase, self.page, self.language) = (assetBase, page, language)
+    }
 
     /// Parses a Mustache template file, or fails with where it went wrong.
     public static func template(at path: String) throws -> MustacheTemplate {

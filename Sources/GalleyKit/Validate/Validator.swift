@@ -83,23 +83,9 @@ public struct Validator: Sendable {
                     }, lineNote: "of the body", into: &findings)
                 }
             }
-        } catch ManifestStream.Failure.source(let message) {
-            findings.add(.zipData, "latest.json cannot be read: \(message)", at: SourceLocation(path: display),
-                         hint: "Download or pack the zip again.")
-            return index
-        } catch ManifestStream.Failure.syntax(let error) {
-            findings.add(.manifestJson, "invalid JSON: \(error.message)",
-                         at: SourceLocation(path: display, line: error.line, column: error.column),
-                         hint: "Fix the JSON at that place; a JSON linter shows the same spot.")
-            return index
-        } catch ManifestStream.Failure.byteOrderMark {
-            findings.add(.manifestJson, "invalid JSON: starts with a byte-order mark", at: SourceLocation(path: display, line: 1, column: 1),
-                         hint: "Fix the JSON at that place; a JSON linter shows the same spot.")
-            return index
-        } catch ManifestStream.Failure.notAnObject(let value) {
-            findings.add(.manifestType, "latest.json is \(value.typeName), not an object",
-                         at: SourceLocation(path: display, line: value.line, column: value.column),
-                         hint: "The top level of latest.json is the issue object.")
+        } catch let failure as ManifestStream.Failure {
+            let (check, message, line, column, hint) = Self.finding(for: failure)
+            findings.add(check, message, at: SourceLocation(path: display, line: line, column: column), hint: hint)
             return index
         } catch {
             return index
@@ -113,6 +99,19 @@ public struct Validator: Sendable {
                          hint: "Make them equal: Dumpling builds every asset path from apple_id.")
         }
         return index
+    }
+
+    /// What a manifest that cannot be read to its end is reported as.
+    private static func finding(for failure: ManifestStream.Failure) -> (Check, String, Int?, Int?, String) {
+        let fix = "Fix the JSON at that place; a JSON linter shows the same spot."
+        switch failure {
+        case .source(let message): return (.zipData, "latest.json cannot be read: \(message)", nil, nil, "Download or pack the zip again.")
+        case .syntax(let error): return (.manifestJson, "invalid JSON: \(error.message)", error.line, error.column, fix)
+        case .byteOrderMark: return (.manifestJson, "invalid JSON: starts with a byte-order mark", 1, 1, fix)
+        case .notAnObject(let value):
+            return (.manifestType, "latest.json is \(value.typeName), not an object", value.line, value.column,
+                    "The top level of latest.json is the issue object.")
+        }
     }
 
     // MARK: Zips

@@ -54,7 +54,13 @@ public struct ArticleFilter: Sendable {
     public var limit: Int?
     public var page = 0
 
-    public init() {}
+    public init(
+        issue: String? = nil, type: String? = nil, excludeType: String? = nil, featured: Bool = false,
+        keyword: String? = nil, byDate: Bool = false, limit: Int? = nil, page: Int = 0
+    ) {
+        (self.issue, self.type, self.excludeType, self.featured) = (issue, type, excludeType, featured)
+        (self.keyword, self.byDate, self.limit, self.page) = (keyword, byDate, limit, page)
+    }
 }
 
 /// What `store check` finds.

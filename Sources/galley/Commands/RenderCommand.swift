@@ -96,13 +96,7 @@ struct RenderCommand: ParsableCommand {
 
     func run() throws {
         let stderr = Terminal.standardError
-        var options = RenderOptions()
-        options.style = style
-        options.missing = onMissing
-        options.pattern = pattern
-        options.assetBase = assetBase
-        options.page = page
-        options.language = lang
+        var options = RenderOptions(style: style, pattern: pattern, missing: onMissing, assetBase: assetBase, page: page, language: lang)
         let inputURL = URL(fileURLWithPath: input ?? ".")
         // Relative asset URLs start from the folder the HTML lands in.
         let outputFolder = output.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }

@@ -29,15 +29,8 @@ struct ArticlesCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            var filter = ArticleFilter()
-            filter.issue = issue
-            filter.type = type
-            filter.excludeType = excludeType
-            filter.featured = featured
-            filter.keyword = keyword
-            filter.byDate = byDate
-            filter.limit = limit
-            filter.page = page
+            let filter = ArticleFilter(issue: issue, type: type, excludeType: excludeType, featured: featured, keyword: keyword,
+                                       byDate: byDate, limit: limit, page: page)
             let articles = try store.open().articles(filter)
             if store.json { return printJSON(articles) }
             for article in articles {
