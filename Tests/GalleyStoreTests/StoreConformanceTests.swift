@@ -1,0 +1,147 @@
+import Foundation
+import Testing
+@testable import GalleyCore
+@testable import GalleyFormats
+@testable import GalleyKit
+@testable import GalleyStore
+
+/// What every store backend must do, asked only through `IssueStore`: the suite a second backend
+/// (PostgreSQL) joins by adding a case to `Backend`. It imports the example issue and the
+/// fixtures, and checks versions, every query, refusals that leave the store as it was,
+/// delete, check and gc.
+@Suite struct StoreConformanceTests {
+    enum Backend: String, CaseIterable, CustomTestStringConvertible {
+        case sqlite
+        var testDescription: String { rawValue }
+
+        /// A new, empty store of this backend.
+        func make() throws -> any IssueStore {
+            let folder = FileManager.default.temporaryDirectory.appending(path: "galley-conformance-\(UUID().uuidString)")
+            switch self {
+            case .sqlite: return try StoreLocation.open(folder, access: .write)
+            }
+        }
+    }
+
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appending(path: "Fixtures")
+    static let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appending(path: "Examples/winter-2026")
+    static let issue = "com.example.harbour.2026-01"
+    static let issueGlobalID = "4224009caba66f171d26ec50"
+    static let lighthouse = "fbf92e3a2aa69e50f4c7b6e7"
+    static let ferry = "5f827f80262d6fe87d41ca17"
+    static let harbour = "beaab94ed7c774d7b2887818"
+
+    init() { ProcessEnvironment.configureForArchives() }
+
+    /// The example issue packed into a new folder.
+    func exampleZip() throws -> String {
+        let out = FileManager.default.temporaryDirectory.appending(path: "galley-conformance-zip-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        return try Packer().pack(PackOptions(source: Self.example, output: out)).path
+    }
+
+    func expectClean(_ store: any IssueStore, issues: Int) throws {
+        let check = try store.check()
+        #expect(check.problems == [] && check.integrity == "ok")
+        #expect(check.issues == issues)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func versionsImportReplaceAndRefuse(backend: Backend) throws {
+        let store = try backend.make()
+        let newer = Self.fixtures.appending(path: "zips/example-valid.zip").path
+        let older = Self.fixtures.appending(path: "versions/example-valid.zip").path
+
+        let first = try store.importZip(newer, force: false, gate: nil, progress: nil)
+        #expect(first.status == .imported && first.articles > 0)
+        #expect(try store.importZip(newer, force: false, gate: nil, progress: nil).status == .unchanged)
+        let lastUpdated = try store.issueSummary("example-valid").lastUpdated
+
+        // An older version is refused with its own check, and nothing changes.
+        do {
+            _ = try store.importZip(older, force: false, gate: nil, progress: nil)
+            Issue.record("an older version was imported")
+        } catch let error as DiagnosticsError {
+            #expect(error.diagnostics.map(\.id) == [Check.importOlder.id])
+        }
+        #expect(try store.issueSummary("example-valid").lastUpdated == lastUpdated)
+        try expectClean(store, issues: 1)
+
+        // --force replaces it, and the newer one replaces that in turn.
+        #expect(try store.importZip(older, force: true, gate: nil, progress: nil).status == .replaced)
+        #expect(try store.issueSummary("example-valid").lastUpdated < lastUpdated)
+        #expect(try store.importZip(newer, force: false, gate: nil, progress: nil).status == .replaced)
+        try expectClean(store, issues: 1)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aRefusedZipLeavesTheStoreAsItWas(backend: Backend) throws {
+        let store = try backend.make()
+        _ = try store.importZip(try exampleZip(), force: false, gate: nil, progress: nil)
+        let before = try store.issue(Self.issue)
+        for name in ["bad-crc-error", "symlink-error", "overlap-bomb-error", "missing-file-error", "apple-id-mismatch-error"] {
+            #expect(throws: (any Error).self, "\(name)") {
+                try store.importZip(Self.fixtures.appending(path: "zips/\(name).zip").path, force: true, gate: nil, progress: nil)
+            }
+        }
+        let after = try store.issue(Self.issue)
+        #expect(after.articles.map(\.globalID) == before.articles.map(\.globalID))
+        try expectClean(store, issues: 1)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func everyQueryAnswersFromTheExample(backend: Backend) throws {
+        let store = try backend.make()
+        _ = try store.importZip(try exampleZip(), force: false, gate: nil, progress: nil)
+        _ = try store.importZip(Self.fixtures.appending(path: "zips/example-valid.zip").path, force: false, gate: nil, progress: nil)
+
+        // Issues, by either id; unknown ids are errors, never "all".
+        #expect(try store.issues().count == 2)
+        #expect(try store.issueSummary(Self.issueGlobalID).appleID == Self.issue)
+        #expect(try store.issueSummary(Self.issue).globalID == Self.issueGlobalID)
+        #expect(throws: GalleyError.self) { try store.issueSummary("nope") }
+        let (issue, articles) = try store.issue(Self.issue)
+        #expect(issue.articles == 4 && articles.map(\.placement) == [1, 2, 3, 4])
+
+        // Articles: every filter applies.
+        #expect(try store.articles(ArticleFilter(issue: Self.issue, type: "video")).map(\.globalID) == [Self.harbour])
+        #expect(try store.articles(ArticleFilter(issue: Self.issue, excludeType: "video")).count == 3)
+        #expect(try store.articles(ArticleFilter(issue: Self.issue, featured: true)).map(\.globalID) == [Self.lighthouse])
+        #expect(try store.articles(ArticleFilter(issue: Self.issue, keyword: "night shift")).count == 2)
+        #expect(try store.articles(ArticleFilter(issue: Self.issue, keyword: "night")).isEmpty)
+        #expect(try store.articles(ArticleFilter(issue: Self.issue, limit: 3, page: 1)).map(\.placement) == [4])
+        #expect(throws: GalleyError.self) { try store.articles(ArticleFilter(issue: "nope")) }
+
+        // One article with its assets and its neighbours by date.
+        let ferry = try store.article(Self.ferry, issue: nil)
+        #expect(ferry.assets.map(\.kind) == ["image", "sound"])
+        #expect(ferry.newer.map(\.globalID) == [Self.lighthouse])
+        #expect(ferry.older.map(\.globalID).first == Self.harbour)
+        for asset in ferry.assets { #expect(FileManager.default.fileExists(atPath: asset.path)) }
+
+        // Assets: of the issue, its own (the cover first), of one kind, the first image.
+        var own = AssetFilter()
+        own.issue = Self.issue
+        own.issueOwn = true
+        #expect(try store.assets(own).map(\.fileName) == ["cover.jpg", "masthead.png"])
+        own.first = true
+        #expect(try store.assets(own).map(\.fileName) == ["cover.jpg"])
+        var sounds = AssetFilter()
+        sounds.issue = Self.issue
+        sounds.kind = .sound
+        #expect(try store.assets(sounds).map(\.articleGlobalID) == [Self.ferry])
+
+        // Search, scoped and not.
+        #expect(try store.search("lighthouse", options: SearchOptions(issue: Self.issue)).articles.first?.globalID == Self.lighthouse)
+        #expect(throws: GalleyError.self) { try store.search("x", options: SearchOptions(issue: "nope")) }
+
+        // Delete removes one issue and nothing else; gc then has nothing to do.
+        #expect(try store.delete(Self.issue).globalID == Self.issueGlobalID)
+        #expect(try store.issues().map(\.appleID) == ["example-valid"])
+        #expect(throws: GalleyError.self) { try store.article(Self.ferry, issue: nil) }
+        #expect(try store.collectGarbage() == [])
+        try expectClean(store, issues: 1)
+    }
+}
