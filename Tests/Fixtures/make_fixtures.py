@@ -284,6 +284,12 @@ def sources():
                                     "articles/01-first/article.md": "---\ntitle: A\nassets:\n  - file: photo.png\n    thumbnail: clip.mp3\n---\nText.\n"})
     source("no-articles-warning", {"issue.yaml": ISSUE})
     source("stray-file-warning", {"issue.yaml": ISSUE, "articles/01-first/article.md": art, "articles/notes.txt": "todo\n"})
+    # Nine levels of nine aliases (the "billion laughs"): 426 bytes, 387 million values expanded.
+    bomb = ["title: Bomb", "apple_id: org.example.fixture", "publish_date: 2020-03-01", "metadata:",
+            '  a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for previous, name in zip("abcdefgh", "bcdefghi"):
+        bomb.append(f"  {name}: &{name} [" + ",".join([f"*{previous}"] * 9) + "]")
+    source("yaml-alias-bomb-error", {"issue.yaml": "\n".join(bomb) + "\n", "articles/01-first/article.md": art})
     root = os.path.join(SOURCES, "symlink-outside-error")
     source("symlink-outside-error", {"issue.yaml": ISSUE,
                                      "articles/01-first/article.md": "---\ntitle: A\nassets: [photo.png]\n---\n<!-- [ASSET: photo.png] -->\n"})

@@ -97,6 +97,9 @@ enum Harness {
     /// Ids of every diagnostic in a `--json` result (errors and warnings).
     static func diagnosticIDs(_ result: Result) -> [String] {
         guard let json = result.json else { return [] }
+        if let inputs = json["inputs"] as? [[String: Any]] {  // validate's report
+            return inputs.flatMap { ($0["diagnostics"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String } }
+        }
         let list = (json["diagnostics"] as? [[String: Any]])
             ?? ((json["summary"] as? [String: Any])?["warnings"] as? [[String: Any]]) ?? []
         return list.compactMap { $0["id"] as? String }

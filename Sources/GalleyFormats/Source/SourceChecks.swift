@@ -13,6 +13,7 @@ extension SourceChecks {
         .sourceIssueFileMissing,
         .sourceIssueFileAmbiguous,
         .sourceYamlInvalid,
+        .sourceYamlExpansion,
         .sourceYamlDuplicateKey,
         .sourceFieldMissing,
         .sourceTypeMismatch,
@@ -55,6 +56,7 @@ extension Check {
     package static let sourceIssueFileMissing = Check.source("source.issue-file-missing", .error, "The folder has no issue.yaml.", "Every issue source starts with issue.yaml (or issue.json).", "missing-issue-file-error")
     static let sourceIssueFileAmbiguous = Check.source("source.issue-file-ambiguous", .error, "The folder has more than one issue file.", "issue.yaml, issue.yml and issue.json would disagree; only one may exist.", "two-issue-files-error")
     static let sourceYamlInvalid = Check.source("source.yaml-invalid", .error, "A YAML (or JSON) file does not parse.", "Located at the line and column where the parser stopped.", "bad-yaml-error")
+    static let sourceYamlExpansion = Check.source("source.yaml-expansion", .error, "A YAML file's aliases expand past 100,000 values, or it nests deeper than 64 levels.", "How billion-laughs bombs look: 400 bytes of aliases of aliases expand to hundreds of millions of values. Refused at once, before any field is read.", "yaml-alias-bomb-error")
     static let sourceYamlDuplicateKey = Check.source("source.yaml-duplicate-key", .error, "A key is given twice in one mapping.", "Which value counts would be a guess.", "duplicate-yaml-key-error")
     package static let sourceFieldMissing = Check.source("source.field-missing", .error, "A required field is missing.", "`title`, `apple_id` and `publish_date` for the issue, `title` for articles, `file` for assets.", "missing-required-field-error")
     static let sourceTypeMismatch = Check.source("source.type-mismatch", .error, "A field has the wrong shape.", "A list where text is wanted, `featured: maybe`, a mapping that is not one.", "type-mismatch-error")

@@ -13,7 +13,11 @@ struct YAMLFields {
     /// Parses `text`. Returns `nil` and logs an error when it is not valid YAML.
     package func parse(_ text: String, into log: inout DiagnosticLog) -> Node? {
         do {
-            return try Yams.compose(yaml: text)
+            return try YAMLBudget.compose(text)
+        } catch let error as YAMLBudget.Exceeded {
+            log.add(Diagnostic(.sourceYamlExpansion, "the YAML \(error.reason)", at: at(error.mark),
+                               hint: "Write the values out instead of nesting aliases (`*name`); issue sources need no anchors."))
+            return nil
         } catch let error as YamlError {
             log.add(diagnostic(for: error, text: text))
             return nil

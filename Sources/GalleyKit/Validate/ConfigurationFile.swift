@@ -23,7 +23,10 @@ extension ValidationConfiguration {
         }
         let node: Node?
         do {
-            node = try Yams.compose(yaml: text)
+            node = try YAMLBudget.compose(text)
+        } catch let error as YAMLBudget.Exceeded {
+            throw GalleyError("the configuration \(error.reason)", path: "\(url.path):\((error.mark?.line).map(String.init) ?? "1")",
+                              hint: "Write the settings out instead of nesting aliases.")
         } catch {
             throw GalleyError("the configuration is not valid YAML: \(error)", path: url.path)
         }

@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+
+/// The second pass of hostile input (issue #10): each hole found by trying to break Galley, with
+/// the fixture or input that showed it and the answer it must get now. Fixtures are named by
+/// their expected outcome; each test asserts the expected finding id and, where it matters, that
+/// nothing was written.
+@Suite struct HostileInputTests {
+    static let bomb = Harness.fixtures.appending(path: "sources/yaml-alias-bomb-error")
+
+    @Test func aYAMLAliasBombIsRefusedAtOnceByValidateAndPack() throws {
+        let validate = try Harness.galley(["validate", Self.bomb.path, "--format", "json"])
+        #expect(validate.status == 1)
+        #expect(Harness.diagnosticIDs(validate) == ["source.yaml-expansion"])
+        let out = try Harness.temporaryDirectory()
+        let pack = try Harness.galley(["pack", Self.bomb.path, "-o", out.path, "--json"])
+        #expect(pack.status == 1)
+        #expect(Harness.diagnosticIDs(pack) == ["source.yaml-expansion"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
+    }
+
+    @Test func aYAMLAliasBombInFrontMatterOrTooDeepIsRefused() throws {
+        let source = try Harness.copy(Harness.fixtures.appending(path: "sources/minimal-valid"))
+        let article = source.appending(path: "articles/01-first/article.md")
+        let levels = (1...8).map { level in "  l\(level): &l\(level) [" + Array(repeating: "*l\(level - 1)", count: 9).joined(separator: ",") + "]" }
+        try Data(("---\ntitle: Laughs\ncustom_meta:\n  l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+            + levels.joined(separator: "\n") + "\n---\nText.\n").utf8).write(to: article)
+        #expect(Harness.diagnosticIDs(try Harness.galley(["validate", source.path, "--format", "json"])) == ["source.yaml-expansion"])
+
+        let deep = String(repeating: "[", count: 80) + String(repeating: "]", count: 80)
+        try Data("---\ntitle: Deep\ncustom_meta: \(deep)\n---\nText.\n".utf8).write(to: article)
+        let result = try Harness.galley(["validate", source.path, "--format", "json"])
+        #expect(Harness.diagnosticIDs(result) == ["source.yaml-expansion"])
+        #expect(result.stdout.contains("deeper than 64"))
+    }
+
+    @Test func aGalleyYmlAliasBombIsAnErrorNotAHang() throws {
+        let folder = try Harness.temporaryDirectory()
+        let text = try String(contentsOf: Self.bomb.appending(path: "issue.yaml"), encoding: .utf8)
+            .replacingOccurrences(of: "metadata:", with: "checks:")
+        try Data(text.utf8).write(to: folder.appending(path: ".galley.yml"))
+        let result = try Harness.galley(["validate", Harness.fixtures.appending(path: "zips/example-valid.zip").path], in: folder)
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("expands to more than 100000 values"))
+    }
+}
