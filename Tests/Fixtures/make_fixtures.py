@@ -219,6 +219,14 @@ def zips():
     write(n, build(issue_entries(t, doc)))
     n = "missing-title-error.zip"; t = stem(n); doc = manifest(t); del doc["articles"][0]["title"]
     write(n, build(issue_entries(t, doc)))
+    # A file_name given twice: first a path out of the issue, then the good name. A reader taking
+    # the last value sees a clean issue; one taking the first writes outside it.
+    n = "duplicate-key-error.zip"; t = stem(n)
+    entries = issue_entries(t)
+    text = entries[0].data.decode()
+    entries[0].data = text.replace('"file_name": "photo-1.jpg"', '"file_name": "../../../../etc/passwd",\n            "file_name": "photo-1.jpg"', 1).encode()
+    assert entries[0].data != text.encode()
+    write(n, build(entries))
     n = "hostile-body-error.zip"; t = stem(n)
     body = ("<p onclick=\"steal()\">Hi</p>\n<script>alert(1)</script>\n<a href=\"javascript:alert(1)\">x</a>\n"
             "<img src=\"https://tracker.example.com/p.gif\">\n<!-- [ASSET: photo-1] -->\n<!-- [ASSET: sound-1] -->\n")

@@ -43,4 +43,36 @@ import Testing
         #expect(result.status == 2)
         #expect(result.stderr.contains("expands to more than 100000 values"))
     }
+
+    /// Imports `zip` into a store that already holds the example, expecting a refusal with
+    /// `id`, and checks that the store's files are byte for byte what they were.
+    func expectImportRefused(_ zip: URL, id: String) throws {
+        let work = try Harness.temporaryDirectory()
+        let store = work.appending(path: "store")
+        #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path, "--store", store.path]).status == 0)
+        let before = try Self.snapshot(store)
+        let result = try Harness.galley(["import", zip.path, "--store", store.path, "--json"])
+        #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
+        #expect((result.stdout + result.stderr).contains(id), "\(result.stdout)\(result.stderr)")
+        #expect(try Self.snapshot(store) == before)
+    }
+
+    /// Every file below `folder` with its bytes.
+    static func snapshot(_ folder: URL) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey])
+        while let url = enumerator?.nextObject() as? URL {
+            guard (try url.resourceValues(forKeys: [.isRegularFileKey])).isRegularFile == true else { continue }
+            files[url.path.replacingOccurrences(of: folder.path, with: "")] = try Data(contentsOf: url)
+        }
+        return files
+    }
+
+    @Test func aKeyGivenTwiceAnywhereInLatestJsonIsAnErrorInValidateAndImport() throws {
+        let zip = Harness.fixtures.appending(path: "zips/duplicate-key-error.zip")
+        let result = try Harness.galley(["validate", zip.path, "--format", "json"])
+        #expect(result.status == 1)
+        #expect(Harness.diagnosticIDs(result) == ["manifest.duplicate-key"])
+        try expectImportRefused(zip, id: "manifest.duplicate-key")
+    }
 }

@@ -7,6 +7,7 @@ import Testing
 @Suite struct ValidateFixtureTests {
     static let expectations: [(String, [String])] = [
         ("zips/example-valid.zip", []),
+        ("zips/duplicate-key-error.zip", ["manifest.duplicate-key"]),
         ("zips/not-a-zip-error.zip", ["zip.unreadable"]),
         ("zips/empty-file-error.zip", ["zip.empty"]),
         ("zips/no-entries-error.zip", ["zip.empty"]),

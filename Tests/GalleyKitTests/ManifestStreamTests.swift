@@ -95,4 +95,20 @@ import Testing
         #expect(titles == ["One", "Two"])
         #expect(throws: GalleyError.self) { try ManifestStream(file: url.appending(path: "missing")) }
     }
+
+    @Test func keysGivenTwiceAreFoundAtEveryDepthAndInLargeObjects() throws {
+        let wide = (0..<40).map { "\"k\($0)\": \($0)" }.joined(separator: ", ")
+        let text = """
+            {"a": 1, "articles": [{"images": {"ordered": [{"file_name": "x", "file_name": "y"}]}}],
+             "m": {\(wide), "k7": 0}, "a": 2}
+            """
+        var reader = ManifestStream(text: text)
+        _ = try reader.read()
+        #expect(reader.duplicateKeys.map(\.key) == ["file_name", "k7", "a"])
+        #expect(reader.duplicateKeys.map(\.line) == [1, 2, 2])
+        #expect(reader.duplicateKeyCount == 3)
+        var clean = ManifestStream(text: Self.text)
+        _ = try clean.read()
+        #expect(clean.duplicateKeys.isEmpty)
+    }
 }

@@ -101,6 +101,29 @@ public struct LocatedJSON: Sendable {
         private var lineStart = 0
         /// An error raised by `next` itself (a damaged zip entry), kept for the caller.
         public private(set) var sourceError: Error?
+        /// Keys given a second time in one object (the first 100; `duplicateKeyCount` counts
+        /// all). JSON leaves their meaning open: Galley's reader takes the last, other readers
+        /// the first, so a value checked here could differ from the one used there.
+        public private(set) var duplicateKeys: [(key: String, line: Int, column: Int)] = []
+        public private(set) var duplicateKeyCount = 0
+
+        /// Notes `key` (just parsed, ending before the current position) when `members` has it.
+        private mutating func noteDuplicate(_ key: String, line keyLine: Int, column keyColumn: Int, in members: [Member], seen: inout Set<String>?) {
+            // A linear scan for the small objects of a manifest; a set once an object grows.
+            let repeated: Bool
+            if members.count < 16 {
+                repeated = members.contains { $0.key == key }
+            } else {
+                if seen == nil { seen = Set(members.map(\.key)) }
+                repeated = !(seen?.insert(key).inserted ?? true)
+            }
+            if repeated { recordDuplicate(key, line: keyLine, column: keyColumn) }
+        }
+
+        private mutating func recordDuplicate(_ key: String, line keyLine: Int, column keyColumn: Int) {
+            duplicateKeyCount += 1
+            if duplicateKeys.count < 100 { duplicateKeys.append((key, keyLine, keyColumn)) }
+        }
 
         public init(next: @escaping () throws -> [UInt8]?) { self.next = next }
 
@@ -183,8 +206,12 @@ public struct LocatedJSON: Sendable {
             try expect(UInt8(ascii: "{"), "expected an object")
             if take(UInt8(ascii: "}")) { return }
             var didStream = false
+            var keys = Set<String>()
             while true {
+                skipSpace()
+                let keyColumn = column
                 let (key, keyLine) = try parseKey()
+                if !keys.insert(key).inserted { recordDuplicate(key, line: keyLine, column: keyColumn) }
                 if key == streamed && !didStream && peek() == UInt8(ascii: "[") {
                     didStream = true
                     let (startLine, startColumn) = (line, column)
@@ -228,9 +255,13 @@ public struct LocatedJSON: Sendable {
             case UInt8(ascii: "{"):
                 advance()
                 var members: [Member] = []
+                var seen: Set<String>?
                 if take(UInt8(ascii: "}")) { return located(.object(members)) }
                 while true {
+                    skipSpace()
+                    let keyColumn = column
                     let (key, keyLine) = try parseKey()
+                    noteDuplicate(key, line: keyLine, column: keyColumn, in: members, seen: &seen)
                     let value = try parseValue(depth: depth + 1)
                     members.append(Member(key: key, keyLine: keyLine, value: value))
                     if take(UInt8(ascii: ",")) { continue }

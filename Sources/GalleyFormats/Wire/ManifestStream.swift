@@ -39,6 +39,9 @@ package struct ManifestStream {
     private var closing: (() -> Void)?
     /// What the chunk source itself threw, when reading stopped on it (a damaged zip entry).
     package var sourceError: Error? { parser.sourceError }
+    /// Keys given twice in one object, anywhere in the document (the first 100), and how many.
+    package var duplicateKeys: [(key: String, line: Int, column: Int)] { parser.duplicateKeys }
+    package var duplicateKeyCount: Int { parser.duplicateKeyCount }
 
     /// Reads the chunks `next` returns until it returns nil (a zip entry, a socket).
     package init(chunks next: @escaping () throws -> [UInt8]?) {

@@ -101,7 +101,6 @@ struct ManifestChecks {
     /// The issue's own members (everything but a streamed `articles` array).
     func checkIssue(_ root: LocatedJSON, articlesSeen: Bool, _ index: inout ManifestIndex, into findings: inout Findings) {
         guard let members = root.members else { return }
-        duplicateKeys(members, "", &findings)
         requireStrings(root, Self.issueStrings, "", "the issue", &findings)
         unknownKeys(members, Self.issueKeys, "", &findings)
         index.issueID = root["global_id"]?.string
@@ -137,7 +136,6 @@ struct ManifestChecks {
             index.articles.append(ManifestIndex.ArticleRef(id: nil, jsonPath: base, line: article.line))
             return
         }
-        duplicateKeys(articleMembers, base, &findings)
         // Keys later Dumpling builds added are reported together as an older format (which the
         // store imports), not as missing keys; the article is of no format when it also lacks
         // what its own era required.
@@ -244,7 +242,6 @@ struct ManifestChecks {
                          hint: "Each element of `ordered` is an asset object.")
             return
         }
-        duplicateKeys(members, path, &findings)
         requireStrings(asset, Self.assetStrings, path, "the asset", &findings)
         unknownKeys(members, Self.assetKeys, path, &findings)
         metadataLike(asset, "metadata", "\(path).metadata", required: false, &findings)
@@ -371,17 +368,6 @@ struct ManifestChecks {
         }
     }
 
-    private func duplicateKeys(_ members: [LocatedJSON.Member], _ base: String, _ findings: inout Findings) {
-        var seen = Set<String>()
-        for member in members {
-            if !seen.insert(member.key).inserted {
-                let path = base.isEmpty ? member.key : "\(base).\(member.key)"
-                findings.add(.manifestDuplicateKey, "`\(path)` is given twice; readers disagree on which one counts",
-                             at: SourceLocation(path: self.path, line: member.keyLine, jsonPath: path), hint: "Keep one.")
-            }
-        }
-    }
-
     /// `a/b/c` with numeric parts: what `Helper.publishedDateFrom` reads without falling back or crashing.
     static func isDumplingPublishDate(_ text: String) -> Bool {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
@@ -405,6 +391,7 @@ extension ManifestChecks {
     /// The checks on latest.json, in catalogue order.
     package static let checks: [Check] = [
         .manifestJson,
+        .manifestDuplicateKey,
         .manifestType,
         .manifestKeyMissing,
         .manifestOlderFormat,
@@ -420,7 +407,6 @@ extension ManifestChecks {
         .manifestIdUnsafe,
         .manifestIdDuplicate,
         .manifestAppleId,
-        .manifestDuplicateKey,
         .manifestUnknownKey,
     ]
 }
@@ -429,6 +415,11 @@ extension Check {
     static let manifestJson = Check("manifest.json", .manifest, .error, "latest.json is not valid JSON.",
             explanation: "Dumpling's parse fails and the import returns silently.",
             triggering: [.manifest("{\"title\": \"x\",}")], clean: [.validManifest])
+    static let manifestDuplicateKey = Check("manifest.duplicate-key", .manifest, .error, "A key is given twice in one object.",
+            explanation: "JSON leaves a repeated key's meaning open: one reader takes the first value, another the last. A `file_name` given first as `../../../../etc/passwd` and then as a good name passes a checker that reads the last and reaches an app that reads the first. Refused anywhere in latest.json, in validate and import.",
+            triggering: [CheckExample.manifest("{\"title\": \"x\",\n \"title\": \"y\"}").at(line: 2), .issue("metadata", "{\"a\": 1, \"a\": 2}"),
+                         .fixture("zips/duplicate-key-error.zip")],
+            clean: [.validManifest])
     static let manifestType = Check("manifest.type", .manifest, .error, "A value has the wrong JSON type.",
             explanation: "Dumpling force-casts (`as! String`, `as! NSArray`) and crashes on a number, null or array where it expects a string, and calls `objectForKey` on `images` and `sound_files`, crashing if they are arrays.",
             triggering: [.article("title", "42").at("articles[0].title"), .issue("images", "[]").at("images"), .article("sound_files", "\"none\"").at("articles[0].sound_files")],
@@ -481,9 +472,6 @@ extension Check {
     static let manifestAppleId = Check("manifest.apple-id", .manifest, .error, "apple_id differs from the zip's folder.",
             explanation: "Dumpling builds the asset folder from apple_id, so every asset path breaks.",
             triggering: [.fixture("zips/apple-id-mismatch-error.zip")], clean: [.validZip])
-    static let manifestDuplicateKey = Check("manifest.duplicate-key", .manifest, .warning, "A key appears twice in one object.",
-            explanation: "JSON readers disagree on which value wins.",
-            triggering: [.manifest("{\"global_id\": \"a\", \"global_id\": \"b\"}")], clean: [.validManifest])
     static let manifestUnknownKey = Check("manifest.unknown-key", .manifest, .info, "A key neither Dumpling nor Galley reads.",
             explanation: "Unknown keys are ignored everywhere, so a misspelt key silently loses its value. `videos` is Galley's known extension.",
             triggering: [.article("autor_name", "\"A. Writer\"")], clean: [.validManifest])

@@ -90,6 +90,15 @@ public struct Validator: Sendable {
         } catch {
             return index
         }
+        for duplicate in reader.duplicateKeys {
+            findings.add(.manifestDuplicateKey, "`\(duplicate.key)` is given twice in one object",
+                         at: SourceLocation(path: display, line: duplicate.line, column: duplicate.column),
+                         hint: "Keep one: readers disagree on which counts (Galley's took the last, many take the first), so the value checked may not be the one used.")
+        }
+        if reader.duplicateKeyCount > reader.duplicateKeys.count {
+            findings.add(.manifestDuplicateKey, "\(reader.duplicateKeyCount - reader.duplicateKeys.count) more keys are given twice",
+                         at: SourceLocation(path: display), hint: "Keep one of each.")
+        }
         let root = issue.node
         checks.checkIssue(root, articlesSeen: issue.articlesStreamed, &index, into: &findings)
         checks.finish(&index, root: root, into: &findings)
