@@ -59,7 +59,7 @@ def manifest(apple_id, images=None, sounds=None, body=None, articles=None):
 
 class Entry:
     def __init__(self, name, data=b"", method=0, flags=0, mode=0o100644, crc=None, size=None, csize=None,
-                 local_name=None, offset=None, raw=None, made_by=0x0314, extra=b""):
+                 local_name=None, offset=None, raw=None, made_by=0x0314, extra=b"", listed=True, descriptor=False):
         self.name = name.encode("utf-8") if isinstance(name, str) else name
         self.data = data
         self.method = method
@@ -73,6 +73,10 @@ class Entry:
         self.raw = raw  # compressed bytes given as they are
         self.made_by = made_by
         self.extra = extra
+        self.listed = listed  # False: a local entry the central directory does not list
+        self.descriptor = descriptor  # True: sizes and CRC in a signed data descriptor after the data
+        if descriptor:
+            self.flags |= 0x8
 
 
 def build(entries, prefix=b"", eocd_override=None, zip64_count=None):
@@ -91,14 +95,19 @@ def build(entries, prefix=b"", eocd_override=None, zip64_count=None):
         csize = e.csize if e.csize is not None else len(payload)
         offset = len(out)
         lname = e.local_name if e.local_name is not None else e.name
-        out += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, e.flags, e.method, 0, 0x5061, crc, csize, size,
+        local = (0, 0, 0) if e.descriptor else (crc, csize, size)
+        out += struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, e.flags, e.method, 0, 0x5061, *local,
                            len(lname), len(e.extra)) + lname + e.extra + payload
+        if e.descriptor:
+            out += struct.pack("<IIII", 0x08074B50, crc, csize, size)
+        if not e.listed:
+            continue
         central += struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, e.made_by, 20, e.flags, e.method, 0, 0x5061, crc,
                                csize, size, len(e.name), len(e.extra), 0, 0, 0, (e.mode << 16) & 0xFFFFFFFF,
                                e.offset if e.offset is not None else offset) + e.name + e.extra
     cd_offset = len(out)
     out += central
-    count = len(entries)
+    count = len([e for e in entries if e.listed])
     if zip64_count is not None:
         z64 = len(out)
         out += struct.pack("<IQHHIIQQQQ", 0x06064B50, 44, 45, 45, 0, 0, zip64_count, zip64_count, len(central), cd_offset)
@@ -227,6 +236,25 @@ def zips():
     entries[0].data = text.replace('"file_name": "photo-1.jpg"', '"file_name": "../../../../etc/passwd",\n            "file_name": "photo-1.jpg"', 1).encode()
     assert entries[0].data != text.encode()
     write(n, build(entries))
+    # A PKWARE Unix extra field (0x000d: atime, mtime, uid, gid, then a link target) on a media
+    # file: extractors that honour it create a link to /etc/passwd in place of the photo.
+    n = "link-extra-field-error.zip"; e = issue_entries(stem(n))
+    e[2].extra = struct.pack("<HHIIHH", 0x000D, 12 + 11, 0, 0, 0, 0) + b"/etc/passwd"
+    write(n, build(e))
+    # A local entry between two listed ones that the central directory does not list.
+    n = "orphan-local-entry-error.zip"; e = issue_entries(stem(n))
+    e.insert(2, Entry("../../tmp/galley-orphan.txt", b"written by streaming unzippers\n", listed=False))
+    write(n, build(e))
+    # What streaming writers make: every entry's sizes in a data descriptor after its data.
+    n = "data-descriptor-valid.zip"; e = issue_entries(stem(n))
+    for entry in e:
+        entry.descriptor = True
+        entry.flags |= 0x8
+    write(n, build(e))
+    n = "trailing-data-error.zip"; write(n, build(issue_entries(stem(n))) + b"<script>alert(1)</script>\n")
+    # An entry 300 folders deep (600 bytes of name, under the 1,024-byte name limit).
+    n = "deep-entry-error.zip"; t = stem(n)
+    write(n, build(issue_entries(t) + [Entry(t + "/" + "d/" * 300 + "deep.txt", b"deep\n")]))
     n = "hostile-body-error.zip"; t = stem(n)
     body = ("<p onclick=\"steal()\">Hi</p>\n<script>alert(1)</script>\n<a href=\"javascript:alert(1)\">x</a>\n"
             "<img src=\"https://tracker.example.com/p.gif\">\n<!-- [ASSET: photo-1] -->\n<!-- [ASSET: sound-1] -->\n")

@@ -75,4 +75,24 @@ import Testing
         #expect(Harness.diagnosticIDs(result) == ["manifest.duplicate-key"])
         try expectImportRefused(zip, id: "manifest.duplicate-key")
     }
+
+    @Test(arguments: [
+        ("link-extra-field-error", "zip.link-field"), ("orphan-local-entry-error", "zip.unaccounted-bytes"),
+        ("trailing-data-error", "zip.unaccounted-bytes"), ("deep-entry-error", "zip.depth"),
+    ])
+    func containerTricksAreRefusedByImportWithTheStoreUntouched(fixture: String, id: String) throws {
+        try expectImportRefused(Harness.fixtures.appending(path: "zips/\(fixture).zip"), id: id)
+    }
+
+    @Test func theDepthLimitComesFromTheConfiguration() throws {
+        let folder = try Harness.temporaryDirectory()
+        let zip = Harness.fixtures.appending(path: "zips/example-valid.zip").path
+        try Data("limits:\n  max_depth: 1\n".utf8).write(to: folder.appending(path: ".galley.yml"))
+        let tight = try Harness.galley(["validate", zip], in: folder)
+        #expect(tight.status == 1)
+        #expect(tight.stdout.contains("error zip.depth"))
+        try Data("limits:\n  max_depth: 400\n".utf8).write(to: folder.appending(path: ".galley.yml"))
+        let loose = try Harness.galley(["validate", Harness.fixtures.appending(path: "zips/deep-entry-error.zip").path], in: folder)
+        #expect(!loose.stdout.contains("zip.depth"))
+    }
 }

@@ -23,6 +23,10 @@ public struct ZipDirectory: Sendable {
         /// The local header's length (30 + name + extra), once it has been read.
         public var localHeaderLength: UInt64?
         public var localName: [UInt8]?
+        /// The local header's extra field, once it has been read.
+        public var localExtra: [UInt8]?
+        /// Bytes of the data descriptor after the data (flag bit 3), once it has been read.
+        public var descriptorLength: UInt64 = 0
 
         public var isEncrypted: Bool { flags & 1 != 0 }
         public var isDirectory: Bool { rawName.last == UInt8(ascii: "/") }
@@ -37,6 +41,24 @@ public struct ZipDirectory: Sendable {
         }
 
         public var isSymlink: Bool { unixMode.map { $0 & 0o170000 == 0o120000 } ?? false }
+
+        /// The extra field that declares a link, in the central directory or the local header,
+        /// when there is one. Zip has no link entry type, but two Unix extra fields carry a link
+        /// target that some extractors honour (Info-ZIP's `unzip`, for one): PKWARE's Unix field
+        /// (0x000d: times, uid and gid in 12 bytes, then the target) and the ASi Unix field
+        /// (0x756e: CRC, mode, size, uid and gid in 14 bytes, then the target; or a link mode).
+        public var declaredLink: String? {
+            for extra in [self.extra, localExtra ?? []] {
+                for (id, data) in ZipDirectory.extraFields(extra) {
+                    if id == 0x000D, data.count > 12 { return "PKWARE Unix extra field (0x000d) with a link target" }
+                    if id == 0x756E, data.count >= 6 {
+                        let mode = UInt32(ZipDirectory.le16(data, 4))
+                        if data.count > 14 || mode & 0o170000 == 0o120000 { return "ASi Unix extra field (0x756e) declaring a link" }
+                    }
+                }
+            }
+            return nil
+        }
 
         /// A device, FIFO or socket (anything but a file, folder or link).
         public var isSpecial: Bool {
@@ -53,6 +75,19 @@ public struct ZipDirectory: Sendable {
     public var hasZip64Records: Bool
     /// Bytes before the first local header (a self-extractor stub, or junk).
     public var leadingBytes: UInt64
+    /// Byte ranges that no part of the zip accounts for (not a listed entry's header, data or
+    /// descriptor, the central directory, or the end records), leading bytes excepted, in
+    /// file order. Streaming extractors read what sits there.
+    public var unaccounted: [Unaccounted] = []
+
+    /// A range of the file nothing accounts for.
+    public struct Unaccounted: Sendable, Equatable {
+        public var offset: UInt64
+        public var length: UInt64
+        /// The name in a local file header found at the start of the range (an entry the
+        /// central directory does not list), when there is one.
+        public var orphanName: String?
+    }
 
     public enum ReadError: Error, Sendable, Equatable {
         case empty
@@ -152,7 +187,9 @@ public struct ZipDirectory: Sendable {
             throw ReadError.truncated("the central directory lists \(entries.count) of \(entryCount) entries")
         }
 
-        // Local headers: 30 bytes plus the name each, to know where data starts and compare names.
+        // Local headers: 30 bytes plus the name and extra field each, to know where data starts,
+        // compare names and see extra fields; then the data descriptor after the data, if any.
+        var covered: [(start: UInt64, end: UInt64)] = []
         for index in entries.indices {
             let offset = entries[index].localHeaderOffset
             guard offset + 30 <= cdOffset else { continue }
@@ -160,13 +197,77 @@ public struct ZipDirectory: Sendable {
             guard header.count == 30, le32(header, 0) == 0x0403_4B50 else { continue }
             let nameLength = Int(le16(header, 26))
             let extraLength = Int(le16(header, 28))
-            entries[index].localHeaderLength = 30 + UInt64(nameLength) + UInt64(extraLength)
-            entries[index].localName = try read(offset + 30, nameLength)
+            let headerLength = 30 + UInt64(nameLength) + UInt64(extraLength)
+            entries[index].localHeaderLength = headerLength
+            let variable = try read(offset + 30, nameLength + extraLength)
+            entries[index].localName = Array(variable.prefix(nameLength))
+            entries[index].localExtra = Array(variable.dropFirst(nameLength))
+            let dataEnd = offset + headerLength + entries[index].compressedSize
+            if entries[index].flags & 0x8 != 0, dataEnd < cdOffset {
+                // crc, sizes (8 bytes each with Zip64), after an optional signature.
+                let sizes: UInt64 = entries[index].usesZip64 ? 16 : 8
+                let start = try read(dataEnd, 4)
+                let signed = start.count == 4 && le32(start, 0) == 0x0807_4B50
+                entries[index].descriptorLength = min((signed ? 8 : 4) + sizes, cdOffset - dataEnd)
+            }
+            covered.append((offset, min(dataEnd + entries[index].descriptorLength, cdOffset)))
         }
         let firstOffset = entries.map(\.localHeaderOffset).min() ?? cdOffset
+        // The directory, the Zip64 end records when present, and the end record with its comment.
+        covered.append((cdOffset, cdOffset + cdSize))
+        if zip64, eocdOffset >= 20 {
+            covered.append((eocdOffset - 20, eocdOffset))
+            let locator = try read(eocdOffset - 20, 20)
+            if locator.count == 20, le32(locator, 0) == 0x0706_4B50 {
+                let record = le64(locator, 8)
+                let head = record + 12 <= fileSize ? try read(record, 12) : []
+                if head.count == 12, le32(head, 0) == 0x0606_4B50 {
+                    covered.append((record, min(record + 12 + le64(head, 4), fileSize)))
+                }
+            }
+        }
+        let commentLength = UInt64(le16(tail, e + 20))
+        covered.append((eocdOffset, min(eocdOffset + 22 + commentLength, fileSize)))
+        var unaccounted: [Unaccounted] = []
+        var reached = firstOffset
+        for range in covered.sorted(by: { $0.start < $1.start }) {
+            if range.start > reached {
+                unaccounted.append(Unaccounted(offset: reached, length: range.start - reached,
+                                               orphanName: try orphanName(at: reached, read: read)))
+            }
+            reached = max(reached, range.end)
+        }
+        if fileSize > reached {
+            unaccounted.append(Unaccounted(offset: reached, length: fileSize - reached, orphanName: try orphanName(at: reached, read: read)))
+        }
+        if firstOffset > 0, let name = try orphanName(at: 0, read: read) {
+            unaccounted.insert(Unaccounted(offset: 0, length: firstOffset, orphanName: name), at: 0)
+        }
         return ZipDirectory(
             fileSize: fileSize, entries: entries, centralDirectoryOffset: cdOffset, centralDirectorySize: cdSize,
-            hasZip64Records: zip64 || entries.contains(where: \.usesZip64), leadingBytes: firstOffset)
+            hasZip64Records: zip64 || entries.contains(where: \.usesZip64), leadingBytes: firstOffset,
+            unaccounted: unaccounted)
+    }
+
+    /// The name in the local file header at `offset`, when one starts there.
+    private static func orphanName(at offset: UInt64, read: (UInt64, Int) throws -> [UInt8]) throws -> String? {
+        let header = try read(offset, 30)
+        guard header.count == 30, le32(header, 0) == 0x0403_4B50 else { return nil }
+        let name = try read(offset + 30, Int(le16(header, 26)))
+        return String(decoding: name, as: UTF8.self)
+    }
+
+    /// The (id, data) pairs of an extra field; a field cut short ends the list.
+    package static func extraFields(_ extra: [UInt8]) -> [(UInt16, [UInt8])] {
+        var fields: [(UInt16, [UInt8])] = []
+        var p = 0
+        while p + 4 <= extra.count {
+            let size = Int(le16(extra, p + 2))
+            guard p + 4 + size <= extra.count else { break }
+            fields.append((le16(extra, p), Array(extra[(p + 4)..<(p + 4 + size)])))
+            p += 4 + size
+        }
+        return fields
     }
 
     private static func applyZip64Extra(_ entry: inout Entry) {

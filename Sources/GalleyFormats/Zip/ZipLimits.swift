@@ -10,6 +10,8 @@ public struct ContainerLimits: Sendable {
     public var ratioFloor: UInt64 = 1024 * 1024
     /// A name's length in bytes.
     public var maxNameBytes = 1024
+    /// Name components of an entry: the issue folder, two levels of subfolders, the file.
+    public var maxDepth = 4
 
     public init() {}
 }

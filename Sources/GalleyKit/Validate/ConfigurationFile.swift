@@ -15,6 +15,7 @@ extension ValidationConfiguration {
     ///   max_entries: 65535           # entries a zip may list
     ///   max_total_bytes: 4294967296  # declared uncompressed bytes in all
     ///   max_ratio: 100               # compression ratio of entries of 1 MiB or more
+    ///   max_depth: 4                 # name components of an entry (folder, subfolders, file)
     /// ```
     /// Unknown check ids and settings are errors, so a typo cannot silently switch nothing off.
     public mutating func load(_ url: URL) throws {
@@ -65,9 +66,10 @@ extension ValidationConfiguration {
             case "max_entries": limits.maxEntries = number
             case "max_total_bytes": limits.maxTotalBytes = UInt64(number)
             case "max_ratio": limits.maxRatio = UInt64(number)
+            case "max_depth": limits.maxDepth = number
             default:
                 throw GalleyError("unknown limit `\(name)`", path: "\(url.path):\(key.mark?.line ?? 0)",
-                                  hint: "The limits are max_entries, max_total_bytes and max_ratio.")
+                                  hint: "The limits are max_entries, max_total_bytes, max_ratio and max_depth.")
             }
         }
     }

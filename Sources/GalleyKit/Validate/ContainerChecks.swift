@@ -81,6 +81,15 @@ package struct ContainerChecks {
                              hint: "Remove it: an issue zip holds files and folders only.")
             }
             checkName(entry, at: at(entry), into: &findings)
+            if let link = entry.declaredLink {
+                findings.add(.zipLinkField, "`\(name)` carries a \(link)", at: at(entry),
+                             hint: "Repack without links: some extractors would create a link that points anywhere.")
+            }
+            let depth = name.split(separator: "/").count
+            if depth > limits.maxDepth {
+                findings.add(.zipDepth, "`\(name.prefix(60))…` is nested \(depth) levels deep, over the limit of \(limits.maxDepth)",
+                             at: at(entry), hint: "Keep the issue's files in its folder (at most \(limits.maxDepth - 2) levels of subfolders).")
+            }
 
             // Declared sizes and ratios, before anything is inflated.
             if entry.compressedSize > 0, entry.uncompressedSize >= limits.ratioFloor,
@@ -126,6 +135,16 @@ package struct ContainerChecks {
         if totalDeclared > limits.maxTotalBytes || entrySizesOverflow(directory) {
             findings.add(.zipSize, "the entries declare \(totalDeclared) bytes in all, over the limit of \(limits.maxTotalBytes)",
                          at: at(nil), hint: "An issue zip stays under 4 GiB; this one is damaged or a zip bomb.")
+        }
+        // Bytes no part of the zip accounts for: an unlisted local entry, a gap, trailing data.
+        for range in directory.unaccounted {
+            if let orphan = range.orphanName {
+                findings.add(.zipUnaccountedBytes, "a local entry `\(orphan)` at offset \(range.offset) is not one the central directory points at",
+                             at: at(nil), hint: "Streaming unzippers would extract it: the zip is crafted or damaged; pack it again.")
+            } else {
+                findings.add(.zipUnaccountedBytes, "\(range.length) bytes at offset \(range.offset) belong to no entry",
+                             at: at(nil), hint: "Strip what was inserted or appended, or pack the issue again.")
+            }
         }
         // Overlapping entries: the data of one inside another's (the overlap zip bomb).
         ranges.sort { $0.start < $1.start }
@@ -222,11 +241,13 @@ extension ContainerChecks {
         .zipMethod,
         .zipSymlink,
         .zipSpecialFile,
+        .zipLinkField,
         .zipRatio,
         .zipSize,
         .zipOverlap,
         .zipOffset,
         .zipLocalHeader,
+        .zipUnaccountedBytes,
         .zipPathAbsolute,
         .zipPathDotdot,
         .zipPathBackslash,
@@ -234,6 +255,7 @@ extension ContainerChecks {
         .zipNameNul,
         .zipNameEncoding,
         .zipNameLength,
+        .zipDepth,
         .zipNameProfile,
         .zipDuplicateName,
         .zipNameCollision,
@@ -278,6 +300,15 @@ extension Check {
     static let zipSpecialFile = Check("zip.special-file", .container, .error, "An entry is a device, FIFO or socket.",
             explanation: "An issue zip holds files and folders only; anything else is a crafted archive.",
             triggering: [.fixture("zips/device-error.zip")], clean: [.validZip])
+    static let zipLinkField = Check("zip.link-field", .container, .error, "An entry's extra field declares a link.",
+            explanation: "Zip has no link entry type, but PKWARE's Unix extra field (0x000d) and the ASi Unix field (0x756e) carry a link target that some extractors honour, in the central directory or the local header. Refused like a symbolic link.",
+            triggering: [.fixture("zips/link-extra-field-error.zip")], clean: [.validZip])
+    static let zipUnaccountedBytes = Check("zip.unaccounted-bytes", .container, .error, "Bytes of the file belong to no listed entry.",
+            explanation: "Every byte of an issue zip is a listed entry's header, data or descriptor, the central directory or the end records. A local entry the directory does not list (`../../tmp/x`) is ignored by Galley's reader but written by streaming unzippers, including Dumpling's; gaps and trailing data are how such entries and polyglot files hide. Bytes before the first entry are zip.leading-bytes unless they hold a local entry.",
+            triggering: [.fixture("zips/orphan-local-entry-error.zip"), .fixture("zips/trailing-data-error.zip")], clean: [.validZip])
+    static let zipDepth = Check("zip.depth", .container, .error, "An entry is nested deeper than the limit.",
+            explanation: "An issue is one folder of files (Dumpling reads `<apple_id>/<file_name>`); the limit (`max_depth`, 4 by default: the folder, two levels of subfolders, the file) leaves room for file_name paths such as `images/2026/cover.jpg` and refuses the hundreds of levels that path-length attacks use.",
+            triggering: [.fixture("zips/deep-entry-error.zip")], clean: [.validZip])
     static let zipRatio = Check("zip.ratio", .container, .error, "An entry declares a compression ratio past the limit.",
             explanation: "A megabyte-sized entry claiming more than 100 times its compressed size is how zip bombs look; it is refused before anything is inflated.",
             triggering: [.fixture("zips/ratio-bomb-error.zip")], clean: [.validZip])
