@@ -272,6 +272,11 @@ def manifests():
         json.dump(doc, f, indent=2)
     with open(os.path.join(MANIFESTS, "template-valid.json"), "w") as f:
         json.dump(manifest("org.example.check"), f, indent=2)
+    with open(os.path.join(MANIFESTS, "impossible-dates-error.json"), "w") as f:
+        bad = manifest("org.example.check")
+        bad["publish_date"] = "13/45/2015"
+        bad["articles"][0]["date_last_updated"] = "2015-02-29T10:00:00.000+0000"
+        json.dump(bad, f, indent=2)
     with open(os.path.join(MANIFESTS, "crashes-dumpling-error.json"), "w") as f:
         bad = manifest("org.example.check")
         del bad["articles"][0]["author_bio"]

@@ -12,6 +12,7 @@ import Testing
         ("zips/orphan-local-entry-error.zip", ["zip.unaccounted-bytes"]),
         ("zips/trailing-data-error.zip", ["zip.unaccounted-bytes"]),
         ("zips/data-descriptor-valid.zip", []),
+        ("manifests/impossible-dates-error.json", ["manifest.publish-date", "manifest.date-format"]),
         ("zips/deep-entry-error.zip", ["zip.depth"]),
         ("zips/not-a-zip-error.zip", ["zip.unreadable"]),
         ("zips/empty-file-error.zip", ["zip.empty"]),

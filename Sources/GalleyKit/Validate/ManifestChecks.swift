@@ -111,6 +111,10 @@ struct ManifestChecks {
                          parts.count == 3 ? "publish_date `\(publish)` has non-numeric parts: Dumpling crashes on it"
                                           : "publish_date `\(publish)` is not MM/dd/yyyy: Dumpling takes it as today",
                          at: at(root["publish_date"], "publish_date"), hint: "Write it as MM/dd/yyyy, e.g. 01/05/2026.")
+        } else if let publish = root["publish_date"]?.string, !Self.isCalendarPublishDate(publish) {
+            findings.add(.manifestPublishDate,
+                         "publish_date `\(publish)` is no day of the calendar (month 1-12, a day the month has): a lenient parser rolls it over to another date",
+                         at: at(root["publish_date"], "publish_date"), hint: "Write the real date as MM/dd/yyyy, e.g. 01/05/2026.")
         }
         metadataLike(root, "metadata", "metadata", required: false, &findings)
         let images = orderedList(root, "images", "", required: true, &findings)
@@ -375,6 +379,15 @@ struct ManifestChecks {
         return parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }
     }
 
+    /// A Dumpling publish date (`isDumplingPublishDate`) that names a real day: month 1 to 12,
+    /// a day the month has in that year (leap years counted), a year from 1.
+    static func isCalendarPublishDate(_ text: String) -> Bool {
+        let parts = text.split(separator: "/").compactMap { Int($0) }
+        guard parts.count == 3 else { return false }
+        let date = "\(pad(parts[2], 4))-\(pad(parts[0], 2))-\(pad(parts[1], 2))"
+        return parts[2] >= 1 && parts[2] <= 9999 && ISODateTime(parsing: date) != nil
+    }
+
     /// Milliseconds of a `date_last_updated` in one of the two forms Dumpling parses
     /// (`yyyy-MM-dd'T'HH:mm:ss.SSSZ`, `yyyy-MM-dd'T'HH:mm:ssZ`), else `nil`.
     static func dumplingDate(_ text: String) -> Int64? {
@@ -432,13 +445,15 @@ extension Check {
             explanation: "Keys Dumpling added later are missing: date_last_updated (March 2015), meta and customMeta beside the legacy metadata (June 2015), author_bio (March 2016). Builds since then crash on the article; `galley import` accepts it (as a warning), reading customMeta from metadata.",
             triggering: [.article("author_bio", nil), .article("meta", nil), .article("customMeta", nil), .article("date_last_updated", nil)],
             clean: [.validManifest])
-    static let manifestPublishDate = Check("manifest.publish-date", .manifest, .error, "publish_date is not MM/dd/yyyy.",
-            explanation: "Dumpling splits it on `/`: non-numeric parts crash, any other shape silently becomes today.",
-            triggering: [.issue("publish_date", "\"2020-03-01\"").at("publish_date"), .issue("publish_date", "\"March/1/2020\"").at("publish_date")],
-            clean: [.issue("publish_date", "\"3/1/2020\"")])
+    static let manifestPublishDate = Check("manifest.publish-date", .manifest, .error, "publish_date is not a calendar date as MM/dd/yyyy.",
+            explanation: "Dumpling splits it on `/`: non-numeric parts crash, any other shape silently becomes today, and a lenient date parser rolls an impossible day (`13/45/2015`, `02/29/2015`) over to another one.",
+            triggering: [.issue("publish_date", "\"2020-03-01\"").at("publish_date"), .issue("publish_date", "\"March/1/2020\"").at("publish_date"),
+                         .issue("publish_date", "\"13/45/2015\"").at("publish_date"), .issue("publish_date", "\"02/29/2015\"").at("publish_date")],
+            clean: [.issue("publish_date", "\"3/1/2020\""), .issue("publish_date", "\"02/29/2024\"")])
     static let manifestDateFormat = Check("manifest.date-format", .manifest, .error, "date_last_updated is in neither of Dumpling's forms.",
-            explanation: "Its two ISO parsers call each other on failure until the stack overflows: every import of the issue crashes.",
-            triggering: [.article("date_last_updated", "\"01/03/2020\"").at("articles[0].date_last_updated"), .article("date_last_updated", "\"2020-03-01 10:00\"")],
+            explanation: "Its two ISO parsers call each other on failure until the stack overflows: every import of the issue crashes. A day the calendar does not have (`2015-02-29`) fails them as well.",
+            triggering: [.article("date_last_updated", "\"01/03/2020\"").at("articles[0].date_last_updated"), .article("date_last_updated", "\"2020-03-01 10:00\""),
+                         .article("date_last_updated", "\"2015-02-29T10:00:00.000+0000\"").at("articles[0].date_last_updated")],
             clean: [.article("date_last_updated", "\"2020-03-01T10:00:00+00:00\"")])
     static let manifestDateEmpty = Check("manifest.date-empty", .manifest, .warning, "date_last_updated is empty.",
             explanation: "Dumpling uses the import time, so articles without dates jump to the top of date-sorted lists.",
