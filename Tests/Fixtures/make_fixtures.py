@@ -331,6 +331,11 @@ def sources():
     for previous, name in zip("abcdefgh", "bcdefghi"):
         bomb.append(f"  {name}: &{name} [" + ",".join([f"*{previous}"] * 9) + "]")
     source("yaml-alias-bomb-error", {"issue.yaml": "\n".join(bomb) + "\n", "articles/01-first/article.md": art})
+    # An article folder named in Latin-1 (`02-café`): a name that is not UTF-8.
+    source("non-utf8-folder-error", {"issue.yaml": ISSUE, "articles/01-first/article.md": art})
+    os.makedirs(os.path.join(SOURCES, "non-utf8-folder-error", "articles").encode() + b"/02-caf\xe9")
+    with open(os.path.join(SOURCES, "non-utf8-folder-error", "articles").encode() + b"/02-caf\xe9/article.md", "w") as f:
+        f.write(art.replace("First", "Second"))
     root = os.path.join(SOURCES, "symlink-outside-error")
     source("symlink-outside-error", {"issue.yaml": ISSUE,
                                      "articles/01-first/article.md": "---\ntitle: A\nassets: [photo.png]\n---\n<!-- [ASSET: photo.png] -->\n"})

@@ -130,8 +130,17 @@ public struct IssueSourceLoader: Sendable {
             log.add(problem)
             return []
         }
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: articlesURL.path)) ?? [])
-            .filter { !$0.hasPrefix(".") }
+        var names: [String] = []
+        for raw in rawDirectoryNames(articlesURL.path) ?? [] where raw.first != UInt8(ascii: ".") {
+            guard let name = String(validating: raw, as: UTF8.self) else {
+                let shown = String(decoding: raw, as: UTF8.self)
+                log.add(Diagnostic(.sourceNameEncoding, "`articles/\(shown)` has a name that is not valid UTF-8; the article cannot be read",
+                                   at: SourceLocation(path: "articles/\(shown)"),
+                                   hint: "Rename it in UTF-8 (plain ASCII is safest), e.g. with `convmv -f latin1 -t utf8`."))
+                continue
+            }
+            names.append(name)
+        }
         var folders: [String] = []
         for name in names {
             var isDir: ObjCBool = false

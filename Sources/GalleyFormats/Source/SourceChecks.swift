@@ -33,6 +33,7 @@ extension SourceChecks {
         .sourceFileMissing,
         .sourceFileUnreadable,
         .sourceEncoding,
+        .sourceNameEncoding,
         .sourcePathUnsafe,
         .sourcePathOutside,
         .sourceSymlinkOutside,
@@ -76,6 +77,7 @@ extension Check {
     static let sourceFileMissing = Check.source("source.file-missing", .error, "An asset file is missing (or is a folder).", "Paths are relative to the folder of the file that names them.", "missing-asset-error")
     package static let sourceFileUnreadable = Check.source("source.file-unreadable", .error, "A file cannot be read.", "Permissions, or a special file; checked only where the test runs without root.", "unreadable-error")
     static let sourceEncoding = Check.source("source.encoding", .error, "A text file is not UTF-8.", "Sources are UTF-8.", "latin1-body-error")
+    static let sourceNameEncoding = Check.source("source.name-encoding", .error, "A name in articles/ is not valid UTF-8.", "Such a folder cannot be read by name, so its article would be lost without a word; zips and Dumpling need UTF-8 names anyway.", "non-utf8-folder-error")
     static let sourcePathUnsafe = Check.source("source.path-unsafe", .error, "An asset path is absolute or has a backslash or control character.", "Paths are relative, with `/`.", "absolute-path-error")
     static let sourcePathOutside = Check.source("source.path-outside", .error, "An asset path leaves the issue folder.", "Everything an issue packs is inside its folder.", "path-outside-error")
     static let sourceSymlinkOutside = Check.source("source.symlink-outside", .error, "A symbolic link leads outside the issue folder.", "It is never followed.", "symlink-outside-error")
