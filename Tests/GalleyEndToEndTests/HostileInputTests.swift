@@ -95,4 +95,24 @@ import Testing
         let loose = try Harness.galley(["validate", Harness.fixtures.appending(path: "zips/deep-entry-error.zip").path], in: folder)
         #expect(!loose.stdout.contains("zip.depth"))
     }
+
+    /// The store's files that hold its content: everything but SQLite's shared-memory index and
+    /// write-ahead log, which any reader may create (the log must then be empty).
+    static func content(_ store: URL) throws -> [String: Data] {
+        let files = try snapshot(store)
+        #expect(files["/store.sqlite-wal"].map(\.isEmpty) ?? true, "a write-ahead log with content")
+        return files.filter { !$0.key.hasSuffix("-shm") && !$0.key.hasSuffix("-wal") }
+    }
+
+    @Test func aSameVersionReimportAndAnIdleGcWriteNothing() throws {
+        let store = try Harness.temporaryDirectory().appending(path: "store")
+        let zip = Harness.fixtures.appending(path: "zips/example-valid.zip").path
+        #expect(try Harness.galley(["import", zip, "--store", store.path]).status == 0)
+        let before = try Self.content(store)
+        let again = try Harness.galley(["import", zip, "--store", store.path, "--json"])
+        #expect(again.status == 0 && again.stdout.contains("\"unchanged\""))
+        #expect(try Self.content(store) == before)
+        #expect(try Harness.galley(["store", "gc", "--store", store.path]).status == 0)
+        #expect(try Self.content(store) == before)
+    }
 }

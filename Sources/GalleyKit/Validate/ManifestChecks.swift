@@ -4,6 +4,8 @@ import GalleyFormats
 
 /// What the manifest checks learn that later checks use: every asset and where it sits.
 struct ManifestIndex {
+    /// The issue's own fields as the model reads them, once latest.json was read to its end.
+    package var issue: IssueRecord?
     struct AssetRef {
         package var id: String
         /// `images`, `sound_files` or `videos`.

@@ -99,6 +99,7 @@ public struct Validator: Sendable {
             findings.add(.manifestDuplicateKey, "\(reader.duplicateKeyCount - reader.duplicateKeys.count) more keys are given twice",
                          at: SourceLocation(path: display), hint: "Keep one of each.")
         }
+        index.issue = issue.record
         let root = issue.node
         checks.checkIssue(root, articlesSeen: issue.articlesStreamed, &index, into: &findings)
         checks.finish(&index, root: root, into: &findings)
@@ -128,23 +129,24 @@ public struct Validator: Sendable {
     public func validateZip(path: String) -> InputReport { validateZipKeepingDirectory(path: path).report }
 
     /// `validateZip`, also handing back the central directory it read (nil when it could not be
-    /// read), so that an import does not read it again.
-    package func validateZipKeepingDirectory(path: String) -> (report: InputReport, directory: ZipDirectory?) {
+    /// read) and the issue's own fields (nil when latest.json could not be read), so that an
+    /// import reads neither again.
+    package func validateZipKeepingDirectory(path: String) -> (report: InputReport, directory: ZipDirectory?, issue: IssueRecord?) {
         var findings = Findings(configuration: options.configuration)
         let at = SourceLocation(path: path)
         let gate = ContainerChecks(path: path, limits: options.configuration.limits)
         guard let directory = gate.open(into: &findings) else {
-            return (InputReport(path: path, kind: .zip, diagnostics: findings.items), nil)
+            return (InputReport(path: path, kind: .zip, diagnostics: findings.items), nil, nil)
         }
         // Anything wrong with the container: read no content (bombs, slips, damage).
         guard !findings.hasErrors, let top = directory.entries.first?.displayName.split(separator: "/").first.map(String.init)
-        else { return (InputReport(path: path, kind: .zip, diagnostics: findings.items), directory) }
+        else { return (InputReport(path: path, kind: .zip, diagnostics: findings.items), directory, nil) }
 
         let manifestName = "\(top)/latest.json"
         guard let manifestIndex = directory.entries.firstIndex(where: { $0.displayName == manifestName }) else {
             findings.add(.zipManifestMissing, "the zip has no `\(manifestName)`", at: at,
                          hint: "Pack the issue with galley pack: latest.json describes the issue.")
-            return (InputReport(path: path, kind: .zip, diagnostics: findings.items), directory)
+            return (InputReport(path: path, kind: .zip, diagnostics: findings.items), directory, nil)
         }
         if manifestIndex != 0 {
             findings.add(.zipManifestNotFirst, "latest.json is entry \(manifestIndex + 1), not the first", at: at,
@@ -216,7 +218,7 @@ public struct Validator: Sendable {
                 MediaChecks(zipPath: path).run(index, contents: contents, into: &findings)
             }
         }
-        return (InputReport(path: path, kind: .zip, diagnostics: findings.items), directory)
+        return (InputReport(path: path, kind: .zip, diagnostics: findings.items), directory, index?.issue)
     }
 
     // MARK: Sources

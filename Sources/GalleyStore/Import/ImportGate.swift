@@ -14,9 +14,9 @@ public enum ImportGate {
     /// before opening the store, so a refused zip leaves the store's files exactly as they were.
     /// Returns what passed: the warnings, for the caller to show, and the central directory, so
     /// the import does not read it again.
-    @discardableResult
     /// Throws `GalleyError` (could not run) when `path` is not a zip at all: missing, a special
     /// file (which would block the read), a source folder, a folder of zips or a bare manifest.
+    @discardableResult
     public static func check(_ path: String) throws -> Passed {
         switch try IssueInput.detect(path) {
         case .zip: break
@@ -32,13 +32,13 @@ public enum ImportGate {
         // touched, not half-way through extraction.
         var options = ValidationOptions()
         for check in toleratedOnImport { options.configuration.settings[check.id] = .warning }
-        let (report, directory) = Validator(options: options).validateZipKeepingDirectory(path: path)
+        let (report, directory, issue) = Validator(options: options).validateZipKeepingDirectory(path: path)
         let errors = report.diagnostics.filter { $0.severity == .error }
         if !errors.isEmpty { throw DiagnosticsError(errors) }
-        guard let directory else {
-            throw GalleyError("the zip's central directory cannot be read", path: path, hint: "Run `galley validate` on it.")
+        guard let directory, let issue else {
+            throw GalleyError("the zip's central directory or latest.json cannot be read", path: path, hint: "Run `galley validate` on it.")
         }
-        return Passed(warnings: report.diagnostics.filter { $0.severity == .warning }, directory: directory)
+        return Passed(warnings: report.diagnostics.filter { $0.severity == .warning }, directory: directory, issue: issue)
     }
 
     /// A zip that passed the gate.
@@ -47,6 +47,13 @@ public enum ImportGate {
         public var warnings: [Diagnostic]
         /// The central directory validation read.
         package var directory: ZipDirectory
+        /// The issue's own fields from its latest.json, as validation read them.
+        package var issue: IssueRecord
+
+        /// The files in the issue's folder, as an import stores them.
+        var fileCount: Int {
+            directory.entries.filter { !$0.isDirectory && $0.displayName.split(separator: "/", maxSplits: 1).count == 2 }.count
+        }
 
         /// Bytes the entries declare, for a progress bar.
         var declaredBytes: Int64 { Int64(directory.entries.reduce(0) { $0 + $1.uncompressedSize }) }

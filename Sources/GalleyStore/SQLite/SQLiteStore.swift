@@ -12,24 +12,32 @@ import GalleyKit
 public final class SQLiteStore: IssueStore {
     public let root: URL
     public let access: StoreAccess
-    package let database: any DatabaseWriter
+    /// The connection reads go through.
+    package let database: any DatabaseReader
+    private let writerSlot: WriterSlot
 
     /// Opens the store at `root`, and removes what an interrupted import left behind when no
-    /// other writer is at work. For `.write`, and for `.read` when the store does not exist yet
-    /// or needs a migration, the store is created and migrated first.
+    /// other writer is at work. When the store does not exist yet or needs a migration, it is
+    /// created and migrated first (even for `.read`). Otherwise reads go through a read-only
+    /// connection, and with `.write` the writing connection is opened only when something is
+    /// written: opening one writes to the database (GRDB makes the write-ahead log non-empty
+    /// with a throwaway table), so an import that changes nothing must not open it.
     public init(at root: URL, access: StoreAccess = .write) throws {
         self.root = root
         let path = root.appending(path: "store.sqlite").path
         var readOnly: DatabaseQueue?
-        if access == .read, FileManager.default.fileExists(atPath: path) {
+        if FileManager.default.fileExists(atPath: path) {
             readOnly = try Self.openReadOnly(path, root: root)
         }
         if let readOnly {
-            self.access = .read
+            self.access = access
             database = readOnly
+            writerSlot = WriterSlot(nil)
         } else {
             self.access = .write
-            database = try Self.openForWriting(root)
+            let pool = try Self.openForWriting(root)
+            database = pool
+            writerSlot = WriterSlot(pool)
         }
         if try hasLeftovers() {
             let lock = try StoreLock(root.appending(path: ".lock"))
@@ -53,6 +61,30 @@ public final class SQLiteStore: IssueStore {
         } catch {
             throw GalleyError("cannot open the store: \(error)", path: root.path,
                               hint: "Check the path and its permissions, or pass another --store.")
+        }
+    }
+
+    /// The connection writes go through, opened on first use (see `init`).
+    package func writer() throws -> any DatabaseWriter {
+        precondition(access == .write, "the store was opened for reading")
+        return try writerSlot.get { try Self.openForWriting(root) }
+    }
+
+    /// The writing connection once it is open. Its state is behind a lock, so the store stays
+    /// `Sendable` for `serve`'s concurrent requests.
+    private final class WriterSlot: @unchecked Sendable {
+        private let lock = NSLock()
+        private var pool: DatabasePool?
+
+        init(_ pool: DatabasePool?) { self.pool = pool }
+
+        func get(_ open: () throws -> DatabasePool) throws -> DatabasePool {
+            lock.lock()
+            defer { lock.unlock() }
+            if let pool { return pool }
+            let opened = try open()
+            pool = opened
+            return opened
         }
     }
 

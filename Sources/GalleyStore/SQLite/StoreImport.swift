@@ -57,21 +57,11 @@ extension SQLiteStore {
     private func importValidated(
         _ path: String, _ passed: ImportGate.Passed, force: Bool, progress: ((Int64, Int64) -> Void)?
     ) throws -> ImportResult {
-        let token = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let staging = stagingFolder.appending(path: token)
-        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: staging) }
-
-        // 1. Extract every file (names were checked by validate), latest.json included; then read
-        // the issue's own fields from it (articles are streamed into the database later).
-        let total = passed.declaredBytes
-        let files = try extract(path, into: staging) { done in progress?(done, total) }
-        let manifest = staging.appending(path: "latest.json")
-        let issue = try ManifestStream.issue(manifest, display: path)
+        // 1. Versions, from the fields validation read: a zip that changes nothing is answered
+        // before anything is extracted or written.
+        let issue = passed.issue
         let newUpdated = Self.milliseconds(issue.lastUpdated)
-
-        // 2. Versions.
-        let existing = try database.read { db in 
+        let existing = try database.read { db in
             try IssueRow.filter(IssueRow.Columns.globalID == issue.globalID || IssueRow.Columns.appleID == issue.appleID).fetchOne(db)
         }
         var status = ImportResult.Status.imported
@@ -90,7 +80,7 @@ extension SQLiteStore {
                          try AssetRow.filter(AssetRow.Columns.issueId == existing.id).fetchCount(db))
                     }
                     return ImportResult(path: path, status: .unchanged, appleID: issue.appleID, globalID: issue.globalID,
-                                        lastUpdated: issue.lastUpdated, articles: counts.0, assets: counts.1, files: files.count)
+                                        lastUpdated: issue.lastUpdated, articles: counts.0, assets: counts.1, files: passed.fileCount)
                 }
                 if order == .orderedAscending {
                     throw DiagnosticsError([Diagnostic(
@@ -101,12 +91,20 @@ extension SQLiteStore {
             status = .replaced
         }
 
+        // 2. Extract every file (names were checked by validate) into staging.
+        let token = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let staging = stagingFolder.appending(path: token)
+        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: staging) }
+        let total = passed.declaredBytes
+        let files = try extract(path, into: staging) { done in progress?(done, total) }
+
         // 3. The new folder next to the old one, then one transaction that switches to it.
         let folder = "\(SourceTree.zipSafeName(issue.appleID)).\(token)"
         try FileManager.default.moveItem(at: staging, to: issuesFolder.appending(path: folder))
         var counts = (articles: 0, assets: 0)
         do {
-            try database.write { db in
+            try writer().write { db in
                 if let id = existing?.id {
                     try db.execute(sql: "DELETE FROM articleSearch WHERE rowid IN (SELECT id FROM article WHERE issueId = ?)", arguments: [id])
                     try db.execute(sql: "DELETE FROM issue WHERE id = ?", arguments: [id])
