@@ -115,4 +115,29 @@ import Testing
         #expect(try Harness.galley(["store", "gc", "--store", store.path]).status == 0)
         #expect(try Self.content(store) == before)
     }
+
+    @Test func linksInALoopAndAFIFOAssetAreClearErrorsNeverABlock() throws {
+        let folder = try Harness.temporaryDirectory()
+        let a = folder.appending(path: "a.zip"), b = folder.appending(path: "b.zip")
+        try FileManager.default.createSymbolicLink(atPath: a.path, withDestinationPath: b.path)
+        try FileManager.default.createSymbolicLink(atPath: b.path, withDestinationPath: a.path)
+        for arguments in [["validate", a.path], ["import", a.path, "--store", folder.appending(path: "store").path],
+                          ["render", a.path, "-o", folder.appending(path: "site").path]] {
+            let result = try Harness.galley(arguments)
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.stderr.contains("symbolic link that leads nowhere"), "\(arguments): \(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.appending(path: "store").path))
+
+        // A FIFO named as an asset: reported as unreadable, not read (which would block).
+        let source = try Harness.copy(Harness.fixtures.appending(path: "sources/minimal-valid"))
+        let article = source.appending(path: "articles/01-first")
+        try FileManager.default.removeItem(at: article.appending(path: "photo.png"))
+        #expect(mkfifo(article.appending(path: "photo.png").path, 0o644) == 0)
+        for arguments in [["validate", source.path, "--format", "json"], ["pack", source.path, "-o", folder.path, "--json"]] {
+            let result = try Harness.galley(arguments)
+            #expect(result.status == 1, "\(arguments)")
+            #expect(Harness.diagnosticIDs(result) == ["source.file-unreadable"], "\(arguments)")
+        }
+    }
 }

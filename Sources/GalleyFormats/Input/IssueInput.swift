@@ -18,7 +18,12 @@ public enum IssueInput: Sendable, Equatable {
     /// read, or is a folder that is neither a source nor holds any zip.
     public static func detect(_ path: String) throws -> IssueInput {
         let url = URL(fileURLWithPath: path)
-        guard let status = FileStatus(path) else { throw GalleyError("no such file or folder", path: path) }
+        guard let status = FileStatus(path) else {
+            if FileStatus(path, follow: false)?.kind == .symlink {
+                throw GalleyError("a symbolic link that leads nowhere (or in a loop)", path: path, hint: "Give the file or folder it should point at.")
+            }
+            throw GalleyError("no such file or folder", path: path)
+        }
         if status.kind == .directory {
             let isSource = IssueSourceLoader.issueFileNames.contains { FileStatus(url.appending(path: $0).path) != nil }
                 || FileStatus(url.appending(path: "articles").path) != nil
