@@ -140,4 +140,48 @@ import Testing
             #expect(Harness.diagnosticIDs(result) == ["source.file-unreadable"], "\(arguments)")
         }
     }
+
+    /// The temporaries Galley left in `folder`.
+    static func temporaries(_ folder: URL) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasSuffix(".galley-tmp") }
+    }
+
+    @Test func aPackStoppedBySIGTERMOrSIGINTLeavesNoTemporary() throws {
+        // A source with a 256 MiB video, so the zip takes a moment to write.
+        let source = try Harness.copy(Harness.fixtures.appending(path: "sources/minimal-valid"))
+        let video = source.appending(path: "articles/02-second/clip.mp4")
+        var header = Data([0, 0, 0, 0x18]) + Data("ftypisom".utf8) + Data(count: 12)
+        header.append(Data(count: 256 << 20))
+        try header.write(to: video)
+        try Data("---\ntitle: Second\nassets: [clip.mp4]\n---\n<p>Plain.</p>\n<!-- [ASSET: clip.mp4] -->\n".utf8)
+            .write(to: source.appending(path: "articles/02-second/article.html"))
+        for signal in [SIGTERM, SIGINT] {
+            let out = try Harness.temporaryDirectory()
+            let process = Process()
+            process.executableURL = Harness.galley
+            process.arguments = ["pack", source.path, "-o", out.path]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let deadline = Date().addingTimeInterval(20)
+            while process.isRunning, try Self.temporaries(out).isEmpty, Date() < deadline { usleep(1000) }
+            #expect(process.isRunning, "the pack ended before a temporary could be seen")
+            kill(process.processIdentifier, signal)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 128 + signal)
+            #expect(try Self.temporaries(out) == [])
+            #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
+        }
+    }
+
+    @Test func theNextPackRemovesTemporariesOfAProcessThatIsGone() throws {
+        let out = try Harness.temporaryDirectory()
+        // pid 2^22 + 1 is above Linux's largest pid (pid_max is at most 2^22): never alive.
+        let stale = ".org.example.fixture.zip.4194305-7.galley-tmp"
+        let live = ".org.example.fixture.zip.\(getpid())-7.galley-tmp"
+        for name in [stale, live] { try Data("half a zip".utf8).write(to: out.appending(path: name)) }
+        let result = try Harness.galley(["pack", Harness.fixtures.appending(path: "sources/minimal-valid").path, "-o", out.path])
+        #expect(result.status == 0)
+        #expect(try Self.temporaries(out) == [live])
+    }
 }

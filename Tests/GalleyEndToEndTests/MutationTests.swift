@@ -32,7 +32,14 @@ import Testing
         return bytes
     }
 
-    @Test(arguments: [("zips/example-valid.zip", "zip"), ("manifests/template-valid.json", "json")])
+    @Test(arguments: [
+        ("zips/example-valid.zip", "zip"), ("manifests/template-valid.json", "json"),
+        // The second hostile pass's fixtures, as seeds too.
+        ("zips/duplicate-key-error.zip", "zip"), ("zips/link-extra-field-error.zip", "zip"),
+        ("zips/orphan-local-entry-error.zip", "zip"), ("zips/data-descriptor-valid.zip", "zip"),
+        ("zips/deep-entry-error.zip", "zip"), ("zips/trailing-data-error.zip", "zip"),
+        ("manifests/impossible-dates-error.json", "json"),
+    ])
     func damagedInputsAreReportedNeverCrash(fixture: String, ext: String) throws {
         let original = try [UInt8](Data(contentsOf: Harness.fixtures.appending(path: fixture)))
         let folder = try Harness.temporaryDirectory()

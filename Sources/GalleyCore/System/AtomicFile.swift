@@ -11,6 +11,28 @@ package enum AtomicFile {
             .appending(path: ".\(url.lastPathComponent).\(getpid())-\(UInt32.random(in: 0...UInt32.max)).galley-tmp")
     }
 
+    /// Removes Galley's temporaries in `folder` (names of `temporaryName`'s shape): those of
+    /// `pid` when it is given (a run cut short by a signal cleans up after itself), else those
+    /// whose process is gone (a run killed outright, found by the next run into the folder).
+    /// Returns the names removed.
+    @discardableResult
+    package static func removeTemporaries(in folder: URL, of pid: Int32? = nil) -> [String] {
+        var removed: [String] = []
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] {
+            guard name.hasPrefix("."), name.hasSuffix(".galley-tmp"), let owner = Self.owner(of: name) else { continue }
+            let remove = pid.map { $0 == owner } ?? (kill(owner, 0) != 0 && errno == ESRCH)
+            if remove, unlink(folder.appending(path: name).path) == 0 { removed.append(name) }
+        }
+        return removed
+    }
+
+    /// The process id in `.<name>.<pid>-<random>.galley-tmp`.
+    private static func owner(of name: String) -> Int32? {
+        let stem = name.dropLast(".galley-tmp".count)
+        guard let tag = stem.split(separator: ".").last, let dash = tag.firstIndex(of: "-") else { return nil }
+        return Int32(tag[..<dash])
+    }
+
     /// Writes `text` to `url`. An existing file is replaced only when `replace` is true.
     package static func write(_ text: String, to url: URL, replace: Bool) throws {
         if !replace, FileManager.default.fileExists(atPath: url.path) {

@@ -20,6 +20,16 @@ public struct PackOptions: Sendable {
         self.source = source
         self.output = output
     }
+
+    /// The folder the zip and its temporaries are written in.
+    public var outputFolder: URL {
+        let given = output ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        return FileStatus(given.path)?.kind == .directory ? given : given.deletingLastPathComponent()
+    }
+
+    /// Removes this process's temporaries from `outputFolder`: for a pack cut short by a
+    /// signal, which `defer` blocks never see.
+    public func removeTemporaries() { AtomicFile.removeTemporaries(in: outputFolder, of: getpid()) }
 }
 
 
@@ -77,6 +87,8 @@ public struct Packer {
 
         let output = try outputPath(options, appleID: planner.issue.appleID)
         let directory = output.deletingLastPathComponent()
+        // What a pack killed outright (SIGKILL, power loss) left here.
+        AtomicFile.removeTemporaries(in: directory)
         let manifestURL = AtomicFile.temporaryName(for: directory.appending(path: "\(planner.issue.appleID).json"))
         let zipURL = AtomicFile.temporaryName(for: output)
         defer {

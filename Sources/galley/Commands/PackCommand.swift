@@ -53,6 +53,8 @@ struct PackCommand: ParsableCommand {
             options.sourceDateEpoch = seconds
         }
         let stderr = Terminal.standardError
+        let interrupts = Interrupts.onInterrupt { [options] in options.removeTemporaries() }
+        defer { interrupts.forEach { $0.cancel() } }
         let bar = ProgressBar(label: "packing", enabled: !json)
         do {
             let summary = try Packer().pack(options) { state in
