@@ -91,7 +91,9 @@ extension SQLiteStore {
             status = .replaced
         }
 
-        // 2. Extract every file (names were checked by validate) into staging.
+        // 2. Extract every file (names were checked by validate) into staging. Something will be
+        // written: open the writing connection now (it also re-creates the store's folders).
+        _ = try writer()
         let token = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let staging = stagingFolder.appending(path: token)
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
