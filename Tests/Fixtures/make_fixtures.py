@@ -255,6 +255,15 @@ def zips():
     # An entry 300 folders deep (600 bytes of name, under the 1,024-byte name limit).
     n = "deep-entry-error.zip"; t = stem(n)
     write(n, build(issue_entries(t) + [Entry(t + "/" + "d/" * 300 + "deep.txt", b"deep\n")]))
+    # Zip64 sizes and offsets near 2^64: sums of them must not overflow (they crashed validate).
+    n = "zip64-huge-size-error.zip"; e = issue_entries(stem(n))
+    e[1].csize = e[1].size = 0xFFFFFFFF
+    e[1].extra = struct.pack("<HHQQ", 0x0001, 16, 0xFFFFFFFFFFFFFF00, 0xFFFFFFFFFFFFFF00)
+    write(n, build(e))
+    n = "zip64-huge-offset-error.zip"; e = issue_entries(stem(n))
+    e[1].offset = 0xFFFFFFFF
+    e[1].extra = struct.pack("<HHQ", 0x0001, 8, 0xFFFFFFFFFFFFFFF0)
+    write(n, build(e))
     n = "hostile-body-error.zip"; t = stem(n)
     body = ("<p onclick=\"steal()\">Hi</p>\n<script>alert(1)</script>\n<a href=\"javascript:alert(1)\">x</a>\n"
             "<img src=\"https://tracker.example.com/p.gif\">\n<!-- [ASSET: photo-1] -->\n<!-- [ASSET: sound-1] -->\n")

@@ -28,6 +28,12 @@ public struct ZipDirectory: Sendable {
         /// Bytes of the data descriptor after the data (flag bit 3), once it has been read.
         public var descriptorLength: UInt64 = 0
 
+        /// Where the entry's data ends (local header, then `compressedSize` bytes), once the
+        /// local header has been read; `UInt64.max` when the sum overflows (a crafted size).
+        public var dataEnd: UInt64? {
+            localHeaderLength.map { ZipDirectory.sum(localHeaderOffset, $0, compressedSize) }
+        }
+
         public var isEncrypted: Bool { flags & 1 != 0 }
         public var isDirectory: Bool { rawName.last == UInt8(ascii: "/") }
         public var displayName: String { name ?? String(decoding: rawName, as: UTF8.self) }
@@ -133,18 +139,22 @@ public struct ZipDirectory: Sendable {
         var cdOffset = UInt64(le32(tail, e + 16))
         var entryCount = totalEntries
         var zip64 = false
-        // A Zip64 locator sits right before the EOCD.
+        // The Zip64 end records (the locator right before the EOCD, and the record it points
+        // at), as byte ranges for the accounting below.
+        var zip64Ranges: [(start: UInt64, end: UInt64)] = []
         if eocdOffset >= 20 {
             let locator = try read(eocdOffset - 20, 20)
             if locator.count == 20, le32(locator, 0) == 0x0706_4B50 {
                 zip64 = true
+                zip64Ranges.append((eocdOffset - 20, eocdOffset))
                 let zip64EOCD = le64(locator, 8)
-                if zip64EOCD + 56 <= fileSize {
+                if sum(zip64EOCD, 56) <= fileSize {
                     let record = try read(zip64EOCD, 56)
                     if record.count == 56, le32(record, 0) == 0x0606_4B50 {
                         entryCount = le64(record, 32)
                         cdSize = le64(record, 40)
                         cdOffset = le64(record, 48)
+                        zip64Ranges.append((zip64EOCD, min(sum(zip64EOCD, 12, le64(record, 4)), fileSize)))
                     }
                 }
             }
@@ -192,7 +202,7 @@ public struct ZipDirectory: Sendable {
         var covered: [(start: UInt64, end: UInt64)] = []
         for index in entries.indices {
             let offset = entries[index].localHeaderOffset
-            guard offset + 30 <= cdOffset else { continue }
+            guard sum(offset, 30) <= cdOffset else { continue }
             let header = try read(offset, 30)
             guard header.count == 30, le32(header, 0) == 0x0403_4B50 else { continue }
             let nameLength = Int(le16(header, 26))
@@ -202,7 +212,7 @@ public struct ZipDirectory: Sendable {
             let variable = try read(offset + 30, nameLength + extraLength)
             entries[index].localName = Array(variable.prefix(nameLength))
             entries[index].localExtra = Array(variable.dropFirst(nameLength))
-            let dataEnd = offset + headerLength + entries[index].compressedSize
+            let dataEnd = entries[index].dataEnd ?? cdOffset
             if entries[index].flags & 0x8 != 0, dataEnd < cdOffset {
                 // crc, sizes (8 bytes each with Zip64), after an optional signature.
                 let sizes: UInt64 = entries[index].usesZip64 ? 16 : 8
@@ -210,22 +220,12 @@ public struct ZipDirectory: Sendable {
                 let signed = start.count == 4 && le32(start, 0) == 0x0807_4B50
                 entries[index].descriptorLength = min((signed ? 8 : 4) + sizes, cdOffset - dataEnd)
             }
-            covered.append((offset, min(dataEnd + entries[index].descriptorLength, cdOffset)))
+            covered.append((offset, min(sum(dataEnd, entries[index].descriptorLength), cdOffset)))
         }
         let firstOffset = entries.map(\.localHeaderOffset).min() ?? cdOffset
         // The directory, the Zip64 end records when present, and the end record with its comment.
         covered.append((cdOffset, cdOffset + cdSize))
-        if zip64, eocdOffset >= 20 {
-            covered.append((eocdOffset - 20, eocdOffset))
-            let locator = try read(eocdOffset - 20, 20)
-            if locator.count == 20, le32(locator, 0) == 0x0706_4B50 {
-                let record = le64(locator, 8)
-                let head = record + 12 <= fileSize ? try read(record, 12) : []
-                if head.count == 12, le32(head, 0) == 0x0606_4B50 {
-                    covered.append((record, min(record + 12 + le64(head, 4), fileSize)))
-                }
-            }
-        }
+        covered += zip64Ranges
         let commentLength = UInt64(le16(tail, e + 20))
         covered.append((eocdOffset, min(eocdOffset + 22 + commentLength, fileSize)))
         var unaccounted: [Unaccounted] = []
@@ -270,30 +270,33 @@ public struct ZipDirectory: Sendable {
         return fields
     }
 
+    /// Takes the sizes and offset that the Zip64 extra field (0x0001) holds for the fields
+    /// marked 0xFFFFFFFF, in the order the format gives them.
     private static func applyZip64Extra(_ entry: inout Entry) {
-        var p = 0
-        let extra = entry.extra
-        while p + 4 <= extra.count {
-            let id = le16(extra, p)
-            let size = Int(le16(extra, p + 2))
-            guard p + 4 + size <= extra.count else { return }
-            if id == 0x0001 {
-                entry.usesZip64 = true
-                var q = p + 4
-                if entry.uncompressedSize == 0xFFFF_FFFF, q + 8 <= p + 4 + size {
-                    entry.uncompressedSize = le64(extra, q)
-                    q += 8
-                }
-                if entry.compressedSize == 0xFFFF_FFFF, q + 8 <= p + 4 + size {
-                    entry.compressedSize = le64(extra, q)
-                    q += 8
-                }
-                if entry.localHeaderOffset == 0xFFFF_FFFF, q + 8 <= p + 4 + size {
-                    entry.localHeaderOffset = le64(extra, q)
-                }
+        for (id, data) in extraFields(entry.extra) where id == 0x0001 {
+            entry.usesZip64 = true
+            var q = 0
+            func next(_ value: inout UInt64) {
+                guard value == 0xFFFF_FFFF, q + 8 <= data.count else { return }
+                value = le64(data, q)
+                q += 8
             }
-            p += 4 + size
+            next(&entry.uncompressedSize)
+            next(&entry.compressedSize)
+            next(&entry.localHeaderOffset)
         }
+    }
+
+    /// The sum of offsets and sizes read from the file, `UInt64.max` when it overflows: they are
+    /// the attacker's numbers, and an overflow must be a finding, never a trap.
+    package static func sum(_ values: UInt64...) -> UInt64 {
+        var total: UInt64 = 0
+        for value in values {
+            let (next, overflow) = total.addingReportingOverflow(value)
+            if overflow { return .max }
+            total = next
+        }
+        return total
     }
 
     static func le16(_ b: [UInt8], _ i: Int) -> UInt16 { UInt16(b[i]) | UInt16(b[i + 1]) << 8 }

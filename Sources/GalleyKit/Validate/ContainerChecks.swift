@@ -64,7 +64,7 @@ package struct ContainerChecks {
 
         for entry in directory.entries {
             let name = entry.displayName
-            totalDeclared &+= entry.uncompressedSize
+            totalDeclared = ZipDirectory.sum(totalDeclared, entry.uncompressedSize)
             if entry.isEncrypted {
                 findings.add(.zipEncrypted, "`\(name)` is encrypted", at: at(entry),
                              hint: "Dumpling opens zips without a password: repack without encryption.")
@@ -102,12 +102,11 @@ package struct ContainerChecks {
             if offset >= directory.centralDirectoryOffset {
                 findings.add(.zipOffset, "`\(name)` starts at \(offset), past the central directory", at: at(entry),
                              hint: "The zip is damaged: pack it again.")
-            } else if let headerLength = entry.localHeaderLength {
+            } else if let end = entry.dataEnd {
                 if let localName = entry.localName, localName != entry.rawName {
                     findings.add(.zipLocalHeader, "the local header of `\(name)` names `\(String(decoding: localName, as: UTF8.self))`",
                                  at: at(entry), hint: "The zip is damaged or crafted: pack it again.")
                 }
-                let end = offset + headerLength + entry.compressedSize
                 if end > directory.centralDirectoryOffset {
                     findings.add(.zipTruncated, "the data of `\(name)` runs past the central directory", at: at(entry),
                                  hint: "The zip is damaged or cut short: pack it again.")
@@ -132,8 +131,9 @@ package struct ContainerChecks {
             let top = name.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
             if !tops.contains(top) { tops.append(top) }
         }
-        if totalDeclared > limits.maxTotalBytes || entrySizesOverflow(directory) {
-            findings.add(.zipSize, "the entries declare \(totalDeclared) bytes in all, over the limit of \(limits.maxTotalBytes)",
+        if totalDeclared > limits.maxTotalBytes {
+            let declared = totalDeclared == .max ? "more than 2^64" : "\(totalDeclared)"
+            findings.add(.zipSize, "the entries declare \(declared) bytes in all, over the limit of \(limits.maxTotalBytes)",
                          at: at(nil), hint: "An issue zip stays under 4 GiB; this one is damaged or a zip bomb.")
         }
         // Bytes no part of the zip accounts for: an unlisted local entry, a gap, trailing data.
@@ -164,16 +164,6 @@ package struct ContainerChecks {
             findings.add(.zipFileName, "the zip is named `\(zipFileName).zip` but its folder is `\(top)`", at: at(nil),
                          hint: "Dumpling loads `<apple_id>.zip`: name the zip after its folder.")
         }
-    }
-
-    private func entrySizesOverflow(_ directory: ZipDirectory) -> Bool {
-        var total: UInt64 = 0
-        for entry in directory.entries {
-            let (sum, overflow) = total.addingReportingOverflow(entry.uncompressedSize)
-            if overflow { return true }
-            total = sum
-        }
-        return false
     }
 
     private func checkName(_ entry: ZipDirectory.Entry, at location: SourceLocation, into findings: inout Findings) {
