@@ -28,4 +28,12 @@ import Testing
         #expect(date.dumplingPublishDate == "01/01/2015")
         #expect(date.monthAndYear == "January 2015")
     }
+
+    @Test func dumplingPublishDatesNameRealDaysOnly() {
+        #expect(ISODateTime(dumplingPublishDate: "1/5/2026")?.isoDay == "2026-01-05")
+        #expect(ISODateTime(dumplingPublishDate: "02/29/2024")?.isoDay == "2024-02-29")
+        for text in ["13/45/2015", "02/29/2015", "02/29/1900", "04/31/2020", "0/1/2020", "1/1/0", "1//2020", "a/1/2020", "1/1/2020/1"] {
+            #expect(ISODateTime(dumplingPublishDate: text) == nil, "\(text)")
+        }
+    }
 }

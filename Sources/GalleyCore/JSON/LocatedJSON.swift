@@ -90,7 +90,7 @@ public struct LocatedJSON: Sendable {
 
     /// A pull parser over chunks of input: `next` hands out the document a chunk at a time (or
     /// `nil` at the end), so a document of any size is parsed in the memory of its largest
-    /// value. `parseDocument` reads one value; `StreamingManifest` walks the top level itself.
+    /// value. `parseDocument` reads one value; `ManifestStream` walks the top level itself.
     public struct Parser {
         private var chunk: [UInt8] = []
         private var position = 0

@@ -100,6 +100,20 @@ public struct ISODateTime: Sendable, Hashable {
         pad(month, 2) + "/" + pad(day, 2) + "/" + pad(year, 4)
     }
 
+    /// The day a Dumpling `publish_date` (`M/d/yyyy`, numbers only) names; `nil` for any other
+    /// shape and for a day the calendar does not have (`13/45/2015`, `02/29/2015`).
+    public init?(dumplingPublishDate text: String) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts.allSatisfy({ !$0.isEmpty && $0.count <= 4 && $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+              let month = Int(parts[0]), let day = Int(parts[1]), let year = Int(parts[2]),
+              year >= 1, (1...12).contains(month), day >= 1, day <= Self.daysIn(month: month, year: year)
+        else { return nil }
+        self.init(year: year, month: month, day: day)
+    }
+
+    /// `yyyy-MM-dd` of the calendar day, which sorts as the days do.
+    public var isoDay: String { pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) }
+
     /// `January 2015`: the default display date.
     public var monthAndYear: String { Self.monthNames[month - 1] + " " + String(year) }
 

@@ -113,7 +113,7 @@ struct ManifestChecks {
                          parts.count == 3 ? "publish_date `\(publish)` has non-numeric parts: Dumpling crashes on it"
                                           : "publish_date `\(publish)` is not MM/dd/yyyy: Dumpling takes it as today",
                          at: at(root["publish_date"], "publish_date"), hint: "Write it as MM/dd/yyyy, e.g. 01/05/2026.")
-        } else if let publish = root["publish_date"]?.string, !Self.isCalendarPublishDate(publish) {
+        } else if let publish = root["publish_date"]?.string, ISODateTime(dumplingPublishDate: publish) == nil {
             findings.add(.manifestPublishDate,
                          "publish_date `\(publish)` is no day of the calendar (month 1-12, a day the month has): a lenient parser rolls it over to another date",
                          at: at(root["publish_date"], "publish_date"), hint: "Write the real date as MM/dd/yyyy, e.g. 01/05/2026.")
@@ -379,15 +379,6 @@ struct ManifestChecks {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 3 else { return false }
         return parts.allSatisfy { !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0.isNumber } }
-    }
-
-    /// A Dumpling publish date (`isDumplingPublishDate`) that names a real day: month 1 to 12,
-    /// a day the month has in that year (leap years counted), a year from 1.
-    static func isCalendarPublishDate(_ text: String) -> Bool {
-        let parts = text.split(separator: "/").compactMap { Int($0) }
-        guard parts.count == 3 else { return false }
-        let date = "\(pad(parts[2], 4))-\(pad(parts[0], 2))-\(pad(parts[1], 2))"
-        return parts[2] >= 1 && parts[2] <= 9999 && ISODateTime(parsing: date) != nil
     }
 
     /// Milliseconds of a `date_last_updated` in one of the two forms Dumpling parses

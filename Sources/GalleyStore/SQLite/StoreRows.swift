@@ -40,7 +40,6 @@ struct IssueRow: Codable, FetchableRecord, MutablePersistableRecord {
 
     /// The row of `issue`, stored in `folder`.
     init(_ issue: IssueRecord, folder: String, writer: JSONWriter) {
-        let parts = issue.publishDate.split(separator: "/").compactMap { Int($0) }
         globalID = issue.globalID
         appleID = issue.appleID
         title = issue.title
@@ -49,7 +48,7 @@ struct IssueRow: Codable, FetchableRecord, MutablePersistableRecord {
         lastUpdatedMS = SQLiteStore.milliseconds(issue.lastUpdated)
         displayDate = issue.displayDate
         publishDate = issue.publishDate
-        publishDay = parts.count == 3 ? "\(pad(parts[2], 4))-\(pad(parts[0], 2))-\(pad(parts[1], 2))" : nil
+        publishDay = ISODateTime(dumplingPublishDate: issue.publishDate)?.isoDay
         metadata = writer.encode(issue.metadata)
         self.folder = folder
     }
