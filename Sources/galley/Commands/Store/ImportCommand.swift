@@ -19,6 +19,10 @@ struct ImportCommand: ParsableCommand {
             An issue already in the store is replaced only when the zip's last_updated is newer; \
             the same version is a no-op that says so; an older one is refused (exit 1). --force \
             replaces it anyway.
+
+            With --json, standard output is one array with an object per zip: what was \
+            imported (status imported, replaced or unchanged), or status refused with the \
+            findings that refused it.
             """)
 
     @Argument(help: "Issue zips.", completion: .file(extensions: ["zip"]))
@@ -29,8 +33,27 @@ struct ImportCommand: ParsableCommand {
     @Flag(help: "Replace the stored issue whatever its version.")
     var force = false
 
+    /// One zip's line in `--json`: what the import did, or why the zip was refused.
+    enum Outcome: Encodable {
+        case done(ImportResult)
+        case refused(path: String, diagnostics: [Diagnostic])
+
+        private enum CodingKeys: String, CodingKey { case path, status, diagnostics }
+
+        func encode(to encoder: any Encoder) throws {
+            switch self {
+            case .done(let result): try result.encode(to: encoder)
+            case .refused(let path, let diagnostics):
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(path, forKey: .path)
+                try container.encode("refused", forKey: .status)
+                try container.encode(diagnostics, forKey: .diagnostics)
+            }
+        }
+    }
+
     func run() throws {
-        var results: [ImportResult] = []
+        var results: [Outcome] = []
         var failed = false
         try reportingErrors {
             var opened: (any IssueStore)?
@@ -46,14 +69,18 @@ struct ImportCommand: ParsableCommand {
                         bar?.update(done: done, total: max(total, 1), detail: formatBytes(done))
                     }
                     bar?.clear()
-                    results.append(result)
+                    results.append(.done(result))
                     if !store.json {
                         let what = result.status == .unchanged ? "already in the store (same last_updated); nothing changed"
                             : "\(result.status.rawValue): \(result.articles) articles, \(result.assets) assets"
                         Terminal.standardOutput.write("\(result.appleID): \(what)\n")
                     }
                 } catch let error as DiagnosticsError {
-                    Terminal.standardError.report(error.diagnostics, base: ".")
+                    if store.json {
+                        results.append(.refused(path: zip, diagnostics: error.diagnostics))
+                    } else {
+                        Terminal.standardError.report(error.diagnostics, base: ".")
+                    }
                     failed = true
                 }
             }
