@@ -13,7 +13,9 @@ enum Interrupts {
             source.setEventHandler {
                 cleanUp()
                 Terminal.standardError.write("\ninterrupted: temporary files removed\n")
-                exit(128 + number)
+                // `_exit`, not `exit`: the main thread is still writing, and `exit` would run
+                // the process's destructors under it (a crash, seen as SIGSEGV).
+                _exit(128 + number)
             }
             source.resume()
             return source
