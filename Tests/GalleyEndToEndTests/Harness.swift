@@ -86,6 +86,20 @@ enum Harness {
         return target
     }
 
+    /// Every file under `folder` with its bytes (keyed by relative path), to prove nothing changed.
+    static func snapshot(_ folder: String) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        let enumerator = FileManager.default.enumerator(atPath: folder)
+        while let name = enumerator?.nextObject() as? String {
+            let path = folder + "/" + name
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                files[name] = try Data(contentsOf: URL(fileURLWithPath: path))
+            }
+        }
+        return files
+    }
+
     /// Every file below `folder` with the given modification time.
     static func touchAll(_ folder: URL, date: Date) throws {
         let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)

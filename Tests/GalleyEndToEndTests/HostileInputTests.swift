@@ -50,24 +50,13 @@ import Testing
         let work = try Harness.temporaryDirectory()
         let store = work.appending(path: "store")
         #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path, "--store", store.path]).status == 0)
-        let before = try Self.snapshot(store)
+        let before = try Harness.snapshot(store.path)
         let result = try Harness.galley(["import", zip.path, "--store", store.path, "--json"])
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
         let outcome = try #require((try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [[String: Any]]).first
         #expect(outcome?["status"] as? String == "refused")
         #expect((outcome?["diagnostics"] as? [[String: Any]])?.compactMap { $0["id"] as? String }.contains(id) == true, "\(result.stdout)")
-        #expect(try Self.snapshot(store) == before)
-    }
-
-    /// Every file below `folder` with its bytes.
-    static func snapshot(_ folder: URL) throws -> [String: Data] {
-        var files: [String: Data] = [:]
-        let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: [.isRegularFileKey])
-        while let url = enumerator?.nextObject() as? URL {
-            guard (try url.resourceValues(forKeys: [.isRegularFileKey])).isRegularFile == true else { continue }
-            files[url.path.replacingOccurrences(of: folder.path, with: "")] = try Data(contentsOf: url)
-        }
-        return files
+        #expect(try Harness.snapshot(store.path) == before)
     }
 
     @Test func aKeyGivenTwiceAnywhereInLatestJsonIsAnErrorInValidateAndImport() throws {
@@ -78,31 +67,11 @@ import Testing
         try expectImportRefused(zip, id: "manifest.duplicate-key")
     }
 
-    @Test(arguments: [
-        ("link-extra-field-error", "zip.link-field"), ("orphan-local-entry-error", "zip.unaccounted-bytes"),
-        ("trailing-data-error", "zip.unaccounted-bytes"), ("deep-entry-error", "zip.depth"),
-    ])
-    func containerTricksAreRefusedByImportWithTheStoreUntouched(fixture: String, id: String) throws {
-        try expectImportRefused(Harness.fixtures.appending(path: "zips/\(fixture).zip"), id: id)
-    }
-
-    @Test func theDepthLimitComesFromTheConfiguration() throws {
-        let folder = try Harness.temporaryDirectory()
-        let zip = Harness.fixtures.appending(path: "zips/example-valid.zip").path
-        try Data("limits:\n  max_depth: 1\n".utf8).write(to: folder.appending(path: ".galley.yml"))
-        let tight = try Harness.galley(["validate", zip], in: folder)
-        #expect(tight.status == 1)
-        #expect(tight.stdout.contains("error zip.depth"))
-        try Data("limits:\n  max_depth: 400\n".utf8).write(to: folder.appending(path: ".galley.yml"))
-        let loose = try Harness.galley(["validate", Harness.fixtures.appending(path: "zips/deep-entry-error.zip").path], in: folder)
-        #expect(!loose.stdout.contains("zip.depth"))
-    }
-
     /// The store's files that hold its content: everything but SQLite's shared-memory index and
     /// write-ahead log, which any reader may create (the log must then be empty).
     static func content(_ store: URL) throws -> [String: Data] {
-        let files = try snapshot(store)
-        #expect(files["/store.sqlite-wal"].map(\.isEmpty) ?? true, "a write-ahead log with content")
+        let files = try Harness.snapshot(store.path)
+        #expect(files["store.sqlite-wal"].map(\.isEmpty) ?? true, "a write-ahead log with content")
         return files.filter { !$0.key.hasSuffix("-shm") && !$0.key.hasSuffix("-wal") }
     }
 

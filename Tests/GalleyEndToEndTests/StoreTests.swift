@@ -23,20 +23,6 @@ import Testing
 
     func store() throws -> String { try Harness.temporaryDirectory().appending(path: "store").path }
 
-    /// Every file under `folder` with its bytes, to prove nothing changed.
-    func snapshot(_ folder: String) throws -> [String: Data] {
-        var files: [String: Data] = [:]
-        let enumerator = FileManager.default.enumerator(atPath: folder)
-        while let name = enumerator?.nextObject() as? String {
-            let path = folder + "/" + name
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
-                files[name] = try Data(contentsOf: URL(fileURLWithPath: path))
-            }
-        }
-        return files
-    }
-
     @Test func importReimportNewerOlderAndForce() throws {
         let store = try store()
         let zip = try packExample()
@@ -193,7 +179,7 @@ import Testing
     @Test func hostileZipsAreRefusedAndTheStoreIsUntouched() throws {
         let store = try store()
         #expect(try Harness.galley(["import", try packExample().path, "--store", store]).status == 0)
-        let before = try snapshot(store)
+        let before = try Harness.snapshot(store)
         let parent = URL(fileURLWithPath: store).deletingLastPathComponent().path
         let outsideBefore = try FileManager.default.contentsOfDirectory(atPath: parent).sorted()
         let corpus = Harness.fixtures.appending(path: "zips")
@@ -204,7 +190,7 @@ import Testing
             let result = try Harness.galley(["import", corpus.appending(path: name).path, "--store", store])
             #expect(result.status == 1, "\(name): \(result.stderr)")
         }
-        #expect(try snapshot(store) == before, "the store's files are byte-identical")
+        #expect(try Harness.snapshot(store) == before, "the store's files are byte-identical")
         #expect(try FileManager.default.contentsOfDirectory(atPath: parent).sorted() == outsideBefore, "nothing appeared outside")
     }
 

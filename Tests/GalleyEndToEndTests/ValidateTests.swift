@@ -224,6 +224,12 @@ import Testing
         #expect(tight.stdout.contains("error zip.entries"))
         try Data("limits:\n  max_entries: many\n".utf8).write(to: folder.appending(path: ".galley.yml"))
         #expect(try Harness.galley(["validate", zip], in: folder).status == 2)
+        // max_depth counts name components: 1 refuses even `folder/latest.json`, 400 lets 302 pass.
+        try Data("limits:\n  max_depth: 1\n".utf8).write(to: folder.appending(path: ".galley.yml"))
+        #expect(try Harness.galley(["validate", zip], in: folder).stdout.contains("error zip.depth"))
+        try Data("limits:\n  max_depth: 400\n".utf8).write(to: folder.appending(path: ".galley.yml"))
+        let deep = Harness.fixtures.appending(path: "zips/deep-entry-error.zip").path
+        #expect(try Harness.galley(["validate", deep], in: folder).status == 0)
     }
 
     @Test func machineFormats() throws {
