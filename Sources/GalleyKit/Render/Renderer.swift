@@ -297,9 +297,8 @@ public struct Renderer: Sendable {
         let directory = ContainerChecks(path: url.path, limits: ContainerLimits()).open(into: &findings)
         let errors = findings.items.filter { $0.severity == .error }
         guard let directory, errors.isEmpty else { throw DiagnosticsError(errors) }
-        guard let top = directory.entries.first?.displayName.split(separator: "/").first.map(String.init) else {
-            throw GalleyError("the zip is empty", path: url.path)
-        }
+        guard let top = directory.topFolder else { throw GalleyError("the zip is empty", path: url.path) }
+        let declared = directory.declaredSizes
         var issue: ReadIssue?
         let reader = try ZipReader(path: url.path)
         do {
@@ -323,7 +322,7 @@ public struct Renderer: Sendable {
                     throw GalleyError("cannot write", path: target.path)
                 }
                 defer { try? handle.close() }
-                let limit = Int64(directory.entries.first { $0.displayName == entry.name }?.uncompressedSize ?? 0)
+                let limit = Int64(declared[entry.name] ?? 0)
                 var failure: Error?
                 let (_, complete) = try reader.read(limit: limit) { chunk in
                     if failure == nil {

@@ -139,8 +139,9 @@ public struct Validator: Sendable {
             return (InputReport(path: path, kind: .zip, diagnostics: findings.items), nil, nil)
         }
         // Anything wrong with the container: read no content (bombs, slips, damage).
-        guard !findings.hasErrors, let top = directory.entries.first?.displayName.split(separator: "/").first.map(String.init)
-        else { return (InputReport(path: path, kind: .zip, diagnostics: findings.items), directory, nil) }
+        guard !findings.hasErrors, let top = directory.topFolder else {
+            return (InputReport(path: path, kind: .zip, diagnostics: findings.items), directory, nil)
+        }
 
         let manifestName = "\(top)/latest.json"
         guard let manifestIndex = directory.entries.firstIndex(where: { $0.displayName == manifestName }) else {
@@ -153,11 +154,10 @@ public struct Validator: Sendable {
                          hint: "galley pack writes it first.")
         }
         var contents = ZipContents(top: top, files: [:])
-        var declared: [String: UInt64] = [:]
+        let declared = directory.declaredSizes
         for entry in directory.entries where !entry.isDirectory {
             let name = String(entry.displayName.dropFirst(top.count + 1))
             contents.files[name] = ZipContents.FileFacts(size: entry.uncompressedSize, sniffed: nil)
-            declared[entry.displayName] = entry.uncompressedSize
         }
         var index: ManifestIndex?
         let manifestDisplay = "\(path)!\(manifestName)"
