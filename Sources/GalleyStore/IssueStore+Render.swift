@@ -10,11 +10,7 @@ extension Renderer {
         fromStore store: any IssueStore, id: String, issue: String?, outputDirectory: URL
     ) throws -> (html: String, warnings: [Diagnostic]) {
         let detail = try store.article(id, issue: issue)
-        var filter = AssetFilter()
-        filter.issue = detail.article.issueGlobalID
-        filter.kind = .image
-        filter.issueOwn = true
-        let issueImages = try store.assets(filter)
+        let issueImages = try store.assets(AssetFilter(issue: detail.article.issueGlobalID, kind: .image, issueOwn: true))
         func record(_ asset: StoredAsset) -> AssetRecord {
             AssetRecord(
                 id: asset.globalID, kind: MediaKind(rawValue: asset.kind) ?? .image, caption: asset.caption,

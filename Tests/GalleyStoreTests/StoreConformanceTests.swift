@@ -122,16 +122,9 @@ import Testing
         for asset in ferry.assets { #expect(FileManager.default.fileExists(atPath: asset.path)) }
 
         // Assets: of the issue, its own (the cover first), of one kind, the first image.
-        var own = AssetFilter()
-        own.issue = Self.issue
-        own.issueOwn = true
-        #expect(try store.assets(own).map(\.fileName) == ["cover.jpg", "masthead.png"])
-        own.first = true
-        #expect(try store.assets(own).map(\.fileName) == ["cover.jpg"])
-        var sounds = AssetFilter()
-        sounds.issue = Self.issue
-        sounds.kind = .sound
-        #expect(try store.assets(sounds).map(\.articleGlobalID) == [Self.ferry])
+        #expect(try store.assets(AssetFilter(issue: Self.issue, issueOwn: true)).map(\.fileName) == ["cover.jpg", "masthead.png"])
+        #expect(try store.assets(AssetFilter(issue: Self.issue, issueOwn: true, first: true)).map(\.fileName) == ["cover.jpg"])
+        #expect(try store.assets(AssetFilter(issue: Self.issue, kind: .sound)).map(\.articleGlobalID) == [Self.ferry])
 
         // Search, scoped and not.
         #expect(try store.search("lighthouse", options: SearchOptions(issue: Self.issue)).articles.first?.globalID == Self.lighthouse)

@@ -34,10 +34,8 @@ import Testing
         let full = try writer.issue("example-valid")
         let articleCount = full.articles.count
         let articleID = try #require(full.articles.first?.globalID)
-        var issueAssets = AssetFilter()
-        issueAssets.issue = "example-valid"
-        let assetCount = try writer.assets(issueAssets).count
-        let assetFilter = issueAssets
+        let assetFilter = AssetFilter(issue: "example-valid")
+        let assetCount = try writer.assets(assetFilter).count
         #expect(articleCount > 0 && assetCount > 0)
 
         let deadline = Date().addingTimeInterval(3)

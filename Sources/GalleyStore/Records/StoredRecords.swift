@@ -159,5 +159,7 @@ public struct AssetFilter: Sendable {
     /// Only the first image (of what the other filters leave). With `issueOwn`: the cover.
     public var first = false
 
-    public init() {}
+    public init(issue: String? = nil, article: String? = nil, kind: MediaKind? = nil, issueOwn: Bool = false, first: Bool = false) {
+        (self.issue, self.article, self.kind, self.issueOwn, self.first) = (issue, article, kind, issueOwn, first)
+    }
 }

@@ -34,12 +34,7 @@ struct AssetsCommand: ParsableCommand {
 
     func run() throws {
         try reportingErrors {
-            var filter = AssetFilter()
-            filter.issue = issue
-            filter.article = article
-            filter.kind = playlist ? .sound : type
-            filter.issueOwn = cover
-            filter.first = cover || first
+            let filter = AssetFilter(issue: issue, article: article, kind: playlist ? .sound : type, issueOwn: cover, first: cover || first)
             let assets = try store.open().assets(filter)
             if count {
                 if store.json { return printJSON(["count": assets.count]) }
