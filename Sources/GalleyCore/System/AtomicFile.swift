@@ -13,17 +13,25 @@ package enum AtomicFile {
 
     /// Removes Galley's temporaries in `folder` (names of `temporaryName`'s shape): those of
     /// `pid` when it is given (a run cut short by a signal cleans up after itself), else those
-    /// whose process is gone (a run killed outright, found by the next run into the folder).
+    /// whose process is gone and that nothing has written for a minute (a run killed outright,
+    /// found by the next run into the folder; the minute spares a run on another machine that
+    /// shares the folder, whose pid means nothing here but which writes as it goes).
     /// Returns the names removed.
     @discardableResult
     package static func removeTemporaries(in folder: URL, of pid: Int32? = nil) -> [String] {
         var removed: [String] = []
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? [] {
             guard name.hasPrefix("."), name.hasSuffix(".galley-tmp"), let owner = Self.owner(of: name) else { continue }
-            let remove = pid.map { $0 == owner } ?? (kill(owner, 0) != 0 && errno == ESRCH)
-            if remove, unlink(folder.appending(path: name).path) == 0 { removed.append(name) }
+            let url = folder.appending(path: name)
+            let remove = pid.map { $0 == owner } ?? (kill(owner, 0) != 0 && errno == ESRCH && Self.untouched(url, for: 60))
+            if remove, unlink(url.path) == 0 { removed.append(name) }
         }
         return removed
+    }
+
+    private static func untouched(_ url: URL, for seconds: TimeInterval) -> Bool {
+        guard let modified = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.modificationDate] as? Date else { return false }
+        return Date().timeIntervalSince(modified) > seconds
     }
 
     /// The process id in `.<name>.<pid>-<random>.galley-tmp`.
