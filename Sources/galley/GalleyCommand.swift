@@ -14,7 +14,8 @@ struct GalleyCommand: ParsableCommand {
 
             Exit status: 0 when the work is done, 1 when the input has problems (each one is \
             reported with its file, line and a hint), 2 when galley could not run (bad \
-            arguments, unreadable paths, an output that exists).
+            arguments, unreadable paths, an output that exists), 130 or 143 when stopped by \
+            Ctrl-C or SIGTERM (pack removes its temporary files first).
 
             Set NO_COLOR to turn colour off. Progress is shown only on a terminal.
             """,
