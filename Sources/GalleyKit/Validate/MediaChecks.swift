@@ -52,6 +52,26 @@ struct MediaChecks {
         }
     }
 
+    /// SVG files anywhere in the zip (listed or not: a server hands out every file) that would
+    /// run script when opened, and SVG files a browser cannot read.
+    package func runSVG(contents: ZipContents, into findings: inout Findings) {
+        for name in contents.files.keys.sorted() {
+            guard let svg = contents.files[name]?.svg else { continue }
+            let location = SourceLocation(path: "\(zipPath)!\(contents.top)/\(name)", line: svg.activeContent.first?.line)
+            if !svg.activeContent.isEmpty {
+                findings.add(.mediaSVGActive, "`\(name)` carries active content: \(svg.summary)", at: location,
+                             hint: Self.svgHint)
+            }
+            if let malformed = svg.malformed {
+                findings.add(.mediaSVGMalformed, "`\(name)` is not well-formed XML: \(malformed.what)",
+                             at: SourceLocation(path: location.path, line: malformed.line),
+                             hint: "Export the SVG again from its editor; browsers show an error instead of a broken SVG.")
+            }
+        }
+    }
+
+    package static let svgHint = "Remove the script, event handlers (on…), javascript: links and foreign objects: an SVG opened by itself runs them. Export it again as a plain image (Inkscape: Save As › Optimized SVG; or run it through svgo)."
+
     package static func dimensions(_ head: [UInt8], _ format: MediaFormat) -> PixelSize? {
         switch format {
         case .png: MediaProber.pngSize(head)
@@ -72,6 +92,8 @@ extension MediaChecks {
         .mediaWrongList,
         .mediaExtension,
         .mediaDimensions,
+        .mediaSVGActive,
+        .mediaSVGMalformed,
     ]
 }
 
@@ -91,4 +113,11 @@ extension Check {
     static let mediaDimensions = Check("media.dimensions", .media, .warning, "An image's metadata width and height differ from its header.",
             explanation: "Layouts reserve the wrong space and jump when the image loads.",
             triggering: [.fixture("zips/wrong-dimensions-warning.zip")], clean: [.validZip])
+    static let mediaSVGActive = Check("media.svg-active", .media, .error, "An SVG file carries script, event handlers, `javascript:` links or foreign objects.",
+            explanation: "An SVG is a document, not only a picture: opened by itself (a link to it, a download, a web view) it runs its script with the site's rights. Pack, validate and import refuse it.",
+            triggering: [.fixture("zips/svg-script-error.zip"), .fixture("zips/svg-onload-error.zip"), .fixture("zips/svg-javascript-entity-error.zip")],
+            clean: [.validZip])
+    static let mediaSVGMalformed = Check("media.svg-malformed", .media, .warning, "An SVG file is not well-formed XML.",
+            explanation: "Browsers show an XML error in place of the picture (and libxml2 stops at entity bombs, reported here too).",
+            triggering: [.fixture("zips/svg-malformed-warning.zip")], clean: [.validZip])
 }

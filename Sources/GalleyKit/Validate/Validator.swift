@@ -194,8 +194,19 @@ public struct Validator: Sendable {
                 }
                 var head: [UInt8] = []
                 let wanted = 4096
+                // SVG is decided by the first chunk (or the name): its whole text is scanned for
+                // script as it passes.
+                var svg: SVGScanner?
+                var first = true
                 let (bytes, complete) = try reader.read(limit: limit) { chunk in
                     if head.count < wanted { head.append(contentsOf: chunk.prefix(wanted - head.count)) }
+                    if first {
+                        first = false
+                        if entry.name.lowercased().hasSuffix(".svg") || MediaFormat.sniff(Array(chunk.prefix(wanted))) == .svg {
+                            svg = SVGScanner()
+                        }
+                    }
+                    svg?.feed(chunk)
                 }
                 if !complete || bytes != limit {
                     findings.add(.zipSizeMismatch, "`\(entry.name)` inflates to \(complete ? "\(bytes)" : "more than \(limit)") bytes but declares \(limit)",
@@ -205,6 +216,7 @@ public struct Validator: Sendable {
                 }
                 let name = String(entry.name.dropFirst(top.count + 1))
                 contents.files[name]?.sniffed = ZipContents.Sniffed(head)
+                contents.files[name]?.svg = svg?.finish()
             }
         } catch let error as ZipReader.ReadError {
             let check: Check = error.isChecksum ? .zipCrc : error.isSize ? .zipSizeMismatch : .zipData
@@ -217,6 +229,9 @@ public struct Validator: Sendable {
             if options.fullCheck {
                 MediaChecks(zipPath: path).run(index, contents: contents, into: &findings)
             }
+        }
+        if options.fullCheck {
+            MediaChecks(zipPath: path).runSVG(contents: contents, into: &findings)
         }
         return (InputReport(path: path, kind: .zip, diagnostics: findings.items), directory, index?.issue)
     }

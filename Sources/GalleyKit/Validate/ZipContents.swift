@@ -13,6 +13,8 @@ struct ZipContents {
         package var size: UInt64
         /// What the first bytes say, when the full check read them (the bytes are not kept).
         var sniffed: Sniffed?
+        /// For SVG files the full check read, what they would run.
+        var svg: SVGInspection?
     }
 
     struct Sniffed {
