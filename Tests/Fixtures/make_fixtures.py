@@ -367,6 +367,15 @@ def sources():
                                 "articles/01-first/article.md": "---\ntitle: A\nassets: [chart.svg]\n---\n<!-- [ASSET: chart.svg] -->\n",
                                 "articles/01-first/chart.svg": '<svg xmlns="http://www.w3.org/2000/svg">\n<circle r="4"/>\n'
                                                                '<script>alert(document.domain)</script>\n</svg>\n'})
+    # Names and content that pack used to write into zips its own validate refused: a 250-byte
+    # article folder holding a 250-byte file name (one 500-byte name component in the zip), and a
+    # 1.2 MB front-matter field of one repeated phrase (latest.json deflates past 100:1).
+    long = "a" * 246
+    source("long-names-error", {"issue.yaml": ISSUE,
+                                f"articles/{long}/article.md": f"---\ntitle: A\nassets: [{long}.png]\n---\n<!-- [ASSET: {long}.png] -->\n",
+                                f"articles/{long}/{long}.png": PNG})
+    source("repetitive-field-error", {"issue.yaml": ISSUE,
+                                      "articles/01-first/article.md": "---\ntitle: A\ndek: " + "all work and no play " * 60_000 + "\n---\nText.\n"})
     root = os.path.join(SOURCES, "symlink-outside-error")
     source("symlink-outside-error", {"issue.yaml": ISSUE,
                                      "articles/01-first/article.md": "---\ntitle: A\nassets: [photo.png]\n---\n<!-- [ASSET: photo.png] -->\n"})

@@ -86,6 +86,25 @@ import Testing
         #expect(try Harness.galley(["validate", "--quick", zip.path]).status == 0)
     }
 
+    @Test func packWritesNoZipItsValidateRefusesAndFollowsTheSameLimits() throws {
+        let source = Harness.fixtures.appending(path: "sources/repetitive-field-error")
+        let work = try Harness.temporaryDirectory()
+        let refused = try Harness.galley(["pack", source.path, "-o", work.path, "--json"], in: work)
+        #expect(refused.status == 1)
+        #expect(Harness.diagnosticIDs(refused) == ["zip.ratio"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path).isEmpty, "no zip and no temporary left")
+
+        // A team that means it raises the limit in .galley.yml: pack and validate both follow it.
+        try Data("limits:\n  max_ratio: 1000\n".utf8).write(to: work.appending(path: ".galley.yml"))
+        let packed = try Harness.galley(["pack", source.path, "-o", work.path], in: work)
+        #expect(packed.status == 0, "\(packed.stderr)")
+        let zip = work.appending(path: "org.example.fixture.zip").path
+        #expect(try Harness.galley(["validate", zip], in: work).status == 0)
+        // Without the setting, validate refuses the zip with the id pack reported.
+        try FileManager.default.removeItem(at: work.appending(path: ".galley.yml"))
+        #expect(Harness.diagnosticIDs(try Harness.galley(["validate", zip, "--format", "json"], in: work)) == ["zip.ratio"])
+    }
+
     /// The store's files that hold its content: everything but SQLite's shared-memory index and
     /// write-ahead log, which any reader may create (the log must then be empty).
     static func content(_ store: URL) throws -> [String: Data] {

@@ -43,6 +43,8 @@ import Testing
         Case(fixture: "order-unknown-error", ids: ["source.order-unknown"], at: "issue.yaml:4:8"),
         Case(fixture: "slug-duplicate-error", ids: ["source.slug-duplicate"], at: "articles/02-same"),
         Case(fixture: "svg-script-error", ids: ["media.svg-active"], at: "01-first/chart.svg:3"),
+        Case(fixture: "long-names-error", ids: ["zip.name-length"], at: "a.png"),
+        Case(fixture: "repetitive-field-error", ids: ["zip.ratio"], at: "latest.json"),
         Case(fixture: "issue-image-kind-error", ids: ["source.issue-image-kind"], at: "issue.yaml:4:10"),
     ]
 

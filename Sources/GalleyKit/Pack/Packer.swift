@@ -15,6 +15,9 @@ public struct PackOptions: Sendable {
     public var computeSHA256 = true
     /// What a reader without Zip64 can open; exceeding it is an error unless `allowZip64`.
     public var limits = ZipLimits.classic
+    /// The container limits and check settings `galley validate` would apply (`.galley.yml`):
+    /// pack never writes a zip its own validate refuses.
+    public var configuration = ValidationConfiguration()
 
     public init(source: URL, output: URL? = nil) {
         self.source = source
@@ -116,8 +119,15 @@ public struct Packer {
                 hint: "Name it `\(planner.issue.appleID).zip`, or give a folder as --output."))
         }
         let entries = planner.entries
+        // 2. The container checks validate makes on a zip's names and sizes, before writing it.
+        let gate = ContainerChecks(path: output.path, limits: options.configuration.limits, packing: true)
+        var container = Findings(configuration: options.configuration)
+        gate.runPlanned(Self.planned(entries, appleID: planner.issue.appleID, manifestBytes: manifest.bytesWritten,
+                                     root: source.root), into: &container)
+        diagnostics += container.items
+        if container.hasErrors { throw DiagnosticsError(diagnostics) }
 
-        // 2. Limits a reader without Zip64 can open.
+        // Limits a reader without Zip64 can open.
         let entryCount = entries.count + 1
         let payload = entries.reduce(manifest.bytesWritten) { $0 + $1.size }
         let overhead = Int64(entryCount) * Int64(2 * (46 + 24) + 2 * (planner.issue.appleID.utf8.count + 64))
@@ -160,6 +170,12 @@ public struct Packer {
         }
         let (bytes, sha256) = try writer.finish()
         progress?(state)
+        // The written zip's central directory through validate's own container checks: what
+        // only compression tells (an entry deflating past the ratio limit) shows here.
+        var written = Findings(configuration: options.configuration)
+        let writtenDirectory = try ZipDirectory.read(path: zipURL.path, maxEntries: options.configuration.limits.maxEntries)
+        gate.run(writtenDirectory, zipFileName: "", into: &written)
+        if written.hasErrors { throw DiagnosticsError(diagnostics + written.items.filter { $0.severity == .error }) }
 
         // 4. Into place, atomically; never over an existing file without --force.
         try moveIntoPlace(zipURL, output, replace: options.force)
@@ -172,24 +188,65 @@ public struct Packer {
     /// Everything pack checks, without writing anything: for `galley validate` on a source
     /// folder. `inspect` sees each article's finished record and adds its own findings.
     public func check(
-        _ root: URL, inspect: (ArticleSource, ArticleRecord, _ bodyLineOffset: Int) -> [Diagnostic]
+        _ root: URL, configuration: ValidationConfiguration = ValidationConfiguration(),
+        inspect: (ArticleSource, ArticleRecord, _ bodyLineOffset: Int) -> [Diagnostic]
     ) throws -> [Diagnostic] {
         var inspected: [Diagnostic] = []
-        let walked = try walk(root) { article, record, offset in
+        // latest.json is written and deflated as pack would (into a temporary folder, removed
+        // after): its size and compression ratio are container limits too. Media files are not.
+        let scratch = FileManager.default.temporaryDirectory.appending(path: "galley-check-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        var manifest: ManifestFileWriter?
+        let walked = try walk(root, onIssue: { issue in
+            manifest = try ManifestFileWriter(url: scratch.appending(path: "latest.json"), issue: issue)
+        }) { article, record, offset in
+            try manifest?.append(record)
             inspected += inspect(article, record, offset)
         }
-        return walked.diagnostics + inspected
+        var container = Findings(configuration: configuration)
+        if let issue = walked.issue, let manifest, !walked.diagnostics.contains(where: { $0.severity == .error }) {
+            try manifest.finish()
+            let gate = ContainerChecks(path: "\(issue.appleID).zip", limits: configuration.limits, packing: true)
+            gate.runPlanned(Self.planned(walked.entries, appleID: issue.appleID, manifestBytes: manifest.bytesWritten, root: root),
+                            into: &container)
+            let zip = scratch.appending(path: "latest.zip")
+            let writer = try ZipWriter(url: zip, hashing: false, allowZip64: true)
+            try writer.addFile(name: "\(issue.appleID)/latest.json", from: scratch.appending(path: "latest.json").path,
+                               size: manifest.bytesWritten, mtime: 0, compression: .deflate)
+            _ = try writer.finish()
+            var written = Findings(configuration: configuration)
+            gate.run(try ZipDirectory.read(path: zip.path, maxEntries: 1), zipFileName: "", into: &written)
+            for item in written.items where item.id == Check.zipRatio.id {
+                var located = item
+                located.location = SourceLocation(path: "")
+                container.adopt([located])
+            }
+        }
+        return walked.diagnostics + container.items + inspected
+    }
+
+    /// The zip's entries as the container checks see them, each located at its source file.
+    static func planned(_ entries: [ZipEntryPlan], appleID: String, manifestBytes: Int64, root: URL)
+        -> [(name: String, size: UInt64, at: SourceLocation)] {
+        let base = root.standardizedFileURL.path + "/"
+        return [("\(appleID)/latest.json", UInt64(max(manifestBytes, 0)), SourceLocation(path: ""))] + entries.map { entry in
+            let relative = entry.path.hasPrefix(base) ? String(entry.path.dropFirst(base.count)) : entry.path
+            return ("\(appleID)/\(entry.name)", UInt64(max(entry.size, 0)), SourceLocation(path: relative))
+        }
     }
 
     /// Reads, plans and converts a source folder as pack does, without writing anything, handing
     /// each finished article to `sink`. Returns the issue, the files the zip would hold (with
     /// their names in it) and every finding.
     public func walk(
-        _ root: URL, sink: (ArticleSource, ArticleRecord, _ bodyLineOffset: Int) throws -> Void
+        _ root: URL, onIssue: ((IssueRecord) throws -> Void)? = nil,
+        sink: (ArticleSource, ArticleRecord, _ bodyLineOffset: Int) throws -> Void
     ) throws -> (issue: IssueRecord?, entries: [ZipEntryPlan], diagnostics: [Diagnostic]) {
         let loaded = try IssueSourceLoader().load(root)
         guard let source = loaded.source else { return (nil, [], loaded.diagnostics) }
         var planner = PackPlanner(source, sourceDateEpoch: nil)
+        try onIssue?(planner.issue)
         let diagnostics = try buildArticles(source, &planner, sink: sink)
         return (planner.issue, planner.entries, loaded.diagnostics + diagnostics)
     }

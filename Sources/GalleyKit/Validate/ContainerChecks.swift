@@ -6,6 +6,8 @@ import GalleyFormats
 package struct ContainerChecks {
     package let path: String
     let limits: ContainerLimits
+    /// Pack checking the zip it makes: the same findings, with hints for the source's author.
+    var packing = false
 
     /// The gate every reader of a zip passes first (validate, import, render): reads the central
     /// directory with bounded reads and runs the container checks on it. Returns the directory
@@ -85,17 +87,15 @@ package struct ContainerChecks {
                 findings.add(.zipLinkField, "`\(name)` carries a \(link)", at: at(entry),
                              hint: "Repack without links: some extractors would create a link that points anywhere.")
             }
-            let depth = name.split(separator: "/").count
-            if depth > limits.maxDepth {
-                findings.add(.zipDepth, "`\(name.prefix(60))…` is nested \(depth) levels deep, over the limit of \(limits.maxDepth)",
-                             at: at(entry), hint: "Keep the issue's files in its folder (at most \(limits.maxDepth - 2) levels of subfolders).")
-            }
+            checkDepth(name, at: at(entry), into: &findings)
 
             // Declared sizes and ratios, before anything is inflated.
             if entry.compressedSize > 0, entry.uncompressedSize >= limits.ratioFloor,
                entry.uncompressedSize / max(entry.compressedSize, 1) > limits.maxRatio {
                 findings.add(.zipRatio, "`\(name)` declares \(entry.uncompressedSize) bytes from \(entry.compressedSize) (over \(limits.maxRatio):1)",
-                             at: at(entry), hint: "This is how zip bombs look; repack the issue from its source.")
+                             at: at(entry), hint: packing
+                                ? "A field or file repeats itself over megabytes (a pasted block, a runaway template): shorten it, or raise `max_ratio` in .galley.yml if it is meant."
+                                : "This is how zip bombs look; repack the issue from its source.")
             }
             // Local header: inside the file, matching the directory.
             let offset = entry.localHeaderOffset
@@ -166,9 +166,37 @@ package struct ContainerChecks {
         }
     }
 
+    /// The checks that need only names and sizes, on a zip not written yet (pack's plan): the
+    /// same findings, with the same ids, that `run` would report on the zip once written.
+    /// Ratios depend on compression and are checked on the written zip's directory.
+    package func runPlanned(_ entries: [(name: String, size: UInt64, at: SourceLocation)], into findings: inout Findings) {
+        if entries.count > limits.maxEntries {
+            findings.add(.zipEntries, "the zip would list \(entries.count) entries, over the limit of \(limits.maxEntries)",
+                         at: SourceLocation(path: path), hint: "An issue zip holds at most 65,535 files: split the issue.")
+        }
+        var total: UInt64 = 0
+        for entry in entries {
+            total = ZipDirectory.sum(total, entry.size)
+            checkNameSafety(raw: Array(entry.name.utf8), name: entry.name, isUTF8: true, at: entry.at, into: &findings)
+            checkDepth(entry.name, at: entry.at, into: &findings)
+        }
+        if total > limits.maxTotalBytes {
+            findings.add(.zipSize, "the entries would hold \(total) bytes in all, over the limit of \(limits.maxTotalBytes)",
+                         at: SourceLocation(path: path), hint: "An issue zip stays under 4 GiB: split the issue or shrink its media.")
+        }
+    }
+
+    private func checkDepth(_ name: String, at location: SourceLocation, into findings: inout Findings) {
+        let depth = name.split(separator: "/").count
+        if depth > limits.maxDepth {
+            findings.add(.zipDepth, "`\(name.prefix(60))…` is nested \(depth) levels deep, over the limit of \(limits.maxDepth)",
+                         at: location, hint: "Keep the issue's files in its folder (at most \(limits.maxDepth - 2) levels of subfolders).")
+        }
+    }
+
     private func checkName(_ entry: ZipDirectory.Entry, at location: SourceLocation, into findings: inout Findings) {
         let before = findings.items.count
-        checkNameSafety(entry, at: location, into: &findings)
+        checkNameSafety(raw: entry.rawName, name: entry.displayName, isUTF8: entry.name != nil, at: location, into: &findings)
         let name = entry.displayName
         // Plain-ASCII advice only for names that are otherwise safe.
         guard findings.items.count == before else { return }
@@ -181,9 +209,7 @@ package struct ContainerChecks {
         }
     }
 
-    private func checkNameSafety(_ entry: ZipDirectory.Entry, at location: SourceLocation, into findings: inout Findings) {
-        let raw = entry.rawName
-        let name = entry.displayName
+    private func checkNameSafety(raw: [UInt8], name: String, isUTF8: Bool, at location: SourceLocation, into findings: inout Findings) {
         if raw.isEmpty {
             findings.add(.zipNameEmpty, "an entry has an empty name", at: location, hint: "Remove it or give it a name.")
             return
@@ -192,13 +218,14 @@ package struct ContainerChecks {
             findings.add(.zipNameNul, "`\(name)` contains a NUL byte, which hides the rest of the name from readers", at: location,
                          hint: "Rename the entry; names cannot contain NUL.")
         }
-        if entry.name == nil {
+        if !isUTF8 {
             findings.add(.zipNameEncoding, "an entry name is not valid UTF-8 (`\(name)`)", at: location,
                          hint: "Dumpling decodes names as UTF-8 and fails on this one: rename it in ASCII.")
         }
         if raw.count > limits.maxNameBytes || name.split(separator: "/").contains(where: { $0.utf8.count > 255 }) {
             findings.add(.zipNameLength, "`\(name.prefix(60))…` is too long (\(raw.count) bytes)", at: location,
-                         hint: "Keep names under 255 bytes a component.")
+                         hint: packing ? "Shorten the article folder's or the file's name: the name in the zip joins both, and each part of a name stays under 255 bytes."
+                             : "Keep names under 255 bytes a component.")
         }
         if raw.first == UInt8(ascii: "/") || (raw.count >= 2 && raw[1] == UInt8(ascii: ":")) {
             findings.add(.zipPathAbsolute, "`\(name)` is an absolute path", at: location,

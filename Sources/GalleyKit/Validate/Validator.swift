@@ -241,7 +241,7 @@ public struct Validator: Sendable {
     public func validateSource(path: String) -> InputReport {
         var findings = Findings(configuration: options.configuration)
         do {
-            let diagnostics = try Packer().check(URL(fileURLWithPath: path)) { article, record, bodyLineOffset in
+            let diagnostics = try Packer().check(URL(fileURLWithPath: path), configuration: options.configuration) { article, record, bodyLineOffset in
                 var local = Findings(configuration: options.configuration)
                 let html = article.bodyFormat == .html
                 BodyChecks.run(record.body, at: { line, column in

@@ -16,6 +16,10 @@ struct PackCommand: ParsableCommand {
             SOURCE_DATE_EPOCH when it is set, else from the issue's last_updated date, and \
             neither the time zone, the locale nor file order matter.
 
+            Pack never writes a zip that galley validate would refuse: it checks names, \
+            sizes and compression ratios against the container limits of the nearest \
+            .galley.yml (as validate does) and reports the same check ids.
+
             Examples:
               galley pack Examples/winter-2026
               galley pack Examples/winter-2026 --output dist/ --force
@@ -44,6 +48,10 @@ struct PackCommand: ParsableCommand {
             source: URL(fileURLWithPath: source), output: output.map { URL(fileURLWithPath: $0) })
         options.force = force
         options.allowZip64 = allowZip64
+        try reportingErrors {
+            options.configuration = try ValidationConfiguration.resolve(
+                configFile: nil, ignored: [], from: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+        }
         if let epoch = ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"], !epoch.isEmpty {
             guard let seconds = Int64(epoch), seconds >= 0 else {
                 Terminal.standardError.write(
