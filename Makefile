@@ -34,13 +34,24 @@ test: setup
 	$(SWIFT) build
 	$(SWIFT) test
 
+HOSTILE = Tests/Fixtures/zips/hostile-preview-error.zip
+
 # Opens the example's preview site in headless Chromium: every image, sound and video must load
-# and no page may log an error. Screenshots land in build/browser-check/.
+# and no page may log an error. Then the hostile issue (14 ways a body runs script): rendered as
+# render does by default, no script may run and nothing may log an error; rendered with
+# --trust-bodies, scripts must run (else the vectors prove nothing). Screenshots land in
+# build/browser-check/.
 browser-check: build
 	@bash scripts/setup.sh --browser
 	@mkdir -p build/browser-check
 	$(GALLEY) render $(EXAMPLE) --output build/browser-check/site --force
 	python3 scripts/browser_check.py build/browser-check/site --screenshots build/browser-check
+	$(GALLEY) render $(HOSTILE) --output build/browser-check/hostile --force 2>/dev/null
+	python3 scripts/browser_check.py build/browser-check/hostile --hostile --screenshots build/browser-check/hostile-shots
+	$(GALLEY) render $(HOSTILE) --output build/browser-check/trusted --force --trust-bodies
+	@if python3 scripts/browser_check.py build/browser-check/trusted --hostile --screenshots build/browser-check/trusted-shots >/dev/null; \
+	then echo "browser-check: the hostile vectors ran no script even with --trust-bodies: they prove nothing" >&2; exit 1; \
+	else echo "ok     with --trust-bodies the hostile vectors run (as they must for the check above to mean something)"; fi
 
 bench: release
 	@bash scripts/setup.sh --bench

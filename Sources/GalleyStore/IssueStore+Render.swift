@@ -40,8 +40,7 @@ extension Renderer {
         article.authorURL = detail.authorURL
         let (body, warnings) = try expand(article, lookup: { own[$0] ?? shared[$0] }, markup: markup)
         guard options.page else { return (body, warnings) }
-        var page = PageRenderer(language: options.language ?? "en")
-        page.template = options.pageTemplate
+        let page = pageRenderer(language: options.language ?? "en")
         return (page.article(article, body: body, issueTitle: nil, indexLink: nil), warnings)
     }
 }

@@ -282,6 +282,32 @@ def zips():
               '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink">\n'
               '  <a xlink:href="&a;&b;"><text y="10">Tap</text></a>\n</svg>\n').encode())
     svg_issue("svg-malformed-warning.zip", (svg_head + '<svg xmlns="http://www.w3.org/2000/svg">\n  <rect width="10">\n</svg>\n').encode())
+    # Bodies that ran script in the preview before render sanitised them (make browser-check
+    # renders this issue and counts script executions: none may happen). Every vector logs
+    # `galley-xss` when it runs; none needs the network.
+    gif = "data:image/gif;base64,R0lGODlhAQABAIAAAP///wAAACwAAAAAAQABAAACAkQBADs="
+    bad = "data:image/png;base64,AAAA"
+    log = "console.log('galley-xss')"
+    vectors = [
+        f"<script>{log}</script>",
+        f"<img src=\"{bad}\" onerror=\"{log}\" alt=\"\">",
+        f"<svg onload=\"{log}\"><circle r=\"1\"/></svg>",
+        f"<iframe srcdoc=\"&lt;script&gt;parent.{log}&lt;/script&gt;\"></iframe>",
+        f"<!-- [ASSET: x --><script>{log}</script><!-- ] -->",
+        f"<details open ontoggle=\"{log}\"><summary>More</summary>Text.</details>",
+        f"<video><source src=\"{bad}\" onerror=\"{log}\"></video>",
+        f"<object data=\"data:text/html,&lt;script&gt;parent.{log}&lt;/script&gt;\"></object>",
+        f"<embed src=\"data:text/html,&lt;script&gt;parent.{log}&lt;/script&gt;\">",
+        f"<math><mtext><table><mglyph><style><img src=\"{bad}\" onerror=\"{log}\"></style></mglyph></table></mtext></math>",
+        f"<noscript><p title=\"</noscript><img src='{bad}' onerror=&quot;{log}&quot;>\"></noscript>",
+        f"<div style=\"animation:x 1s\" onanimationstart=\"{log}\"><style>@keyframes x {{}}</style>Styled.</div>",
+        f"<img src=\"{gif}\" onload=\"{log}\" alt=\"A pixel\">",
+        f"<a href=\"javascript:{log}\">A link that runs script when tapped</a>",
+    ]
+    body = ("<p>Every line below ran script in a preview page.</p>\n" + "\n".join(f"<p>{v}</p>" for v in vectors)
+            + "\n<!-- [ASSET: photo-1] -->\n<!-- [ASSET: sound-1] -->\n")
+    n = "hostile-preview-error.zip"; t = stem(n)
+    write(n, build(issue_entries(t, manifest(t, body=body))))
     n = "hostile-body-error.zip"; t = stem(n)
     body = ("<p onclick=\"steal()\">Hi</p>\n<script>alert(1)</script>\n<a href=\"javascript:alert(1)\">x</a>\n"
             "<img src=\"https://tracker.example.com/p.gif\">\n<!-- [ASSET: photo-1] -->\n<!-- [ASSET: sound-1] -->\n")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+@testable import GalleyFormats
 
 /// The second pass of hostile input (issue #10): each hole found by trying to break Galley, with
 /// the fixture or input that showed it and the answer it must get now. Fixtures are named by
@@ -103,6 +104,42 @@ import Testing
         // Without the setting, validate refuses the zip with the id pack reported.
         try FileManager.default.removeItem(at: work.appending(path: ".galley.yml"))
         #expect(Harness.diagnosticIDs(try Harness.galley(["validate", zip, "--format", "json"], in: work)) == ["zip.ratio"])
+    }
+
+    @Test func previewPagesRunNothingFromABodyUnlessTrusted() throws {
+        let zip = Harness.fixtures.appending(path: "zips/hostile-preview-error.zip")
+        let out = try Harness.temporaryDirectory()
+        let site = out.appending(path: "site")
+        let result = try Harness.galley(["render", zip.path, "-o", site.path, "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let warnings = (result.json?["warnings"] as? [[String: Any]]) ?? []
+        #expect(Set(warnings.compactMap { $0["id"] as? String })
+            == ["render.removed-element", "render.removed-attribute", "render.removed-url"])
+        #expect(warnings.contains { ($0["message"] as? String)?.contains("<script> (body line 2)") == true })
+        let pages = [site.appending(path: "index.html")]
+            + (try FileManager.default.contentsOfDirectory(at: site.appending(path: "articles"), includingPropertiesForKeys: nil))
+        for page in pages {
+            let html = try String(contentsOf: page, encoding: .utf8)
+            #expect(html.contains("<meta http-equiv=\"Content-Security-Policy\""), "\(page.lastPathComponent)")
+            let inspection = HTMLInspector.inspect(html)
+            #expect(inspection.scripts.isEmpty && inspection.eventHandlers.isEmpty && inspection.javascriptURLs.isEmpty)
+            #expect(!html.contains("galley-xss"), "\(page.lastPathComponent)")
+        }
+
+        // One article as a page, and through a publisher's template: the policy is there too.
+        let template = out.appending(path: "page.mustache")
+        try Data("<!doctype html>\n<html><head><title>{{title}}</title></head><body>{{{body}}}</body></html>\n".utf8).write(to: template)
+        for extra in [[String](), ["--page-template", template.path]] {
+            let page = try Harness.galley(["render", zip.path, "--article", "5f0000000000000000000020", "--page"] + extra)
+            #expect(page.status == 0)
+            #expect(page.stdout.contains("Content-Security-Policy") && !page.stdout.contains("galley-xss"), "\(extra)")
+        }
+
+        // --trust-bodies: the body as it was, and no policy.
+        let trusted = try Harness.galley(["render", zip.path, "--article", "5f0000000000000000000020", "--page", "--trust-bodies"])
+        #expect(trusted.stdout.contains("<script>console.log('galley-xss')</script>"))
+        #expect(!trusted.stdout.contains("Content-Security-Policy"))
+        #expect(!trusted.stderr.contains("render.removed"))
     }
 
     /// The store's files that hold its content: everything but SQLite's shared-memory index and

@@ -66,6 +66,8 @@ import Testing
         ("zips/svg-onload-error.zip", ["media.svg-active"]),
         ("zips/svg-javascript-entity-error.zip", ["media.svg-active"]),
         ("zips/svg-malformed-warning.zip", ["media.svg-malformed"]),
+        ("zips/hostile-preview-error.zip",
+         ["body.event-handler", "body.html-malformed", "body.javascript-url", "body.script", "ref.placeholder-malformed", "ref.placeholder-unknown"]),
         ("zips/hostile-body-error.zip", ["body.event-handler", "body.javascript-url", "body.remote-resource", "body.script"]),
         ("manifests/template-valid.json", []),
         ("manifests/date-order-warning.json", ["manifest.date-order"]),

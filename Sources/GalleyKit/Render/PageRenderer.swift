@@ -1,3 +1,4 @@
+import Foundation
 import Mustache
 import GalleyCore
 import GalleyFormats
@@ -9,6 +10,19 @@ public struct PageRenderer: Sendable {
     public var template: MustacheTemplate?
     /// Link this stylesheet (a site's shared `style.css`) instead of inlining it.
     public var stylesheetLink: String?
+    /// The Content-Security-Policy every page carries in a `<meta>` (nil: none, for
+    /// `--trust-bodies`). The default forbids script, plugins, frames, forms and `<base>`.
+    public var contentSecurityPolicy: String? = PageRenderer.noScriptPolicy
+
+    /// Pictures, sound and video from anywhere (bodies may name remote media), styles from the
+    /// page itself, and nothing that runs.
+    public static let noScriptPolicy = "default-src 'none'; img-src * data: file:; media-src * data: file:; "
+        + "style-src 'self' 'unsafe-inline' file:; font-src * data: file:; script-src 'none'; object-src 'none'; "
+        + "frame-src 'none'; child-src 'none'; worker-src 'none'; base-uri 'none'; form-action 'none'"
+
+    var policyMeta: String {
+        contentSecurityPolicy.map { "<meta http-equiv=\"Content-Security-Policy\" content=\"\(HTMLText.attribute($0))\">\n" } ?? ""
+    }
 
     public init(language: String = "en") { self.language = language }
 
@@ -37,7 +51,7 @@ public struct PageRenderer: Sendable {
         <html lang="\(HTMLText.attribute(language))">
         <head>
         <meta charset="utf-8">
-        <meta name="viewport" content="width=device-width, initial-scale=1">
+        \(policyMeta)<meta name="viewport" content="width=device-width, initial-scale=1">
         <title>\(HTMLText.text(title))</title>
         \(stylesheetLink.map { "<link rel=\"stylesheet\" href=\"\(HTMLText.attribute($0))\">" } ?? "<style>\(Self.stylesheet)</style>")
         </head>
@@ -66,7 +80,7 @@ public struct PageRenderer: Sendable {
     /// One article as a page: section, title, dek, byline, date, then the rendered body.
     public func article(_ article: ArticleRecord, body: String, issueTitle: String?, indexLink: String?) -> String {
         if let template {
-            return template.render(context(article, body: body, issueTitle: issueTitle, indexLink: indexLink))
+            return withPolicy(template.render(context(article, body: body, issueTitle: issueTitle, indexLink: indexLink)))
         }
         var header = "<header>\n"
         if !article.section.isEmpty { header += "<p class=\"section\">\(HTMLText.text(article.section))</p>\n" }
@@ -93,6 +107,20 @@ public struct PageRenderer: Sendable {
         }
         let main = "<main>\n\(nav)<article>\n\(header)<div class=\"body\">\n\(body)\n</div>\n</article>\n</main>"
         return document(title: article.title + (issueTitle.map { " · \($0)" } ?? ""), body: main)
+    }
+
+    /// A template's page with the policy's `<meta>` right after `<head>` (or `<html>`), unless
+    /// the template states a policy itself.
+    func withPolicy(_ page: String) -> String {
+        guard !policyMeta.isEmpty, page.range(of: "Content-Security-Policy", options: .caseInsensitive) == nil else { return page }
+        for tag in ["<head", "<html"] {
+            if let open = page.range(of: tag, options: .caseInsensitive),
+               let close = page[open.upperBound...].firstIndex(of: ">") {
+                let after = page.index(after: close)
+                return String(page[..<after]) + "\n" + policyMeta.dropLast() + String(page[after...])
+            }
+        }
+        return policyMeta + page
     }
 
     public struct Entry: Sendable {

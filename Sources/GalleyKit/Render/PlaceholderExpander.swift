@@ -76,6 +76,12 @@ public struct PlaceholderExpander: @unchecked Sendable {
         return Result(html: out, missingIDs: missingIDs)
     }
 
+    /// Whether `text` is one placeholder, whole: such comments survive sanitising.
+    public func isPlaceholder(_ text: String) -> Bool {
+        guard let match = matches(in: text).first else { return false }
+        return match.0 == text.startIndex..<text.endIndex
+    }
+
     private func matches(in body: String) -> [(Range<String.Index>, String)] {
         guard let custom else {
             return Placeholder.scan(body).filter(\.isExact).map { match in

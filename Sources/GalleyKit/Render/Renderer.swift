@@ -18,6 +18,9 @@ public struct RenderOptions: Sendable {
     public var assetTemplate: MustacheTemplate?
     /// A publisher's Mustache template for whole pages (see `PageRenderer.context`).
     public var pageTemplate: MustacheTemplate?
+    /// Keep bodies as they are (scripts included) and send pages without a
+    /// Content-Security-Policy: for publishers whose own pages need their scripts.
+    public var trustBodies = false
 
     public init(
         style: RenderStyle = .semantic, pattern: String? = nil, missing: MissingAssetPolicy = .remove,
@@ -60,9 +63,8 @@ public struct Renderer: Sendable {
             warnings += found
             result = (body, [])
             if options.page {
-                var page = PageRenderer(language: options.language ?? "en")
-                page.template = options.pageTemplate
-                result?.0 = page.article(article.record, body: body, issueTitle: nil, indexLink: nil)
+                result?.0 = pageRenderer(language: options.language ?? "en")
+                    .article(article.record, body: body, issueTitle: nil, indexLink: nil)
             }
             return false
         }
@@ -125,7 +127,8 @@ public struct Renderer: Sendable {
         try flush(&pages, staging, language ?? "en", issueTitle: issue.record.title)
         let cover = issue.record.images.first
         try writeFile(staging.appending(path: "style.css").path, PageRenderer.stylesheet + "\n")
-        var indexRenderer = PageRenderer(language: language ?? "en")
+        var indexRenderer = pageRenderer(language: language ?? "en")
+        indexRenderer.template = nil
         indexRenderer.stylesheetLink = "style.css"
         let index = indexRenderer.index(
             issue.record, cover: cover.map { thumbBase + HTMLText.urlPath($0.fileName) },
@@ -140,10 +143,9 @@ public struct Renderer: Sendable {
     /// Writes the pages rendered so far (a few at a time, so memory does not grow with the issue).
     private func flush(_ pages: inout [(ArticleRecord, String, String)], _ staging: URL, _ language: String,
                        issueTitle: String? = nil) throws {
-        var pageRenderer = PageRenderer(language: language)
-        pageRenderer.template = options.pageTemplate
-        pageRenderer.stylesheetLink = "../style.css"
-        let renderer = pageRenderer
+        var site = pageRenderer(language: language)
+        site.stylesheetLink = "../style.css"
+        let renderer = site
         let failures = parallelMap(pages.map { PendingPage(record: $0.0, body: $0.1, file: $0.2) }) { page -> GalleyError? in
             let html = renderer.article(page.record, body: page.body, issueTitle: issueTitle, indexLink: "../index.html")
             do {
@@ -178,20 +180,55 @@ public struct Renderer: Sendable {
         return try expand(record, lookup: { assets[$0] }, markup: markup)
     }
 
+    /// Pages in the run's language, template and policy.
+    public func pageRenderer(language: String) -> PageRenderer {
+        var page = PageRenderer(language: language)
+        page.template = options.pageTemplate
+        if options.trustBodies { page.contentSecurityPolicy = nil }
+        return page
+    }
+
     // MARK: Expansion
 
+    /// Sanitises the body (unless `trustBodies`), then replaces its placeholders; the findings
+    /// are what was removed and the placeholders that named nothing.
     package func expand(_ record: ArticleRecord, lookup: (String) -> AssetRecord?, markup: AssetMarkup) throws -> (String, [Diagnostic]) {
         let expander = try PlaceholderExpander(pattern: options.pattern, markup: markup, missing: options.missing)
-        let result = expander.expand(record.body, lookup: lookup)
-        let findings = result.missingIDs.map { id in
+        var body = record.body
+        var removals: [Diagnostic] = []
+        if !options.trustBodies {
+            let sanitized = HTMLSanitizer(keepComment: { expander.isPlaceholder($0) }).sanitize(body)
+            body = sanitized.html
+            removals = Self.report(sanitized.removed, article: record.globalID)
+        }
+        let result = expander.expand(body, lookup: lookup)
+        let findings = removals + result.missingIDs.map { id in
             Diagnostic(
                 .renderAssetMissing, "the placeholder names `\(id)`, which no asset of article `\(record.globalID)` has; it was \(options.missing == .keep ? "kept" : "removed")",
                 at: SourceLocation(path: record.globalID), hint: "Run `galley validate` on the issue to see every broken reference.")
         }
-        if options.missing == .error, !findings.isEmpty {
-            throw DiagnosticsError(findings.map { var d = $0; d.severity = .error; return d })
+        if options.missing == .error, !result.missingIDs.isEmpty {
+            throw DiagnosticsError(findings.filter { $0.id == Check.renderAssetMissing.id }.map { var d = $0; d.severity = .error; return d })
         }
         return (result.html, findings)
+    }
+
+    /// One warning per kind of removal and article, naming the first few with their body lines.
+    static func report(_ removed: [Removal], article: String) -> [Diagnostic] {
+        Removal.Kind.allCases.compactMap { kind in
+            let items = removed.filter { $0.kind == kind }
+            guard let first = items.first else { return nil }
+            var list = items.prefix(4).map { "\($0.what) (body line \($0.line))" }.joined(separator: ", ")
+            if items.count > 4 { list += " and \(items.count - 4) more" }
+            let (check, noun): (Check, String) = switch kind {
+            case .element: (.renderRemovedElement, items.count == 1 ? "element" : "elements")
+            case .attribute: (.renderRemovedAttribute, items.count == 1 ? "attribute" : "attributes")
+            case .url: (.renderRemovedURL, items.count == 1 ? "URL" : "URLs")
+            }
+            return Diagnostic(check, "removed \(items.count) \(noun) from article `\(article)`: \(list)",
+                              at: SourceLocation(path: article, line: first.line),
+                              hint: "A preview page runs nothing from a body; `galley validate` says what to fix in it, and --trust-bodies keeps bodies as they are.")
+        }
     }
 
     private func markupFor(input: URL, outputDirectory: URL, locator: (@Sendable (String) -> String?)?) -> AssetMarkup {

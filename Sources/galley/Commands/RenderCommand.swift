@@ -21,6 +21,12 @@ struct RenderCommand: ParsableCommand {
               galley render ISSUE --stdin [--article ID]  a raw body from standard input, with ISSUE's assets
               galley render --from-store --article ID     an imported article, from the issue store
 
+            Bodies are made safe by default: an allow-list keeps text, tables, figures and \
+            media and removes scripts, event handlers, frames, plugins and javascript: URLs \
+            (each removal is a warning: render.removed-element, render.removed-attribute, \
+            render.removed-url), and every page carries a Content-Security-Policy that forbids \
+            script. --trust-bodies keeps bodies as they are, without the policy.
+
             URLs are relative to the output by default (the site's assets/ folder; for a source \
             folder, the source files; for a zip, the file names beside the output); --asset-base \
             points them at a CDN or a file:// folder instead.
@@ -82,6 +88,9 @@ struct RenderCommand: ParsableCommand {
     @Flag(help: "Print a JSON summary of a site render.")
     var json = false
 
+    @Flag(help: "Keep bodies as they are, scripts included, and leave out the pages' Content-Security-Policy (for publishers whose own pages need their scripts).")
+    var trustBodies = false
+
     func validate() throws {
         if fromStore == (input != nil) {
             throw ValidationError("Give INPUT, or --from-store with --article (not both).")
@@ -97,6 +106,7 @@ struct RenderCommand: ParsableCommand {
     func run() throws {
         let stderr = Terminal.standardError
         var options = RenderOptions(style: style, pattern: pattern, missing: onMissing, assetBase: assetBase, page: page, language: lang)
+        options.trustBodies = trustBodies
         let inputURL = URL(fileURLWithPath: input ?? ".")
         // Relative asset URLs start from the folder the HTML lands in.
         let outputFolder = output.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }

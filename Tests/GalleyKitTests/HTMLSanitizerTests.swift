@@ -1,0 +1,75 @@
+import Foundation
+import Testing
+@testable import GalleyFormats
+
+/// The body sanitizer on ordinary bodies (which must come out as they went in, give or take
+/// spelling) and on the vectors that ran script in the preview before it existed.
+@Suite struct HTMLSanitizerTests {
+    static let sanitizer = HTMLSanitizer { $0.hasPrefix("<!-- [ASSET: ") && $0.hasSuffix("] -->") }
+
+    @Test(arguments: [
+        "<p>Intro.</p>\n<!-- [ASSET: photo-1] -->\n<p>After.</p>\n",
+        "Bare text, then <em>emphasis</em> &amp; more.",
+        "<h2 id=\"s\">Head</h2>\n<ul>\n<li>One</li>\n<li>Two</li>\n</ul>\n",
+        "<table>\n<thead>\n<tr>\n<th align=\"right\">A</th>\n</tr>\n</thead>\n<tbody>\n<tr>\n<td align=\"right\">1</td>\n</tr>\n</tbody>\n</table>\n",
+        "<pre><code class=\"language-swift\">let a = 1 &lt; 2\n</code></pre>\n",
+        "<pre>\n\nfirst line blank</pre>",
+        "<p><a href=\"https://example.com/a?b=1&amp;c=2\">link</a> <a href=\"#fn1\">1</a> <a href=\"mailto:x@example.com\">m</a></p>",
+        "<figure><img src=\"photo.jpg\" alt=\"A &quot;photo&quot;\" width=\"2\" height=\"2\"><figcaption>Cap</figcaption></figure>",
+        "<blockquote>\n<p>Quote</p>\n</blockquote>\n<p><del>old</del> <input type=\"checkbox\" disabled> task</p>",
+    ])
+    func ordinaryBodiesComeOutAsTheyWentIn(_ body: String) {
+        let result = Self.sanitizer.sanitize(body)
+        let expected = body.replacingOccurrences(of: "<input type=\"checkbox\" disabled> ", with: " ")
+        #expect(result.html == expected)
+        #expect(result.removed.allSatisfy { $0.what == "<input>" })
+    }
+
+    /// Each vector ran script in headless Chromium from a preview page before the sanitizer.
+    @Test(arguments: [
+        ("<script>alert(1)</script>", "<script>"),
+        ("<img src=\"photo.jpg\" onerror=\"alert(1)\">", "onerror on <img>"),
+        ("<svg onload=\"alert(1)\"><circle r=\"1\"/></svg>", "<svg>"),
+        ("<iframe srcdoc=\"&lt;script&gt;alert(1)&lt;/script&gt;\"></iframe>", "<iframe>"),
+        ("<!-- [ASSET: x --><script>alert(1)</script><!-- ] -->", "<script>"),
+        ("<a href=\" java\tscript:alert(1)\">x</a>", "javascript: in href on <a>"),
+        ("<details open ontoggle=\"alert(1)\"><summary>s</summary></details>", "ontoggle on <details>"),
+        ("<video><source src=\"x.mp4\" onerror=\"alert(1)\"></video>", "onerror on <source>"),
+        ("<object data=\"javascript:alert(1)\"></object>", "<object>"),
+        ("<embed src=\"data:text/html,&lt;script&gt;alert(1)&lt;/script&gt;\">", "<embed>"),
+        ("<meta http-equiv=\"refresh\" content=\"0;url=javascript:alert(1)\">", "<meta>"),
+        ("<math><mtext><table><mglyph><style><img src=x onerror=alert(1)>", "<math>"),
+        ("<noscript><p title=\"</noscript><img src=x onerror=alert(1)>\"></noscript>", "<noscript>"),
+        ("<a href=\"data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==\">x</a>", "data: in href on <a>"),
+        ("<p style=\"color:red\" onmouseover=\"alert(1)\">x</p>", "onmouseover on <p>"),
+        ("<!-- a --!><script>alert(1)</script> -->", "<script>"),
+    ])
+    func vectorsAreRemovedAndReported(_ body: String, _ what: String) {
+        let result = Self.sanitizer.sanitize(body)
+        #expect(result.removed.map(\.what).contains(what), "\(result.removed)")
+        let lower = result.html.lowercased()
+        for marker in ["<script", "onerror", "onload", "ontoggle", "onmouseover", "javascript:", "<iframe", "<svg", "<object",
+                       "<embed", "<meta", "<math", "<style", "srcdoc", "data:text"] {
+            #expect(!lower.contains(marker), "\(marker) survived in \(result.html)")
+        }
+    }
+
+    @Test func placeholdersStayAndOtherCommentsGo() {
+        let result = Self.sanitizer.sanitize("<p>a</p><!-- note to self --><!-- [ASSET: photo-1] --><!-- [ASSET: a--b] -->")
+        #expect(result.html == "<p>a</p><!-- [ASSET: photo-1] -->")
+        #expect(result.removed.isEmpty)
+    }
+
+    @Test func removalsCarryTheirLine() {
+        let result = Self.sanitizer.sanitize("<p>one</p>\n<p>two</p>\n<script>x()</script>\n<p onclick=\"y()\">four</p>\n")
+        #expect(result.removed == [Removal(kind: .element, what: "<script>", line: 3),
+                                   Removal(kind: .attribute, what: "onclick on <p>", line: 4)])
+    }
+
+    @Test func dataImagesStayInImagesOnly() {
+        let image = Self.sanitizer.sanitize("<img src=\"data:image/png;base64,iVBORw0KGgo=\" alt=\"\">")
+        #expect(image.removed.isEmpty)
+        let link = Self.sanitizer.sanitize("<a href=\"data:image/png;base64,iVBORw0KGgo=\">x</a>")
+        #expect(link.removed.map(\.kind) == [.url])
+    }
+}
