@@ -38,7 +38,8 @@ import Testing
         ("zips/duplicate-key-error.zip", "zip"), ("zips/link-extra-field-error.zip", "zip"),
         ("zips/orphan-local-entry-error.zip", "zip"), ("zips/data-descriptor-valid.zip", "zip"),
         ("zips/deep-entry-error.zip", "zip"), ("zips/trailing-data-error.zip", "zip"),
-        ("zips/zip64-huge-size-error.zip", "zip"), ("zips/svg-javascript-entity-error.zip", "zip"), ("manifests/impossible-dates-error.json", "json"),
+        ("zips/zip64-huge-size-error.zip", "zip"), ("zips/svg-javascript-entity-error.zip", "zip"),
+        ("zips/hostile-preview-error.zip", "zip"), ("manifests/impossible-dates-error.json", "json"),
     ])
     func damagedInputsAreReportedNeverCrash(fixture: String, ext: String) throws {
         let original = try [UInt8](Data(contentsOf: Harness.fixtures.appending(path: fixture)))
