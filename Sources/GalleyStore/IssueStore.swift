@@ -4,10 +4,13 @@ import GalleyKit
 
 /// What a command does with a store.
 public enum StoreAccess: Sendable {
-    /// Queries: nothing is written, not even a migration when the store is up to date.
+    /// Queries: nothing is written, not even a migration when the store is up to date. A
+    /// missing store is an error (queries never create one).
     case read
-    /// Imports, deletions, garbage collection.
+    /// Deletions, garbage collection: on a store that exists.
     case write
+    /// Imports: writing, and creating the store when it does not exist yet.
+    case create
 }
 
 /// The store's operations, as the CLI (and `serve` and `sync`) reach them: one protocol, so that

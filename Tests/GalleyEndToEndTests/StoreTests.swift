@@ -203,8 +203,7 @@ import Testing
         #expect(mkfifo(fifo.path, 0o644) == 0)
         let cases: [(String, String)] = [
             (fifo.path, "not a regular file"), ("/dev/zero", "not a regular file"),
-            (Harness.example.path, "galley pack"), (Harness.fixtures.appending(path: "zips").path, "*.zip"),
-            (scratch.appending(path: "missing.zip").path, "no such file"),
+            (Harness.example.path, "galley pack"), (scratch.appending(path: "missing.zip").path, "no such file"),
         ]
         for (path, says) in cases {
             let result = try Harness.galley(["import", path, "--store", store])
@@ -212,6 +211,50 @@ import Testing
             #expect(result.stderr.contains(says), "\(path): \(result.stderr)")
         }
         #expect(!FileManager.default.fileExists(atPath: store), "no store was created")
+    }
+
+    @Test func aFolderOfZipsImportsEachZipInNameOrder() throws {
+        let store = try store()
+        let folder = try Harness.temporaryDirectory()
+        for name in ["example-valid.zip", "missing-file-error.zip"] {
+            try FileManager.default.copyItem(at: Harness.fixtures.appending(path: "zips/\(name)"), to: folder.appending(path: name))
+        }
+        #expect(try Harness.galley(["pack", Harness.example.path, "-o", folder.path]).status == 0)
+        let result = try Harness.galley(["import", folder.path, "--store", store, "--json"])
+        #expect(result.status == 1, "one zip of three is refused")
+        let outcomes = try #require((try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [[String: Any]])
+        #expect(outcomes.compactMap { $0["status"] as? String } == ["imported", "imported", "refused"])
+        #expect(outcomes.compactMap { $0["path"] as? String }.map { URL(fileURLWithPath: $0).lastPathComponent }
+            == ["com.example.harbour.2026-01.zip", "example-valid.zip", "missing-file-error.zip"])
+    }
+
+    @Test func queriesNeverCreateAStoreAndSayWhyAListIsEmpty() throws {
+        let missing = try Harness.temporaryDirectory().appending(path: "a/b/store")
+        for arguments in [["issues"], ["articles"], ["assets"], ["search", "ferry"], ["store", "check"], ["store", "gc"],
+                          ["delete", "x", "--yes"], ["issue", "show", "x"]] {
+            let result = try Harness.galley(arguments + ["--store", missing.path])
+            #expect(result.status == 2, "\(arguments)")
+            #expect(result.stderr.contains("no store here") && result.stderr.contains("galley import"), "\(arguments): \(result.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: missing.deletingLastPathComponent().deletingLastPathComponent().path))
+
+        let store = try store()
+        let zip = Harness.fixtures.appending(path: "zips/example-valid.zip").path
+        #expect(try Harness.galley(["import", zip, "--store", store]).status == 0)
+        #expect(try Harness.galley(["delete", "example-valid", "--yes", "--store", store]).status == 0)
+        let empty = try Harness.galley(["issues", "--store", store])
+        #expect(empty.status == 0 && empty.stdout.isEmpty)
+        #expect(empty.stderr.contains("holds no issues yet"), "\(empty.stderr)")
+    }
+
+    @Test func filesystemFailuresAreSaidInWords() throws {
+        let file = try Harness.temporaryDirectory().appending(path: "not-a-folder")
+        try Data("x".utf8).write(to: file)
+        let zip = Harness.fixtures.appending(path: "zips/example-valid.zip").path
+        let result = try Harness.galley(["import", zip, "--store", file.path])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("a part of the path is a file, not a folder"), "\(result.stderr)")
+        #expect(!result.stderr.contains("NSCocoaErrorDomain") && !result.stderr.contains("Code="))
     }
 
     @Test func olderFormatsAreImportedWithAWarning() throws {

@@ -18,7 +18,7 @@ import Testing
         func make() throws -> any IssueStore {
             let folder = FileManager.default.temporaryDirectory.appending(path: "galley-conformance-\(UUID().uuidString)")
             switch self {
-            case .sqlite: return try StoreLocation.open(folder, access: .write)
+            case .sqlite: return try StoreLocation.open(folder, access: .create)
             }
         }
     }

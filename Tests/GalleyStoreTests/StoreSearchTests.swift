@@ -152,11 +152,14 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: store.appending(path: "issues").path).count == 1)
     }
 
-    @Test func readingAStoreThatDoesNotExistCreatesItFirst() throws {
+    @Test func readingOrMaintainingAStoreThatDoesNotExistIsAnErrorThatCreatesNothing() throws {
         let store = try temporaryFolder().appending(path: "new-store")
-        let opened = try SQLiteStore(at: store, access: .read)
-        #expect(opened.access == .write)
-        #expect(try opened.issues().isEmpty)
+        for access in [StoreAccess.read, .write] {
+            #expect(throws: GalleyError.self) { try SQLiteStore(at: store, access: access) }
+        }
+        #expect(!FileManager.default.fileExists(atPath: store.path))
+        // Only an import creates it; reads then stay read-only.
+        #expect(try SQLiteStore(at: store, access: .create).access == .write)
         #expect(try SQLiteStore(at: store, access: .read).access == .read)
     }
 

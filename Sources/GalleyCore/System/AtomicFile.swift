@@ -54,7 +54,9 @@ package enum AtomicFile {
             }
         } catch {
             unlink(temporary.path)
-            throw error as? GalleyError ?? GalleyError("cannot write: \(error)", path: url.path)
+            if let error = error as? GalleyError { throw error }
+            let (reason, hint) = FileSystemError.describe(error)
+            throw GalleyError("cannot write: \(reason)", path: url.path, hint: hint)
         }
     }
 }

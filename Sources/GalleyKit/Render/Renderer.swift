@@ -305,7 +305,8 @@ public struct Renderer: Sendable {
                     try FileManager.default.copyItem(atPath: entry.path, toPath: extractTo.appending(path: entry.name).path)
                     return nil
                 } catch {
-                    return GalleyError("cannot copy: \(error.localizedDescription)", path: entry.path)
+                    let (reason, hint) = FileSystemError.describe(error)
+                    return GalleyError("cannot copy: \(reason)", path: entry.path, hint: hint)
                 }
             }
             if let failure = failures.compactMap({ $0 }).first { throw failure }

@@ -10,6 +10,15 @@ public enum ImportGate {
     /// `date_last_updated`) crash newer Dumpling builds, but the store reads them safely.
     public static let toleratedOnImport: [Check] = [.manifestOlderFormat]
 
+    /// The zips `paths` name, as `galley validate` reads them: a folder of zips stands for its
+    /// zips (sorted by name); anything else is passed on for `check` to judge.
+    public static func zips(_ paths: [String]) -> [String] {
+        paths.flatMap { path -> [String] in
+            if case .zipFolder(let zips)? = try? IssueInput.detect(path) { return zips.map(\.path) }
+            return [path]
+        }
+    }
+
     /// The container and manifest checks of `galley validate`: any error refuses the zip. Call it
     /// before opening the store, so a refused zip leaves the store's files exactly as they were.
     /// Returns what passed: the warnings, for the caller to show, and the central directory, so

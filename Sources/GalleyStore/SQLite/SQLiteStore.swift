@@ -22,15 +22,19 @@ public final class SQLiteStore: IssueStore {
     /// connection, and with `.write` the writing connection is opened only when something is
     /// written: opening one writes to the database (GRDB makes the write-ahead log non-empty
     /// with a throwaway table), so an import that changes nothing must not open it.
-    public init(at root: URL, access: StoreAccess = .write) throws {
+    public init(at root: URL, access: StoreAccess = .create) throws {
         self.root = root
         let path = root.appending(path: "store.sqlite").path
         var readOnly: DatabaseQueue?
         if FileManager.default.fileExists(atPath: path) {
             readOnly = try Self.openReadOnly(path, root: root)
+        } else if access != .create {
+            let what = FileStatus(root.path) == nil ? "no store here" : "not a Galley store (it has no store.sqlite)"
+            throw GalleyError(what, path: root.path,
+                              hint: "Import a zip first (galley import ISSUE.zip --store \(root.path)), or pass the right --store or GALLEY_STORE.")
         }
         if let readOnly {
-            self.access = access
+            self.access = access == .create ? .write : access
             database = readOnly
             writerSlot = WriterSlot(nil)
         } else {
@@ -59,14 +63,23 @@ public final class SQLiteStore: IssueStore {
             let current = try queue.read { db in try StoreSchema.migrator().hasCompletedMigrations(db) }
             return current ? queue : nil
         } catch {
-            throw GalleyError("cannot open the store: \(error)", path: root.path,
-                              hint: "Check the path and its permissions, or pass another --store.")
+            throw Self.failure("cannot open the store", error, root)
         }
+    }
+
+    /// A failure to open the store, in words (GRDB's for the database, the file system's for folders).
+    static func failure(_ what: String, _ error: any Error, _ root: URL) -> GalleyError {
+        if let database = error as? DatabaseError {
+            return GalleyError("\(what): \(database.message ?? "\(database.resultCode)")", path: root.path,
+                               hint: "Check that it is a Galley store and that you may read and write it; `galley store check` tells what is wrong.")
+        }
+        let (reason, hint) = FileSystemError.describe(error)
+        return GalleyError("\(what): \(reason)", path: root.path, hint: hint)
     }
 
     /// The connection writes go through, opened on first use (see `init`).
     package func writer() throws -> any DatabaseWriter {
-        precondition(access == .write, "the store was opened for reading")
+        precondition(access != .read, "the store was opened for reading")
         return try writerSlot.get { try Self.openForWriting(root) }
     }
 
@@ -106,8 +119,7 @@ public final class SQLiteStore: IssueStore {
         } catch let error as GalleyError {
             throw error
         } catch {
-            throw GalleyError("cannot open the store: \(error)", path: root.path,
-                              hint: "Check the path and its permissions, or pass another --store.")
+            throw failure("cannot open the store", error, root)
         }
     }
 
@@ -148,7 +160,7 @@ public final class SQLiteStore: IssueStore {
     }
 
     func withWriterLock<T>(_ body: () throws -> T) throws -> T {
-        precondition(access == .write, "the store was opened for reading")
+        precondition(access != .read, "the store was opened for reading")
         let lock = try StoreLock(root.appending(path: ".lock"))
         try lock.lock()
         defer { lock.unlock() }

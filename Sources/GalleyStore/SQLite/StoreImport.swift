@@ -116,7 +116,7 @@ extension SQLiteStore {
             }
         } catch {
             try? FileManager.default.removeItem(at: issuesFolder.appending(path: folder))
-            throw GalleyError("cannot write the store: \(error)", path: root.path)
+            throw SQLiteStore.failure("cannot write the store", error, root)
         }
         if let oldFolder = existing?.folder {
             try? FileManager.default.removeItem(at: issuesFolder.appending(path: oldFolder))

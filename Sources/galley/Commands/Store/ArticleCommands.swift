@@ -31,8 +31,10 @@ struct ArticlesCommand: ParsableCommand {
         try reportingErrors {
             let filter = ArticleFilter(issue: issue, type: type, excludeType: excludeType, featured: featured, keyword: keyword,
                                        byDate: byDate, limit: limit, page: page)
-            let articles = try store.open().articles(filter)
+            let opened = try store.open()
+            let articles = try opened.articles(filter)
             if store.json { return printJSON(articles) }
+            if articles.isEmpty { try store.explainEmpty("articles", in: opened) }
             for article in articles {
                 Terminal.standardOutput.write("\(article.globalID)  \(article.title)  [\(article.type)]\n")
             }

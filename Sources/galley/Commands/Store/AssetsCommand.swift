@@ -35,13 +35,15 @@ struct AssetsCommand: ParsableCommand {
     func run() throws {
         try reportingErrors {
             let filter = AssetFilter(issue: issue, article: article, kind: playlist ? .sound : type, issueOwn: cover, first: cover || first)
-            let assets = try store.open().assets(filter)
+            let opened = try store.open()
+            let assets = try opened.assets(filter)
             if count {
                 if store.json { return printJSON(["count": assets.count]) }
                 Terminal.standardOutput.write("\(assets.count)\n")
                 return
             }
             if store.json { return printJSON(assets) }
+            if assets.isEmpty { try store.explainEmpty("assets", in: opened) }
             for asset in assets { Terminal.standardOutput.write("\(asset.globalID)  \(asset.kind)  \(asset.path)\n") }
         }
     }

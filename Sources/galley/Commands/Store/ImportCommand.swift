@@ -20,12 +20,14 @@ struct ImportCommand: ParsableCommand {
             the same version is a no-op that says so; an older one is refused (exit 1). --force \
             replaces it anyway.
 
+            A folder stands for the zips in it, in name order, as for galley validate.
+
             With --json, standard output is one array with an object per zip: what was \
             imported (status imported, replaced or unchanged), or status refused with the \
             findings that refused it.
             """)
 
-    @Argument(help: "Issue zips.", completion: .file(extensions: ["zip"]))
+    @Argument(help: "Issue zips, or folders of them.", completion: .file(extensions: ["zip"]))
     var zips: [String]
 
     @OptionGroup var store: StoreOptions
@@ -57,12 +59,12 @@ struct ImportCommand: ParsableCommand {
         var failed = false
         try reportingErrors {
             var opened: (any IssueStore)?
-            for zip in zips {
+            for zip in ImportGate.zips(zips) {
                 do {
                     // Refused zips never open (or create) the store.
                     let passed = try ImportGate.check(zip)
                     if !store.json { Terminal.standardError.report(passed.warnings, base: ".") }
-                    if opened == nil { opened = try store.open(.write) }
+                    if opened == nil { opened = try store.open(.create) }
                     guard let opened else { continue }
                     let bar = ProgressBar(label: "importing", enabled: !store.json)
                     let result = try opened.importZip(zip, force: force, gate: passed) { done, total in

@@ -30,6 +30,7 @@ struct IssuesCommand: ParsableCommand {
             }
             if newest { issues = Array(issues.prefix(1)) }
             if store.json { return printJSON(issues) }
+            if issues.isEmpty { try store.explainEmpty("issues", in: opened) }
             for issue in issues {
                 Terminal.standardOutput.write("\(issue.publishDate)  \(issue.appleID)  \(issue.title) (\(issue.articles) articles)\n")
             }

@@ -17,4 +17,13 @@ struct StoreOptions: ParsableArguments {
     func open(_ access: StoreAccess = .read) throws -> any IssueStore {
         try StoreLocation.open(StoreLocation.resolve(given: store, environment: ProcessInfo.processInfo.environment), access: access)
     }
+
+    /// Says on standard error why a text listing is empty: an empty store, or nothing matched.
+    func explainEmpty(_ noun: String, in store: any IssueStore) throws {
+        if try store.issues().isEmpty {
+            Terminal.standardError.write("no \(noun): the store at \(store.root.path) holds no issues yet; import one with `galley import ISSUE.zip`\n")
+        } else {
+            Terminal.standardError.write("no \(noun) match\n")
+        }
+    }
 }
