@@ -5,7 +5,10 @@ EXAMPLE ?= Examples/winter-2026
 DEMO_OUT ?= build/demo
 GALLEY = .build/debug/galley
 
-.PHONY: setup build release demo test browser-check bench docs clean
+PREFIX ?= /usr/local
+RELEASE_GALLEY = .build/release/galley
+
+.PHONY: setup build release demo test browser-check bench docs clean man completions install uninstall
 
 setup:
 	@bash scripts/setup.sh
@@ -63,6 +66,38 @@ bench: release
 
 docs: build
 	$(GALLEY) validate --list-checks --markdown > docs/checks.md
+
+# The man page, from the commands' own help (swift-argument-parser's generate-manual), dated by
+# the last commit so that it is the same on every machine.
+man: release
+	$(SWIFT) build --product generate-manual
+	@mkdir -p build/man
+	.build/debug/generate-manual $(RELEASE_GALLEY) --output-directory build/man \
+		--date "$$(git log -1 --format=%cs 2>/dev/null || date -u +%F)" --authors "The Galley authors"
+
+completions: release
+	@mkdir -p build/completions
+	$(RELEASE_GALLEY) --generate-completion-script bash > build/completions/galley.bash
+	$(RELEASE_GALLEY) --generate-completion-script zsh > build/completions/_galley
+	$(RELEASE_GALLEY) --generate-completion-script fish > build/completions/galley.fish
+
+# Installs the release binary, the man page and the bash, zsh and fish completions under
+# $(PREFIX) (default /usr/local; DESTDIR for packaging).
+install: release man completions
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	install -m 755 $(RELEASE_GALLEY) $(DESTDIR)$(PREFIX)/bin/galley
+	install -m 644 build/man/galley.1 $(DESTDIR)$(PREFIX)/share/man/man1/galley.1
+	install -m 644 build/completions/galley.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/galley
+	install -m 644 build/completions/_galley $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_galley
+	install -m 644 build/completions/galley.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/galley.fish
+	@echo "installed galley in $(DESTDIR)$(PREFIX)/bin (man galley; completions for bash, zsh and fish)"
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/galley $(DESTDIR)$(PREFIX)/share/man/man1/galley.1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/galley $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_galley \
+		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/galley.fish
 
 clean:
 	rm -rf .build build bench/work

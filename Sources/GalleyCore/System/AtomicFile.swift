@@ -60,3 +60,36 @@ package enum AtomicFile {
         }
     }
 }
+
+/// Creates the folders an output needs (as `mkdir -p`), remembering which it made, so that a
+/// failed run can take them away again and leave the user's files as they were.
+public enum FolderMaker {
+    /// Makes `folder` and its missing parents; returns those it created, deepest first.
+    public static func make(_ folder: URL) throws -> [URL] {
+        var missing: [URL] = []
+        var current = folder.standardizedFileURL
+        while FileStatus(current.path) == nil, current.path != "/" {
+            missing.append(current)
+            current = current.deletingLastPathComponent()
+        }
+        if let status = FileStatus(current.path), status.kind != .directory {
+            throw GalleyError("cannot create the output folder: a part of the path is a file, not a folder", path: current.path,
+                              hint: "Check the path: a file stands where a folder should be.")
+        }
+        for url in missing.reversed() {
+            do {
+                try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+            } catch {
+                removeEmpty(Array(missing.drop { $0 != url }.dropFirst()))
+                let (reason, hint) = FileSystemError.describe(error)
+                throw GalleyError("cannot create the output folder: \(reason)", path: url.path, hint: hint)
+            }
+        }
+        return missing
+    }
+
+    /// Removes folders `make` created, deepest first, as long as they are empty.
+    public static func removeEmpty(_ created: [URL]) {
+        for url in created { _ = rmdir(url.path) }
+    }
+}

@@ -90,6 +90,10 @@ public struct Packer {
 
         let output = try outputPath(options, appleID: planner.issue.appleID)
         let directory = output.deletingLastPathComponent()
+        // Output folders are created as needed, and removed again (when still empty) if the pack fails.
+        let created = try FolderMaker.make(directory)
+        var succeeded = false
+        defer { if !succeeded { FolderMaker.removeEmpty(created) } }
         // What a pack killed outright (SIGKILL, power loss) left here.
         AtomicFile.removeTemporaries(in: directory)
         let manifestURL = AtomicFile.temporaryName(for: directory.appending(path: "\(planner.issue.appleID).json"))
@@ -179,6 +183,7 @@ public struct Packer {
 
         // 4. Into place, atomically; never over an existing file without --force.
         try moveIntoPlace(zipURL, output, replace: options.force)
+        succeeded = true
         return PackSummary(
             path: output.path, bytes: bytes, sha256: sha256, appleID: planner.issue.appleID,
             globalID: planner.issue.globalID, articles: planner.articleCount, assets: planner.assetCount, entries: entryCount,
@@ -326,21 +331,23 @@ public struct Packer {
         var assetIDs: [String: String]
     }
 
+    /// Where the zip goes: inside `--output` when it is a folder, names a missing path without
+    /// `.zip`, or ends in `/` (folders are made as needed); else `--output` itself, a `.zip` path.
     func outputPath(_ options: PackOptions, appleID: String) throws -> URL {
         let given = options.output ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-        var isDirectory: ObjCBool = false
-        let exists = FileManager.default.fileExists(atPath: given.path, isDirectory: &isDirectory)
-        if exists && isDirectory.boolValue { return given.appending(path: "\(appleID).zip") }
+        let status = FileStatus(given.path)
+        if status?.kind == .directory || given.hasDirectoryPath || (status == nil && given.pathExtension.lowercased() != "zip") {
+            guard status == nil || status?.kind == .directory else {
+                throw GalleyError("the output is a file, not a folder", path: given.path,
+                                  hint: "Give a folder (the zip goes inside as \(appleID).zip) or a path ending in .zip.")
+            }
+            return given.appending(path: "\(appleID).zip")
+        }
         guard given.pathExtension.lowercased() == "zip" else {
-            throw GalleyError(exists ? "the output is neither a folder nor a .zip path" : "no such folder",
-                              path: given.path,
-                              hint: "Give an existing folder (the zip goes inside as \(appleID).zip) or a path ending in .zip.")
+            throw GalleyError("the output is neither a folder nor a .zip path", path: given.path,
+                              hint: "Give a folder (the zip goes inside as \(appleID).zip) or a path ending in .zip.")
         }
-        let parent = given.deletingLastPathComponent()
-        guard FileManager.default.fileExists(atPath: parent.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw GalleyError("the output's folder does not exist", path: parent.path, hint: "Create it first.")
-        }
-        if exists && !options.force {
+        if status != nil && !options.force {
             throw GalleyError("the output already exists", path: given.path, hint: "Pass --force to replace it.")
         }
         return given

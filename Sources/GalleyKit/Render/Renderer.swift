@@ -91,13 +91,14 @@ public struct Renderer: Sendable {
         if FileManager.default.fileExists(atPath: directory.path) && !force {
             throw GalleyError("the output folder already exists", path: directory.path, hint: "Pass --force to replace it.")
         }
-        let parent = directory.deletingLastPathComponent()
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: parent.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw GalleyError("the output's parent folder does not exist", path: parent.path, hint: "Create it first.")
-        }
+        // The site's parent folders are made as needed, and removed again if the render fails.
+        let created = try FolderMaker.make(directory.deletingLastPathComponent())
+        var succeeded = false
         let staging = AtomicFile.temporaryName(for: directory)
-        defer { try? FileManager.default.removeItem(at: staging) }
+        defer {
+            try? FileManager.default.removeItem(at: staging)
+            if !succeeded { FolderMaker.removeEmpty(created) }
+        }
         try FileManager.default.createDirectory(at: staging.appending(path: "articles"), withIntermediateDirectories: true)
         let assets = staging.appending(path: "assets")
         try FileManager.default.createDirectory(at: assets, withIntermediateDirectories: true)
@@ -137,6 +138,7 @@ public struct Renderer: Sendable {
         let assetCount = (try? FileManager.default.subpathsOfDirectory(atPath: assets.path).count) ?? 0
         if FileManager.default.fileExists(atPath: directory.path) { try FileManager.default.removeItem(at: directory) }
         try FileManager.default.moveItem(at: staging, to: directory)
+        succeeded = true
         return SiteSummary(path: directory.path, articles: entries.count, assets: assetCount, warnings: warnings)
     }
 
@@ -417,7 +419,14 @@ public struct Renderer: Sendable {
 
 extension Renderer {
     /// Writes rendered HTML to `url` atomically; an existing file is replaced only with `force`.
+    /// Writes one page or body, making its folder as needed (and removing it again on failure).
     public static func write(html: String, to url: URL, force: Bool) throws {
-        try AtomicFile.write(html, to: url, replace: force)
+        let created = try FolderMaker.make(url.deletingLastPathComponent())
+        do {
+            try AtomicFile.write(html, to: url, replace: force)
+        } catch {
+            FolderMaker.removeEmpty(created)
+            throw error
+        }
     }
 }

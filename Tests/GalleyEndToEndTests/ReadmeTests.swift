@@ -1,0 +1,62 @@
+import Foundation
+import Testing
+
+/// The README's tour runs as written: every line of its `sh` blocks, in order, in a copy of the
+/// repository's example, with the built `galley` first on the PATH and a store of its own.
+@Suite struct ReadmeTests {
+    /// The shell lines of the `sh` blocks between `## A tour` and the next `## ` heading.
+    static func tourLines() throws -> [String] {
+        let text = try String(contentsOf: Harness.root.appending(path: "README.md"), encoding: .utf8)
+        var lines: [String] = []
+        var inTour = false, inBlock = false
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("## ") { inTour = line == "## A tour" }
+            guard inTour else { continue }
+            if line.hasPrefix("```") {
+                inBlock = line == "```sh"
+                continue
+            }
+            if inBlock, !line.trimmingCharacters(in: .whitespaces).isEmpty { lines.append(String(line)) }
+        }
+        return lines
+    }
+
+    @Test func theTourRunsAsWritten() throws {
+        let lines = try Self.tourLines()
+        #expect(lines.count >= 10, "the tour has its commands")
+        let work = try Harness.temporaryDirectory()
+        try FileManager.default.copyItem(at: Harness.root.appending(path: "Examples"), to: work.appending(path: "Examples"))
+        let path = Harness.galley.deletingLastPathComponent().path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
+        for line in lines {
+            let result = try Harness.run(URL(fileURLWithPath: "/bin/bash"), ["-c", "set -o pipefail; " + line],
+                                         environment: ["PATH": path, "GALLEY_STORE": work.appending(path: "store").path], in: work)
+            #expect(result.status == 0, "`\(line)` exited \(result.status): \(result.stderr.prefix(400))")
+        }
+        // What the tour promises to leave behind.
+        for made in ["dist/com.example.harbour.2026-01.zip", "build/preview/index.html", "build/night-ferry.html", "store/store.sqlite"] {
+            #expect(FileManager.default.fileExists(atPath: work.appending(path: made).path), "\(made)")
+        }
+    }
+
+    @Test func outputFoldersAreMadeAsNeededAndTakenAwayWhenTheWorkFails() throws {
+        let work = try Harness.temporaryDirectory()
+        #expect(try Harness.galley(["pack", Harness.example.path, "-o", "a/b/"], in: work).status == 0)
+        #expect(FileManager.default.fileExists(atPath: work.appending(path: "a/b/com.example.harbour.2026-01.zip").path))
+        #expect(try Harness.galley(["pack", Harness.example.path, "-o", "c/d/issue.zip"], in: work).status == 0)
+        #expect(try Harness.galley(["render", Harness.example.path, "-o", "e/f/site"], in: work).status == 0)
+        #expect(FileManager.default.fileExists(atPath: work.appending(path: "e/f/site/index.html").path))
+
+        // A pack or render that fails leaves no folder it made.
+        let failing = Harness.fixtures.appending(path: "sources/svg-script-error").path
+        #expect(try Harness.galley(["pack", failing, "-o", "x/y/"], in: work).status == 1)
+        let zip = work.appending(path: "a/b/com.example.harbour.2026-01.zip").path
+        #expect(try Harness.galley(["render", zip, "--article", "nope", "-o", "p/q/a.html"], in: work).status == 2)
+        #expect(!FileManager.default.fileExists(atPath: work.appending(path: "x").path))
+        #expect(!FileManager.default.fileExists(atPath: work.appending(path: "p").path))
+        // A file where a folder should be is said in words.
+        try Data("x".utf8).write(to: work.appending(path: "file"))
+        let blocked = try Harness.galley(["pack", Harness.example.path, "-o", "file/dist/"], in: work)
+        #expect(blocked.status == 2)
+        #expect(blocked.stderr.contains("a part of the path is a file, not a folder"), "\(blocked.stderr)")
+    }
+}
