@@ -201,3 +201,30 @@ import Testing
         }
     }
 }
+
+/// The preview site's reading order: every article page links the previous and next article,
+/// also across the batches the site is written in (64 pages at a time).
+@Suite struct PreviewNavigationTests {
+    @Test func pagesLinkTheirNeighboursInIssueOrder() throws {
+        let source = try Harness.temporaryDirectory().appending(path: "issue")
+        try FileManager.default.createDirectory(at: source.appending(path: "articles"), withIntermediateDirectories: true)
+        try Data("title: Long\napple_id: org.example.long\npublish_date: 2026-01-01\n".utf8).write(to: source.appending(path: "issue.yaml"))
+        let count = 70
+        for index in 1...count {
+            let folder = source.appending(path: "articles/\(String(format: "%03d", index))-a\(index)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data("---\ntitle: Article \(index)\n---\nText \(index).\n".utf8).write(to: folder.appending(path: "article.md"))
+        }
+        let site = source.deletingLastPathComponent().appending(path: "site")
+        #expect(try Harness.galley(["render", source.path, "-o", site.path]).status == 0)
+        let pages = try FileManager.default.contentsOfDirectory(atPath: site.appending(path: "articles").path).sorted()
+        #expect(pages.count == count)
+        for (index, page) in pages.enumerated() {
+            let html = try String(contentsOf: site.appending(path: "articles/\(page)"), encoding: .utf8)
+            let previous = index > 0 ? "<a rel=\"prev\" href=\"\(pages[index - 1])\">← Article \(index)</a>" : nil
+            let next = index < count - 1 ? "<a rel=\"next\" href=\"\(pages[index + 1])\">Article \(index + 2) →</a>" : nil
+            #expect(html.contains("rel=\"prev\"") == (previous != nil) && previous.map(html.contains) ?? true, "\(page)")
+            #expect(html.contains("rel=\"next\"") == (next != nil) && next.map(html.contains) ?? true, "\(page)")
+        }
+    }
+}

@@ -40,6 +40,9 @@ public struct PageRenderer: Sendable {
         figcaption .credit{font-style:italic}
         table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid var(--rule);padding:.3rem .5rem;text-align:left}
         nav a,.issue a{color:inherit}.issue ol{list-style:none;padding:0}
+        .issue li a{font-size:1.15rem;font-weight:600;line-height:1.3}.issue li .dek{font-size:.95rem;margin:0}
+        .pager{display:flex;justify-content:space-between;gap:1rem;border-top:1px solid var(--rule);margin-top:2rem;padding-top:1rem;font:.95rem/1.4 system-ui,sans-serif}
+        .pager a[rel=next]{margin-left:auto;text-align:right}
         .issue li{display:flex;gap:1rem;align-items:center;border-bottom:1px solid var(--rule);padding:.75rem 0}
         .issue li img{width:5.5rem;height:5.5rem;object-fit:cover;flex:none}
         .cover{max-width:20rem;margin:1rem auto}
@@ -77,10 +80,26 @@ public struct PageRenderer: Sendable {
         return context
     }
 
-    /// One article as a page: section, title, dek, byline, date, then the rendered body.
-    public func article(_ article: ArticleRecord, body: String, issueTitle: String?, indexLink: String?) -> String {
+    /// A link to a neighbouring page.
+    public struct Link: Sendable, Hashable {
+        public var href: String
+        public var title: String
+
+        public init(href: String, title: String) {
+            self.href = href
+            self.title = title
+        }
+    }
+
+    /// One article as a page: section, title, dek, byline, date, then the rendered body, and in
+    /// a site the previous and next articles in issue order.
+    public func article(_ article: ArticleRecord, body: String, issueTitle: String?, indexLink: String?,
+                        previous: Link? = nil, next: Link? = nil) -> String {
         if let template {
-            return withPolicy(template.render(context(article, body: body, issueTitle: issueTitle, indexLink: indexLink)))
+            var values = context(article, body: body, issueTitle: issueTitle, indexLink: indexLink)
+            if let previous { (values["previous_url"], values["previous_title"]) = (previous.href, previous.title) }
+            if let next { (values["next_url"], values["next_title"]) = (next.href, next.title) }
+            return withPolicy(template.render(values))
         }
         var header = "<header>\n"
         if !article.section.isEmpty { header += "<p class=\"section\">\(HTMLText.text(article.section))</p>\n" }
@@ -105,7 +124,18 @@ public struct PageRenderer: Sendable {
         if let indexLink {
             nav = "<nav><a href=\"\(HTMLText.attribute(indexLink))\">← \(HTMLText.text(issueTitle ?? "Contents"))</a></nav>\n"
         }
-        let main = "<main>\n\(nav)<article>\n\(header)<div class=\"body\">\n\(body)\n</div>\n</article>\n</main>"
+        var pager = ""
+        if previous != nil || next != nil {
+            pager = "<nav class=\"pager\">"
+            if let previous {
+                pager += "<a rel=\"prev\" href=\"\(HTMLText.attribute(previous.href))\">← \(HTMLText.text(previous.title))</a>"
+            }
+            if let next {
+                pager += "<a rel=\"next\" href=\"\(HTMLText.attribute(next.href))\">\(HTMLText.text(next.title)) →</a>"
+            }
+            pager += "</nav>\n"
+        }
+        let main = "<main>\n\(nav)<article>\n\(header)<div class=\"body\">\n\(body)\n</div>\n</article>\n\(pager)</main>"
         return document(title: article.title + (issueTitle.map { " · \($0)" } ?? ""), body: main)
     }
 

@@ -108,7 +108,7 @@ public struct Renderer: Sendable {
         var language = options.language
         let markup = withTemplate(AssetMarkup(style: options.style, assetBase: options.assetBase ?? "../assets/"))
         let thumbBase = options.assetBase ?? "assets/"
-        var pages: [(ArticleRecord, String, String)] = []
+        var pages: [PendingPage] = []
         var issueTitle: String?
         let issue = try read(input, extractTo: assets) { article, _, _ in
             issueTitle = issueTitle ?? article.issueTitle
@@ -120,8 +120,20 @@ public struct Renderer: Sendable {
                 title: article.record.title, dek: article.record.dek, href: file,
                 thumbnail: thumb.map { thumbBase + HTMLText.urlPath($0.crop350) },
                 thumbnailAlt: thumb.map { $0.metadata?["alt"]?.stringValue ?? $0.caption } ?? ""))
-            pages.append((article.record, body, file))
-            if pages.count >= 64 { try flush(&pages, staging, language ?? "en", issueTitle: issueTitle) }
+            // Each page links its neighbours in issue order; the last page waits for its next.
+            var page = PendingPage(record: article.record, body: body, file: file)
+            if let previous = entries.dropLast().last {
+                page.previous = PageRenderer.Link(href: (previous.href as NSString).lastPathComponent, title: previous.title)
+            }
+            if !pages.isEmpty {
+                pages[pages.count - 1].next = PageRenderer.Link(href: (file as NSString).lastPathComponent, title: article.record.title)
+            }
+            pages.append(page)
+            if pages.count > 64 {
+                let last = pages.removeLast()
+                try flush(&pages, staging, language ?? "en", issueTitle: issueTitle)
+                pages = [last]
+            }
             return true
         }
         if language == nil { language = issue.language }
@@ -143,13 +155,14 @@ public struct Renderer: Sendable {
     }
 
     /// Writes the pages rendered so far (a few at a time, so memory does not grow with the issue).
-    private func flush(_ pages: inout [(ArticleRecord, String, String)], _ staging: URL, _ language: String,
+    private func flush(_ pages: inout [PendingPage], _ staging: URL, _ language: String,
                        issueTitle: String? = nil) throws {
         var site = pageRenderer(language: language)
         site.stylesheetLink = "../style.css"
         let renderer = site
-        let failures = parallelMap(pages.map { PendingPage(record: $0.0, body: $0.1, file: $0.2) }) { page -> GalleyError? in
-            let html = renderer.article(page.record, body: page.body, issueTitle: issueTitle, indexLink: "../index.html")
+        let failures = parallelMap(pages) { page -> GalleyError? in
+            let html = renderer.article(page.record, body: page.body, issueTitle: issueTitle, indexLink: "../index.html",
+                                        previous: page.previous, next: page.next)
             do {
                 try writeFile(staging.appending(path: page.file).path, html)
                 return nil
@@ -165,6 +178,8 @@ public struct Renderer: Sendable {
         package var record: ArticleRecord
         package var body: String
         package var file: String
+        package var previous: PageRenderer.Link?
+        package var next: PageRenderer.Link?
     }
 
     /// A raw body with the manifest it belongs to: for scripts.
