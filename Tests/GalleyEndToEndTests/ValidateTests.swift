@@ -123,6 +123,31 @@ import Testing
         }
     }
 
+    @Test func ciReportsAgreeWithTheExitStatusAndNameFilesFromTheWorkingDirectory() throws {
+        let work = try Harness.temporaryDirectory()
+        try FileManager.default.createDirectory(at: work.appending(path: "dist"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: Harness.fixtures.appending(path: "zips/unreferenced-file-warning.zip"),
+                                         to: work.appending(path: "dist/unreferenced-file-warning.zip"))
+        // A folder given by its absolute path: reports still name files from the working directory.
+        let folder = work.appending(path: "dist").path
+        for strict in [false, true] {
+            let flags = strict ? ["--strict"] : []
+            let junit = try Harness.galley(["validate", folder, "--format", "junit"] + flags, in: work)
+            #expect(junit.status == (strict ? 1 : 0))
+            #expect(junit.stdout.contains("failures=\"\(strict ? 1 : 0)\""), "\(junit.stdout)")
+            let json = try Harness.galley(["validate", folder, "--format", "json"] + flags, in: work)
+            let summary = try #require(json.json?["summary"] as? [String: Any])
+            #expect(summary["errors"] as? Int == (strict ? 1 : 0) && json.status == junit.status)
+            let github = try Harness.galley(["validate", folder, "--format", "github"] + flags, in: work)
+            #expect(github.stdout.hasPrefix(strict ? "::error file=dist/unreferenced-file-warning.zip," : "::warning file=dist/unreferenced-file-warning.zip,"),
+                    "\(github.stdout)")
+            let sarif = try Harness.galley(["validate", folder, "--format", "sarif"] + flags, in: work)
+            #expect(sarif.stdout.contains("\"uri\" : \"dist/unreferenced-file-warning.zip\"") || sarif.stdout.contains("\"uri\": \"dist/unreferenced-file-warning.zip\""),
+                    "\(sarif.stdout)")
+            #expect(sarif.stdout.contains("\"uriBaseId\"") && !sarif.stdout.contains("example.com"))
+        }
+    }
+
     @Test func bodyFindingsInSourcesPointAtTheSourceFile() throws {
         let html = try Harness.galley(["validate", Harness.fixtures.appending(path: "sources/malformed-html-warning").path])
         #expect(html.status == 0)

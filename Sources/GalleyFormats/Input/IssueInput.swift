@@ -6,8 +6,9 @@ import GalleyCore
 public enum IssueInput: Sendable, Equatable {
     /// An issue source folder: it has an issue file or an `articles/` folder.
     case source(URL)
-    /// A folder holding issue zips (sorted by name; hidden files left out).
-    case zipFolder([URL])
+    /// A folder holding issue zips (sorted by name; hidden files left out), each path spelt from
+    /// the folder's path as given, so reports name them as the user did.
+    case zipFolder([String])
     /// An issue zip, or any file that is not a manifest (the zip checks say what is wrong).
     case zip(URL)
     /// A bare `latest.json`.
@@ -34,7 +35,7 @@ public enum IssueInput: Sendable, Equatable {
                 throw GalleyError("the folder is neither an issue source (no issue.yaml) nor holds any .zip",
                                   path: path, hint: "Give an issue source folder, a zip, a latest.json, or a folder of zips.")
             }
-            return .zipFolder(zips.map { url.appending(path: $0) })
+            return .zipFolder(zips.map { path.hasSuffix("/") ? path + $0 : path + "/" + $0 })
         }
         guard status.kind == .file else {
             throw GalleyError("not a regular file (a device, FIFO or socket)", path: path,

@@ -37,7 +37,7 @@ public struct Validator: Sendable {
     public func validate(path: String) throws -> [InputReport] {
         switch try IssueInput.detect(path) {
         case .source: [validateSource(path: path)]
-        case .zipFolder(let zips): zips.map { validateZip(path: $0.path) }
+        case .zipFolder(let zips): zips.map { validateZip(path: $0) }
         case .zip: [validateZip(path: path)]
         case .manifest: [validateManifest(path: path)]
         }

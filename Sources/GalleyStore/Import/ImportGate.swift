@@ -14,7 +14,7 @@ public enum ImportGate {
     /// zips (sorted by name); anything else is passed on for `check` to judge.
     public static func zips(_ paths: [String]) -> [String] {
         paths.flatMap { path -> [String] in
-            if case .zipFolder(let zips)? = try? IssueInput.detect(path) { return zips.map(\.path) }
+            if case .zipFolder(let zips)? = try? IssueInput.detect(path) { return zips }
             return [path]
         }
     }

@@ -72,7 +72,8 @@ struct ValidateCommand: ParsableCommand {
             options.configuration = try ValidationConfiguration.resolve(
                 configFile: config, ignored: ignored, from: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
         }
-        let (run, failures) = Validator(options: options).validate(paths: paths)
+        var (run, failures) = Validator(options: options).validate(paths: paths)
+        if strict { run = run.strict() }
         for failure in failures { Terminal.standardError.report(failure) }
         switch format {
         case .text: out.write(out.textReport.render(run))
@@ -82,6 +83,6 @@ struct ValidateCommand: ParsableCommand {
         case .sarif: out.write(run.sarif())
         }
         if !failures.isEmpty { throw Status.couldNotRun }
-        if run.errors > 0 || (strict && run.warnings > 0) { throw Status.problems }
+        if run.errors > 0 { throw Status.problems }
     }
 }

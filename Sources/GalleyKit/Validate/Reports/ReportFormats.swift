@@ -12,6 +12,31 @@ public struct ValidationRun: Sendable {
 
     public init(reports: [InputReport]) { self.reports = reports }
 
+    /// `--strict`: warnings fail the run, so every report counts them as errors (the JSON
+    /// summary, JUnit's failures, annotation and SARIF levels then agree with the exit status).
+    /// Each promoted finding's message says so.
+    public func strict() -> ValidationRun {
+        ValidationRun(reports: reports.map { report in
+            var copy = report
+            copy.diagnostics = report.diagnostics.map { diagnostic in
+                guard diagnostic.severity == .warning else { return diagnostic }
+                var promoted = diagnostic
+                promoted.severity = .error
+                promoted.message += " (a warning, an error under --strict)"
+                return promoted
+            }
+            return copy
+        })
+    }
+
+    /// `path` relative to `directory` when it lies inside it (CI annotations and SARIF name files
+    /// from the repository's root); other paths as they are.
+    static func relative(_ path: String, to directory: String) -> String {
+        guard path.hasPrefix("/") else { return path }
+        let base = directory.hasSuffix("/") ? directory : directory + "/"
+        return path.hasPrefix(base) ? String(path.dropFirst(base.count)) : path
+    }
+
     public var errors: Int { reports.reduce(0) { $0 + $1.errors } }
     public var warnings: Int { reports.reduce(0) { $0 + $1.warnings } }
     public var infos: Int { reports.reduce(0) { $0 + $1.diagnostics.filter { $0.severity == .info }.count } }
@@ -81,12 +106,13 @@ public struct ValidationRun: Sendable {
 
     // MARK: GitHub workflow commands
 
-    public func github() -> String {
+    public func github(workingDirectory: String = FileManager.default.currentDirectoryPath) -> String {
         var out = ""
         for report in reports {
             for d in report.diagnostics {
                 let command = d.severity == .error ? "error" : d.severity == .warning ? "warning" : "notice"
-                var properties = ["file=\(githubProperty(filePart(d.location?.path ?? report.path)))"]
+                let file = Self.relative(filePart(d.location?.path ?? report.path), to: workingDirectory)
+                var properties = ["file=\(githubProperty(file))"]
                 if let line = d.location?.line { properties.append("line=\(line)") }
                 if let column = d.location?.column { properties.append("col=\(column)") }
                 properties.append("title=\(githubProperty(d.id.rawValue))")
@@ -101,7 +127,7 @@ public struct ValidationRun: Sendable {
 
     // MARK: SARIF 2.1.0
 
-    public func sarif() -> String {
+    public func sarif(workingDirectory: String = FileManager.default.currentDirectoryPath) -> String {
         let used = Set(reports.flatMap { $0.diagnostics.map(\.id) })
         let rules: [JSONValue] = CheckCatalog.all.filter { used.contains($0.id) }.map { check in
             .object([
@@ -117,9 +143,10 @@ public struct ValidationRun: Sendable {
                 var region: [(String, JSONValue)] = []
                 if let line = d.location?.line { region.append(("startLine", .int(line))) }
                 if let column = d.location?.column { region.append(("startColumn", .int(column))) }
-                var physical: [(String, JSONValue)] = [
-                    ("artifactLocation", .object([("uri", .string(filePart(d.location?.path ?? report.path)))])),
-                ]
+                let file = Self.relative(filePart(d.location?.path ?? report.path), to: workingDirectory)
+                var artifact: [(String, JSONValue)] = [("uri", .string(Self.uriPath(file)))]
+                if !file.hasPrefix("/") { artifact.append(("uriBaseId", .string("SRCROOT"))) }
+                var physical: [(String, JSONValue)] = [("artifactLocation", .object(artifact))]
                 if !region.isEmpty { physical.append(("region", .object(region))) }
                 var text = d.message
                 if let jsonPath = d.location?.jsonPath { text += " (at \(jsonPath))" }
@@ -137,13 +164,22 @@ public struct ValidationRun: Sendable {
             ("runs", .array([.object([
                 ("tool", .object([("driver", .object([
                     ("name", .string("galley")), ("version", .string(Galley.version)),
-                    ("informationUri", .string("https://example.com/galley/docs/checks.md")),
                     ("rules", .array(rules)),
                 ]))])),
+                ("originalUriBaseIds", .object([
+                    ("SRCROOT", .object([("uri", .string("file://" + Self.uriPath(workingDirectory.hasSuffix("/") ? workingDirectory : workingDirectory + "/")))])),
+                ])),
                 ("results", .array(results)),
             ])])),
         ])
         return JSONWriter().encode(document) + "\n"
+    }
+
+    /// A file path as a URI path: percent-encoded where URIs need it, slashes kept.
+    static func uriPath(_ path: String) -> String {
+        var allowed = CharacterSet.urlPathAllowed
+        allowed.remove(charactersIn: "?#[]")
+        return path.addingPercentEncoding(withAllowedCharacters: allowed) ?? path
     }
 
     private func sarifLevel(_ severity: Severity) -> String {
