@@ -418,6 +418,13 @@ def versions():
     doc["last_updated"] = "2020-02-01T00:00:00.000+0000"
     with open(os.path.join(folder, "example-valid.zip"), "wb") as f:
         f.write(build(issue_entries("example-valid", doc=doc)))
+    # The same version (last_updated) as zips/example-valid.zip, with an edited title: for
+    # import.same-version-changed.
+    doc = manifest("example-valid")
+    doc["title"] = "Check, edited"
+    os.makedirs(os.path.join(folder, "edited"))
+    with open(os.path.join(folder, "edited", "example-valid.zip"), "wb") as f:
+        f.write(build(issue_entries("example-valid", doc=doc)))
 
 
 if __name__ == "__main__":

@@ -257,6 +257,35 @@ import Testing
         #expect(!result.stderr.contains("NSCocoaErrorDomain") && !result.stderr.contains("Code="))
     }
 
+    @Test func anEditedIssueWithTheSameLastUpdatedIsRefusedNotSkipped() throws {
+        let store = try store()
+        let work = try Harness.temporaryDirectory()
+        let source = try Harness.copy(Harness.example)
+        #expect(try Harness.galley(["pack", source.path, "-o", work.appending(path: "v1/").path]).status == 0)
+        #expect(try Harness.galley(["import", work.appending(path: "v1").path, "--store", store]).status == 0)
+        let before = try HostileInputTests.content(URL(fileURLWithPath: store))
+
+        // The editor changes the title and packs again, with the same last_updated.
+        let issueFile = source.appending(path: "issue.yaml")
+        let text = try String(contentsOf: issueFile, encoding: .utf8)
+        try Data(text.replacingOccurrences(of: "title: \"Winter on the Water\"", with: "title: \"Winter on the Harbour\"").utf8).write(to: issueFile)
+        #expect(text.contains("title: \"Winter on the Water\""))
+        #expect(try Harness.galley(["pack", source.path, "-o", work.appending(path: "v2/").path]).status == 0)
+        let refused = try Harness.galley(["import", work.appending(path: "v2").path, "--store", store])
+        #expect(refused.status == 1)
+        #expect(refused.stderr.contains("error import.same-version-changed") && refused.stderr.contains("--bump"), "\(refused.stderr)")
+        #expect(try HostileInputTests.content(URL(fileURLWithPath: store)) == before, "the store is as it was")
+
+        // The same zip again is still a no-op; a bumped pack replaces the issue.
+        let again = try Harness.galley(["import", work.appending(path: "v1").path, "--store", store])
+        #expect(again.status == 0 && again.stdout.contains("nothing changed"))
+        #expect(try Harness.galley(["pack", source.path, "-o", work.appending(path: "v3/").path, "--bump"]).status == 0)
+        let bumped = try Harness.galley(["import", work.appending(path: "v3").path, "--store", store])
+        #expect(bumped.status == 0 && bumped.stdout.contains("replaced"), "\(bumped.stdout)\(bumped.stderr)")
+        let issues = try Harness.galley(["issues", "--store", store])
+        #expect(issues.stdout.contains("Winter on the Harbour"))
+    }
+
     @Test func olderFormatsAreImportedWithAWarning() throws {
         let store = try store()
         let zip = Harness.fixtures.appending(path: "zips/older-format-error.zip").path

@@ -31,12 +31,13 @@ public struct PackPlanner {
     private var previousDate: Int64?
     private let baseDate: Int64
 
-    /// Plans the issue itself and its own images.
-    public init(_ source: IssueSource, sourceDateEpoch: Int64?) {
+    /// Plans the issue itself and its own images. `lastUpdated` (milliseconds since 1970), when
+    /// given, replaces the source's `last_updated` (`pack --bump`).
+    public init(_ source: IssueSource, sourceDateEpoch: Int64?, lastUpdated override: Int64? = nil) {
         appleID = source.appleID
         let issueID = source.globalID ?? GlobalID.issue(appleID: source.appleID)
         let lastUpdated = source.lastUpdated ?? source.publishDate
-        baseDate = lastUpdated.millisecondsSinceEpoch
+        baseDate = override ?? lastUpdated.millisecondsSinceEpoch
         entryTime = max(sourceDateEpoch ?? baseDate / 1000, Self.earliestZipTime)
         issue = IssueRecord(
             globalID: issueID, appleID: source.appleID, title: source.title,

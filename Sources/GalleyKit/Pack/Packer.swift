@@ -11,6 +11,9 @@ public struct PackOptions: Sendable {
     public var allowZip64 = false
     /// `SOURCE_DATE_EPOCH`: the entries' modification time, in seconds since 1970.
     public var sourceDateEpoch: Int64?
+    /// `--bump`: the issue's `last_updated` for this pack (milliseconds since 1970), instead of
+    /// the source's, so that apps and stores see a new version of an edited issue.
+    public var lastUpdated: Int64?
     /// Compute the zip's SHA-256 while writing it.
     public var computeSHA256 = true
     /// What a reader without Zip64 can open; exceeding it is an error unless `allowZip64`.
@@ -86,7 +89,7 @@ public struct Packer {
         let loaded = try loader.load(options.source)
         var diagnostics = loaded.diagnostics
         guard let source = loaded.source else { throw DiagnosticsError(diagnostics) }
-        var planner = PackPlanner(source, sourceDateEpoch: options.sourceDateEpoch)
+        var planner = PackPlanner(source, sourceDateEpoch: options.sourceDateEpoch, lastUpdated: options.lastUpdated)
 
         let output = try outputPath(options, appleID: planner.issue.appleID)
         let directory = output.deletingLastPathComponent()

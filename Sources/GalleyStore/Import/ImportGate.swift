@@ -64,6 +64,18 @@ public enum ImportGate {
             directory.entries.filter { !$0.isDirectory && $0.displayName.split(separator: "/", maxSplits: 1).count == 2 }.count
         }
 
+        /// What the zip holds, as one SHA-256: every file's name, CRC-32 and size from the central
+        /// directory (validation checked them against the content), in name order. Two zips of
+        /// one issue with the same digest carry the same content, whatever their entry times.
+        public var contentDigest: String {
+            let hasher = SHA256Hasher()
+            let lines = directory.entries.filter { !$0.isDirectory }
+                .map { "\($0.displayName)\t\(String($0.crc32, radix: 16))\t\($0.uncompressedSize)\n" }
+                .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            for line in lines { hasher.update(Array(line.utf8)) }
+            return hasher.finalizeHex()
+        }
+
         /// Bytes the entries declare, for a progress bar.
         var declaredBytes: Int64 { Int64(directory.entries.reduce(0) { $0 + $1.uncompressedSize }) }
     }

@@ -74,6 +74,13 @@ extension SQLiteStore {
                 return issue.lastUpdated == oldText ? .orderedSame : issue.lastUpdated > oldText ? .orderedDescending : .orderedAscending
             }()
             if !force {
+                if order == .orderedSame, let stored = existing.contentDigest, stored != passed.contentDigest {
+                    throw DiagnosticsError([Diagnostic(
+                        .importSameVersionChanged,
+                        "the store has `\(issue.appleID)` with the same last_updated (\(issue.lastUpdated)) but other content than this zip",
+                        at: SourceLocation(path: path),
+                        hint: "Bump last_updated in the issue's source (or pack with --bump) so that apps see a new version; --force replaces it without one.")])
+                }
                 if order == .orderedSame {
                     let counts = try database.read { db in
                         (try ArticleRow.filter(ArticleRow.Columns.issueId == existing.id).fetchCount(db),
@@ -111,7 +118,8 @@ extension SQLiteStore {
                     try db.execute(sql: "DELETE FROM articleSearch WHERE rowid IN (SELECT id FROM article WHERE issueId = ?)", arguments: [id])
                     try db.execute(sql: "DELETE FROM issue WHERE id = ?", arguments: [id])
                 }
-                counts = try insert(issue, manifest: issuesFolder.appending(path: folder).appending(path: "latest.json"),
+                counts = try insert(issue, contentDigest: passed.contentDigest,
+                                    manifest: issuesFolder.appending(path: folder).appending(path: "latest.json"),
                                     display: path, files: files, folder: folder, db: db)
             }
         } catch {
@@ -172,10 +180,10 @@ extension SQLiteStore {
     /// (with its search text and assets), and its files. A repeated article or asset id keeps the
     /// first (validate warns about it), as Dumpling does.
     private func insert(
-        _ issue: IssueRecord, manifest: URL, display: String, files: [ExtractedFile], folder: String, db: Database
+        _ issue: IssueRecord, contentDigest: String, manifest: URL, display: String, files: [ExtractedFile], folder: String, db: Database
     ) throws -> (articles: Int, assets: Int) {
         let writer = JSONWriter(pretty: false)
-        var issueRow = IssueRow(issue, folder: folder, writer: writer)
+        var issueRow = IssueRow(issue, folder: folder, contentDigest: contentDigest, writer: writer)
         try issueRow.insert(db)
         guard let issueID = issueRow.id else { throw GalleyError("the store did not number the issue's row", path: root.path) }
         var counts = (articles: 0, assets: 0)

@@ -27,6 +27,8 @@ struct IssueRow: Codable, FetchableRecord, MutablePersistableRecord {
     var metadata: String
     /// The issue's files: `issues/<folder>` in the store.
     var folder: String
+    /// `ImportGate.Passed.contentDigest` of the zip imported (nil for stores older than v3).
+    var contentDigest: String?
 
     enum Columns {
         static let id = Column(CodingKeys.id)
@@ -39,7 +41,8 @@ struct IssueRow: Codable, FetchableRecord, MutablePersistableRecord {
     mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
 
     /// The row of `issue`, stored in `folder`.
-    init(_ issue: IssueRecord, folder: String, writer: JSONWriter) {
+    init(_ issue: IssueRecord, folder: String, contentDigest: String?, writer: JSONWriter) {
+        self.contentDigest = contentDigest
         globalID = issue.globalID
         appleID = issue.appleID
         title = issue.title

@@ -77,6 +77,11 @@ enum StoreSchema {
         migrator.registerMigration("v2: search terms") { db in
             try db.execute(sql: "CREATE VIRTUAL TABLE articleSearchTerms USING fts5vocab(articleSearch, 'instance')")
         }
+        // What the zip held (names, CRC-32s, sizes), so that a zip with the same last_updated
+        // but other content is told apart from a true re-import. Null for issues imported before.
+        migrator.registerMigration("v3: content digest") { db in
+            try db.alter(table: "issue") { t in t.add(column: "contentDigest", .text) }
+        }
         return migrator
     }
 }

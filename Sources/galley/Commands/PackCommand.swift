@@ -43,11 +43,15 @@ struct PackCommand: ParsableCommand {
     @Flag(help: "Print a JSON summary (path, bytes, sha256, counts, warnings) on standard output.")
     var json = false
 
+    @Flag(help: "Set the issue's last_updated to now (to the second) instead of the source's, so that stores and apps take an edited issue as a new version. The zip then differs from run to run.")
+    var bump = false
+
     func run() throws {
         var options = PackOptions(
             source: URL(fileURLWithPath: source), output: output.map { URL(fileURLWithPath: $0) })
         options.force = force
         options.allowZip64 = allowZip64
+        if bump { options.lastUpdated = Int64(Date().timeIntervalSince1970) * 1000 }
         try reportingErrors {
             options.configuration = try ValidationConfiguration.resolve(
                 configFile: nil, ignored: [], from: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))

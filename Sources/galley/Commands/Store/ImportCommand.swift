@@ -17,8 +17,9 @@ struct ImportCommand: ParsableCommand {
             killed at any moment leaves the old issue or the new one, complete.
 
             An issue already in the store is replaced only when the zip's last_updated is newer; \
-            the same version is a no-op that says so; an older one is refused (exit 1). --force \
-            replaces it anyway.
+            the same version with the same content is a no-op that says so; the same version with \
+            other content (an edited issue packed without bumping last_updated: see pack --bump) \
+            and an older one are refused (exit 1). --force replaces it anyway.
 
             A folder stands for the zips in it, in name order, as for galley validate.
 
