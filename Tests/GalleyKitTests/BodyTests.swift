@@ -139,3 +139,41 @@ import Testing
         #expect(IssueSourceLoader.slug(of: folder) == folder)
     }
 }
+
+/// Markdown as editors write it: footnotes and the GitHub extensions, each switched on on
+/// purpose, and what the render sanitizer keeps of them.
+@Suite struct MarkdownExtensionTests {
+    static let markdown = """
+        A claim.[^1] ~~Old~~ new, see https://example.com/report.
+
+        | Port | Ships |
+        |:-----|------:|
+        | Oslo |    12 |
+
+        - [x] Moor the ferry
+        - [ ] Log the tide
+
+        [^1]: The harbour master's log, 1953.
+        """
+
+    @Test func footnotesTablesStrikethroughAutolinksAndTaskListsAreConverted() {
+        let html = CommonMark().html(fromMarkdown: Self.markdown)
+        #expect(!html.contains("[^1]"), "footnotes are not literal: \(html)")
+        #expect(html.contains("<sup class=\"footnote-ref\"><a href=\"#fn-1\""))
+        #expect(html.contains("<section class=\"footnotes\""))
+        #expect(html.contains("<del>Old</del>"))
+        #expect(html.contains("<a href=\"https://example.com/report\">https://example.com/report</a>"))
+        #expect(html.contains("<th align=\"left\">Port</th>") && html.contains("<td align=\"right\">12</td>"))
+        #expect(html.contains("<input type=\"checkbox\" checked=\"\" disabled=\"\" />"))
+    }
+
+    @Test func theSanitizerKeepsEveryExtensionsMarkup() {
+        let html = CommonMark().html(fromMarkdown: Self.markdown)
+        let sanitized = HTMLSanitizer { _ in false }.sanitize(html)
+        #expect(sanitized.removed.isEmpty, "\(sanitized.removed)")
+        for kept in ["<del>Old</del>", "<td align=\"right\">12</td>", "<input type=\"checkbox\" disabled checked>",
+                     "<section class=\"footnotes\"", "href=\"#fn-1\"", "<a href=\"https://example.com/report\">"] {
+            #expect(sanitized.html.contains(kept), "\(kept) in \(sanitized.html)")
+        }
+    }
+}

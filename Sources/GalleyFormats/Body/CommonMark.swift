@@ -5,20 +5,27 @@ import GalleyCore
 ///
 /// Raw HTML is kept (`CMARK_OPT_UNSAFE`): asset placeholders are HTML comments, and a
 /// CommonMark engine left in its safe mode replaces them with `<!-- raw HTML omitted -->`.
-/// GitHub's table, strikethrough and autolink extensions are on; its tag filter is not, so
-/// Markdown and HTML bodies pass the same raw HTML (`galley validate` reports scripts).
+/// Markdown as editors write it on GitHub: footnotes (`[^1]`), and the table, strikethrough,
+/// autolink and task-list extensions, each switched on here deliberately (a missing one is a
+/// failure, not a silent fallback). GitHub's tag filter is not on, so Markdown and HTML bodies
+/// pass the same raw HTML (`galley validate` reports scripts; render sanitises).
 public struct CommonMark: Sendable {
     public init() {}
 
+    /// The GitHub extensions every body is read with.
+    static let extensions = ["table", "strikethrough", "autolink", "tasklist"]
+
     public func html(fromMarkdown markdown: String) -> String {
         cmark_gfm_core_extensions_ensure_registered()
-        let options = CMARK_OPT_UNSAFE
+        let options = CMARK_OPT_UNSAFE | CMARK_OPT_FOOTNOTES
         guard let parser = cmark_parser_new(options) else { return "" }
         defer { cmark_parser_free(parser) }
-        for name in ["table", "strikethrough", "autolink"] {
-            if let extensionPointer = cmark_find_syntax_extension(name) {
-                cmark_parser_attach_syntax_extension(parser, extensionPointer)
+        for name in Self.extensions {
+            // Registered by cmark_gfm_core_extensions_ensure_registered: present in every build.
+            guard let extensionPointer = cmark_find_syntax_extension(name) else {
+                preconditionFailure("cmark-gfm lacks its `\(name)` extension")
             }
+            cmark_parser_attach_syntax_extension(parser, extensionPointer)
         }
         var text = markdown
         text.withUTF8 { buffer in

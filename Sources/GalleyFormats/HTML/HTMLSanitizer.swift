@@ -148,6 +148,13 @@ public struct HTMLSanitizer: Sendable {
         mutating func element(_ node: xmlNodePtr) {
             let name = Self.name(node)
             let line = Int(xmlGetLineNo(node))
+            // A task list's checkbox (cmark-gfm writes a disabled one) is the one control kept.
+            if name == "input", Self.isTaskCheckbox(node) {
+                out += Array("<input type=\"checkbox\" disabled".utf8)
+                if xmlHasProp(node, "checked") != nil { out += Array(" checked".utf8) }
+                out.append(UInt8(ascii: ">"))
+                return
+            }
             if HTMLSanitizer.droppedWithContent.contains(name) {
                 removed.append(Removal(kind: .element, what: "<\(name)>", line: line))
                 return
@@ -186,6 +193,12 @@ public struct HTMLSanitizer: Sendable {
             // it came, the browser drops it again.
             children(node)
             out += Array("</\(name)>".utf8)
+        }
+
+        static func isTaskCheckbox(_ node: xmlNodePtr) -> Bool {
+            guard xmlHasProp(node, "disabled") != nil, let type = xmlGetProp(node, "type") else { return false }
+            defer { galley_xmlFree(type) }
+            return String(cString: type).lowercased() == "checkbox"
         }
 
         func content(_ node: xmlNodePtr) -> String {

@@ -38,7 +38,13 @@ public struct PageRenderer: Sendable {
         img,video{max-width:100%;height:auto;display:block}audio{width:100%}
         figure{margin:1.5rem 0}figcaption{font:.85rem/1.4 system-ui,sans-serif;color:var(--muted);margin-top:.4rem}
         figcaption .credit{font-style:italic}
-        table{border-collapse:collapse;width:100%}td,th{border-bottom:1px solid var(--rule);padding:.3rem .5rem;text-align:left}
+        table{border-collapse:collapse;width:100%;margin:1.5rem 0}td,th{border-bottom:1px solid var(--rule);padding:.3rem .5rem}th{text-align:start}
+        td[align=right],th[align=right]{text-align:right}td[align=center],th[align=center]{text-align:center}
+        pre{overflow-x:auto;background:var(--rule);padding:.75rem 1rem;border-radius:4px;line-height:1.4}
+        code{font:.9em/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
+        blockquote{margin:1.5rem 0;padding:0 1rem;border-left:3px solid var(--rule);color:var(--muted)}
+        .footnotes{font-size:.9rem;border-top:1px solid var(--rule);margin-top:2rem;color:var(--muted)}
+        sup a{text-decoration:none}li input[type=checkbox]{margin-right:.4rem}.contains-task-list{list-style:none;padding-left:1rem}
         nav a,.issue a{color:inherit}.issue ol{list-style:none;padding:0}
         .issue li a{font-size:1.15rem;font-weight:600;line-height:1.3}.issue li .dek{font-size:.95rem;margin:0}
         .pager{display:flex;justify-content:space-between;gap:1rem;border-top:1px solid var(--rule);margin-top:2rem;padding-top:1rem;font:.95rem/1.4 system-ui,sans-serif}
