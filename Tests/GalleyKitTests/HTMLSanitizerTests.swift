@@ -59,6 +59,31 @@ import Testing
         #expect(result.removed.map(\.what) == ["<input>", "<input>"])
     }
 
+    /// One reading of a URL's scheme for validate's body check, the SVG scan and the sanitizer:
+    /// every spelling a browser runs as script is caught by all three alike.
+    @Test(arguments: ["javascript:x()", " JavaScript:x()", "java\nscript:x()", "java\tscript:x()", "\u{1}javascript:x()",
+                      "&#106;avascript:x()", "javascript&#58;x()"])
+    func validateTheSVGScanAndRenderReadJavaScriptURLsAlike(_ href: String) {
+        let body = "<a href=\"\(href)\">x</a>"
+        #expect(HTMLInspector.inspect(body).javascriptURLs.count == 1, "validate: \(href)")
+        #expect(Self.sanitizer.sanitize(body).removed.map(\.kind) == [.url], "render: \(href)")
+    }
+
+    /// In XML a raw tab or newline in an attribute becomes a space (so `java script:` is a path),
+    /// but a character reference keeps it, and the browser then strips it.
+    @Test(arguments: ["javascript:x()", " JavaScript:x()", "java&#10;script:x()", "java&#9;script:x()", "&#106;avascript:x()",
+                      "javascript&#58;x()"])
+    func theSVGScanReadsJavaScriptURLsAsBrowsersDo(_ href: String) {
+        let svg = SVGScannerTests.scan(SVGScannerTests.svg + "<a href=\"\(href)\"/></svg>")
+        #expect(svg.activeContent.map(\.what) == ["javascript: in href on <a>"], "svg: \(href)")
+    }
+
+    @Test(arguments: [("https://a.example/", "https"), ("/path:with:colons", nil), ("page.html#a:b", nil),
+                      ("java script:x", nil), ("1http:x", nil), ("mailto:a@b", "mailto"), ("", nil)] as [(String, String?)])
+    func schemesAreReadAsBrowsersReadThem(_ url: String, _ scheme: String?) {
+        #expect(URLScheme.of(url) == scheme)
+    }
+
     @Test func placeholdersStayAndOtherCommentsGo() {
         let result = Self.sanitizer.sanitize("<p>a</p><!-- note to self --><!-- [ASSET: photo-1] --><!-- [ASSET: a--b] -->")
         #expect(result.html == "<p>a</p><!-- [ASSET: photo-1] -->")

@@ -86,7 +86,7 @@ public enum HTMLInspector {
                     if attrName.hasPrefix("on") && attrName.count > 2 {
                         result.eventHandlers.append(.init(line: line, what: "\(name)@\(attrName)", value: value))
                     }
-                    if urlAttributes.contains(attrName), trimmed.replacingOccurrences(of: "\t", with: "").hasPrefix("javascript:") {
+                    if urlAttributes.contains(attrName), URLScheme.isJavaScript(value) {
                         result.javascriptURLs.append(.init(line: line, what: "\(name)@\(attrName)", value: value))
                     }
                     if fetchingAttributes.contains(attrName) || (name == "link" && attrName == "href")

@@ -231,16 +231,11 @@ public struct HTMLSanitizer: Sendable {
             ? value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).split(separator: " ").first.map(String.init) ?? "" }
             : [value]
         for url in candidates {
-            // As URL parsers do: no leading or trailing C0 controls and spaces, no tabs or newlines inside.
-            let cleaned = String(String.UnicodeScalarView(url.unicodeScalars.filter { $0 != "\t" && $0 != "\n" && $0 != "\r" }))
-                .trimmingCharacters(in: CharacterSet(charactersIn: "\u{0}"..."\u{20}"))
-            guard let colon = cleaned.firstIndex(of: ":") else { continue }
-            let head = cleaned[..<colon]
-            if head.contains(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { continue }
-            let scheme = head.lowercased()
+            guard let scheme = URLScheme.of(url)?.lowercased() else { continue }
             switch scheme {
             case "http", "https", "mailto", "tel": continue
-            case "data" where (element == "img" || element == "source") && cleaned.lowercased().hasPrefix("data:image/"):
+            case "data" where (element == "img" || element == "source")
+                && url.trimmingCharacters(in: .whitespacesAndNewlines).lowercased().hasPrefix("data:image/"):
                 continue
             default: return scheme + ":"
             }

@@ -76,7 +76,7 @@ public final class SVGScanner {
                 let attribute = base[1].map { String(cString: $0) + ":" + name } ?? name
                 if name.lowercased().hasPrefix("on"), name.count > 2 {
                     state.add(line, "\(attribute) on <\(shown)>")
-                } else if SVGScanner.isJavaScriptURL(SVGScanner.expand(value, state.entities)) {
+                } else if URLScheme.isJavaScript(SVGScanner.expand(value, state.entities)) {
                     state.add(line, "javascript: in \(attribute) on <\(shown)>")
                 }
             }
@@ -102,16 +102,11 @@ public final class SVGScanner {
             state.entities[String(cString: name)] = String(cString: content)
         }
         handler.serror = { data, error in
-            guard let data, let error else { return }
-            let ctx = data.assumingMemoryBound(to: xmlParserCtxt.self)
-            guard let state = ctx.pointee._private?.assumingMemoryBound(to: State.self),
-                  error.pointee.level.rawValue >= XML_ERR_ERROR.rawValue else { return }
-            let owner = Unmanaged<State>.fromOpaque(UnsafeRawPointer(state)).takeUnretainedValue()
-            if owner.inspection.malformed == nil {
-                let message = error.pointee.message.map { String(cString: $0) }?
-                    .trimmingCharacters(in: .whitespacesAndNewlines) ?? "not well-formed"
-                owner.inspection.malformed = .init(line: Int(error.pointee.line), what: message)
-            }
+            guard let data, let error, error.pointee.level.rawValue >= XML_ERR_ERROR.rawValue,
+                  let state = SVGScanner.state(data), state.inspection.malformed == nil else { return }
+            let message = error.pointee.message.map { String(cString: $0) }?
+                .trimmingCharacters(in: .whitespacesAndNewlines) ?? "not well-formed"
+            state.inspection.malformed = .init(line: Int(error.pointee.line), what: message)
         }
         context = xmlCreatePushParserCtxt(&handler, nil, nil, 0, nil)
         if let context {
@@ -131,12 +126,13 @@ public final class SVGScanner {
     /// Hands the parser the next bytes of the file.
     public func feed(_ bytes: some Collection<UInt8>) {
         guard let context else { return }
-        let array = Array(bytes)
-        _ = array.withUnsafeBufferPointer { buffer in
+        // Zip chunks and file reads are contiguous: no copy; anything else is copied once.
+        let parse = { (buffer: UnsafeBufferPointer<UInt8>) in
             buffer.withMemoryRebound(to: CChar.self) { chars in
-                xmlParseChunk(context, chars.baseAddress, Int32(chars.count), 0)
+                _ = xmlParseChunk(context, chars.baseAddress, Int32(chars.count), 0)
             }
         }
+        if bytes.withContiguousStorageIfAvailable(parse) == nil { Array(bytes).withUnsafeBufferPointer(parse) }
     }
 
     /// Ends the file and says what was found.
@@ -187,12 +183,5 @@ public final class SVGScanner {
             if !changed { break }
         }
         return text
-    }
-
-    /// `javascript:` as a browser reads it: case-insensitive, ignoring the whitespace and control
-    /// characters URL parsers strip.
-    static func isJavaScriptURL(_ value: String) -> Bool {
-        let squeezed = value.unicodeScalars.filter { $0.value > 0x20 }.prefix(16)
-        return String(String.UnicodeScalarView(squeezed)).lowercased().hasPrefix("javascript:")
     }
 }
