@@ -168,9 +168,9 @@ public struct PackPlanner {
         do {
             result = try probed[file.url.path] ?? MediaProber.probe(file.url)
         } catch {
+            let (reason, hint) = FileSystemError.describe(error)
             diagnostics.add(Diagnostic(
-                .sourceFileUnreadable, "the file `\(file.relativePath)` cannot be read: \(error.localizedDescription)",
-                at: location, hint: "Check the file's permissions."))
+                .sourceFileUnreadable, "the file `\(file.relativePath)` cannot be read: \(reason)", at: location, hint: hint))
             return nil
         }
         guard let result else {
@@ -181,16 +181,7 @@ public struct PackPlanner {
             return nil
         }
         if let svg = result.svg {
-            let fileLocation = SourceLocation(path: file.relativePath, line: svg.activeContent.first?.line)
-            if !svg.activeContent.isEmpty {
-                diagnostics.add(Diagnostic(.mediaSVGActive, "`\(file.relativePath)` carries active content: \(svg.summary)",
-                                           at: fileLocation, hint: MediaChecks.svgHint))
-            }
-            if let malformed = svg.malformed {
-                diagnostics.add(Diagnostic(.mediaSVGMalformed, "`\(file.relativePath)` is not well-formed XML: \(malformed.what)",
-                                           at: SourceLocation(path: file.relativePath, line: malformed.line),
-                                           hint: "Export the SVG again from its editor; browsers show an error instead of a broken SVG."))
-            }
+            for finding in MediaChecks.svgFindings(svg, name: file.relativePath, at: file.relativePath) { diagnostics.add(finding) }
         }
         let ext = (file.relativePath as NSString).pathExtension.lowercased()
         if !result.format.extensions.contains(ext) {

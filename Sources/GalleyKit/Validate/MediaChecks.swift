@@ -57,20 +57,26 @@ struct MediaChecks {
     package func runSVG(contents: ZipContents, into findings: inout Findings) {
         for name in contents.files.keys.sorted() {
             guard let svg = contents.files[name]?.svg else { continue }
-            let location = SourceLocation(path: "\(zipPath)!\(contents.top)/\(name)", line: svg.activeContent.first?.line)
-            if !svg.activeContent.isEmpty {
-                findings.add(.mediaSVGActive, "`\(name)` carries active content: \(svg.summary)", at: location,
-                             hint: Self.svgHint)
-            }
-            if let malformed = svg.malformed {
-                findings.add(.mediaSVGMalformed, "`\(name)` is not well-formed XML: \(malformed.what)",
-                             at: SourceLocation(path: location.path, line: malformed.line),
-                             hint: "Export the SVG again from its editor; browsers show an error instead of a broken SVG.")
-            }
+            findings.adopt(Self.svgFindings(svg, name: name, at: "\(zipPath)!\(contents.top)/\(name)"))
         }
     }
 
-    package static let svgHint = "Remove the script, event handlers (on…), javascript: links and foreign objects: an SVG opened by itself runs them. Export it again as a plain image (Inkscape: Save As › Optimized SVG; or run it through svgo)."
+    /// What an SVG scan found, as findings on the file `name` located at `path`: for validate's
+    /// zips and pack's sources alike.
+    package static func svgFindings(_ svg: SVGInspection, name: String, at path: String) -> [Diagnostic] {
+        var found: [Diagnostic] = []
+        if let first = svg.activeContent.first {
+            found.append(Diagnostic(
+                .mediaSVGActive, "`\(name)` carries active content: \(svg.summary)", at: SourceLocation(path: path, line: first.line),
+                hint: "Remove the script, event handlers (on…), javascript: links and foreign objects: an SVG opened by itself runs them. Export it again as a plain image (Inkscape: Save As › Optimized SVG; or run it through svgo)."))
+        }
+        if let malformed = svg.malformed {
+            found.append(Diagnostic(
+                .mediaSVGMalformed, "`\(name)` is not well-formed XML: \(malformed.what)", at: SourceLocation(path: path, line: malformed.line),
+                hint: "Export the SVG again from its editor; browsers show an error instead of a broken SVG."))
+        }
+        return found
+    }
 
     package static func dimensions(_ head: [UInt8], _ format: MediaFormat) -> PixelSize? {
         switch format {
