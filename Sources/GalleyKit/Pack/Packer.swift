@@ -27,11 +27,20 @@ public struct PackOptions: Sendable {
         self.output = output
     }
 
-    /// The folder the zip and its temporaries are written in.
-    public var outputFolder: URL {
-        let given = output ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-        return FileStatus(given.path)?.kind == .directory ? given : given.deletingLastPathComponent()
+    /// `--output`, or the current folder.
+    var givenOutput: URL { output ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath) }
+
+    /// Whether the zip goes inside `--output` (as `<apple_id>.zip`): an existing folder, a path
+    /// ending in `/`, or a missing path without `.zip` (made as needed). Else `--output` is the
+    /// zip's own path.
+    var outputIsFolder: Bool {
+        let status = FileStatus(givenOutput.path)
+        return status?.kind == .directory || givenOutput.hasDirectoryPath
+            || (status == nil && givenOutput.pathExtension.lowercased() != "zip")
     }
+
+    /// The folder the zip and its temporaries are written in.
+    public var outputFolder: URL { outputIsFolder ? givenOutput : givenOutput.deletingLastPathComponent() }
 
     /// Removes this process's temporaries from `outputFolder`: for a pack cut short by a
     /// signal, which `defer` blocks never see.
@@ -337,9 +346,9 @@ public struct Packer {
     /// Where the zip goes: inside `--output` when it is a folder, names a missing path without
     /// `.zip`, or ends in `/` (folders are made as needed); else `--output` itself, a `.zip` path.
     func outputPath(_ options: PackOptions, appleID: String) throws -> URL {
-        let given = options.output ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        let given = options.givenOutput
         let status = FileStatus(given.path)
-        if status?.kind == .directory || given.hasDirectoryPath || (status == nil && given.pathExtension.lowercased() != "zip") {
+        if options.outputIsFolder {
             guard status == nil || status?.kind == .directory else {
                 throw GalleyError("the output is a file, not a folder", path: given.path,
                                   hint: "Give a folder (the zip goes inside as \(appleID).zip) or a path ending in .zip.")
