@@ -284,6 +284,22 @@ import Testing
         #expect(bumped.status == 0 && bumped.stdout.contains("replaced"), "\(bumped.stdout)\(bumped.stderr)")
         let issues = try Harness.galley(["issues", "--store", store])
         #expect(issues.stdout.contains("Winter on the Harbour"))
+        // --json says which version each pack made.
+        func version(_ arguments: [String]) throws -> String? {
+            try Harness.galley(["pack", source.path, "--json"] + arguments).json.flatMap { $0["summary"] as? [String: Any] }?["last_updated"] as? String
+        }
+        let plain = try #require(try version(["-o", work.appending(path: "v4/").path]))
+        let bumpedVersion = try #require(try version(["-o", work.appending(path: "v5/").path, "--bump"]))
+        #expect(plain == "2026-01-04T18:30:00.000+0000" && bumpedVersion > plain, "\(plain) \(bumpedVersion)")
+    }
+
+    @Test func twoIssuesSharingAGlobalIDAreNamedBothInTheRefusal() throws {
+        let store = try store()
+        #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path, "--store", store]).status == 0)
+        let other = try Harness.galley(["import", Harness.fixtures.appending(path: "zips/svg-clean-valid.zip").path, "--store", store])
+        #expect(other.status == 1)
+        #expect(other.stderr.contains("`example-valid` (the same global id, 5f0000000000000000000010, as this zip's `svg-clean-valid`)"),
+                "\(other.stderr)")
     }
 
     @Test func olderFormatsAreImportedWithAWarning() throws {

@@ -54,6 +54,8 @@ public struct PackSummary: Sendable, Codable {
     public var sha256: String?
     public var appleID: String
     public var globalID: String
+    /// The issue's version as packed (with `--bump`, the time of the pack).
+    public var lastUpdated: String
     public var articles: Int
     public var assets: Int
     public var entries: Int
@@ -63,6 +65,7 @@ public struct PackSummary: Sendable, Codable {
         case path, bytes, sha256, articles, assets, entries, warnings
         case appleID = "apple_id"
         case globalID = "global_id"
+        case lastUpdated = "last_updated"
     }
 }
 
@@ -198,7 +201,7 @@ public struct Packer {
         succeeded = true
         return PackSummary(
             path: output.path, bytes: bytes, sha256: sha256, appleID: planner.issue.appleID,
-            globalID: planner.issue.globalID, articles: planner.articleCount, assets: planner.assetCount, entries: entryCount,
+            globalID: planner.issue.globalID, lastUpdated: planner.issue.lastUpdated, articles: planner.articleCount, assets: planner.assetCount, entries: entryCount,
             warnings: diagnostics.filter { $0.severity != .error })
     }
 

@@ -74,25 +74,30 @@ extension SQLiteStore {
                 return issue.lastUpdated == oldText ? .orderedSame : issue.lastUpdated > oldText ? .orderedDescending : .orderedAscending
             }()
             if !force {
-                if order == .orderedSame, let stored = existing.contentDigest, stored != passed.contentDigest {
-                    throw DiagnosticsError([Diagnostic(
-                        .importSameVersionChanged,
-                        "the store has `\(issue.appleID)` with the same last_updated (\(issue.lastUpdated)) but other content than this zip",
-                        at: SourceLocation(path: path),
-                        hint: "Bump last_updated in the issue's source (or pack with --bump) so that apps see a new version; --force replaces it without one.")])
-                }
-                if order == .orderedSame {
+                // The stored issue, named as the store knows it (it may share only the global id).
+                let stored = existing.appleID == issue.appleID ? "`\(issue.appleID)`"
+                    : "`\(existing.appleID)` (the same global id, \(issue.globalID), as this zip's `\(issue.appleID)`)"
+                switch order {
+                case .orderedSame:
+                    if let digest = existing.contentDigest, digest != passed.contentDigest {
+                        throw DiagnosticsError([Diagnostic(
+                            .importSameVersionChanged,
+                            "the store has \(stored) with the same last_updated (\(issue.lastUpdated)) but other content than this zip",
+                            at: SourceLocation(path: path),
+                            hint: "Bump last_updated in the issue's source (or pack with --bump) so that apps see a new version; --force replaces it without one.")])
+                    }
                     let counts = try database.read { db in
                         (try ArticleRow.filter(ArticleRow.Columns.issueId == existing.id).fetchCount(db),
                          try AssetRow.filter(AssetRow.Columns.issueId == existing.id).fetchCount(db))
                     }
                     return ImportResult(path: path, status: .unchanged, appleID: issue.appleID, globalID: issue.globalID,
                                         lastUpdated: issue.lastUpdated, articles: counts.0, assets: counts.1, files: passed.fileCount)
-                }
-                if order == .orderedAscending {
+                case .orderedAscending:
                     throw DiagnosticsError([Diagnostic(
-                        .importOlder, "the store has a newer version of `\(issue.appleID)` (last updated \(existing.lastUpdated)) than this zip (\(issue.lastUpdated))",
+                        .importOlder, "the store has a newer version of \(stored) (last updated \(existing.lastUpdated)) than this zip (\(issue.lastUpdated))",
                         at: SourceLocation(path: path), hint: "Pass --force to replace it anyway.")])
+                case .orderedDescending:
+                    break
                 }
             }
             status = .replaced
