@@ -26,6 +26,21 @@ for flag in "$@"; do
   esac
 done
 
+# The JSON Schema checks of the tests (Tests/Support/check_json_schema.py) need the jsonschema
+# library in the python3 on PATH: Debian's package for Debian's python3, pip for another one.
+python_needs_jsonschema=false
+if ! python3 -c 'import jsonschema' >/dev/null 2>&1; then
+  if [ "$(command -v python3)" = /usr/bin/python3 ]; then
+    packages+=(python3-jsonschema)
+  else
+    python_needs_jsonschema=true
+  fi
+fi
+if $python_needs_jsonschema; then
+  echo "setup: installing jsonschema for $(command -v python3)" >&2
+  python3 -m pip install --quiet jsonschema
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

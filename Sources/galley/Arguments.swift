@@ -8,3 +8,4 @@ extension ReportFormat: ExpressibleByArgument {}
 extension RenderStyle: ExpressibleByArgument {}
 extension MissingAssetPolicy: ExpressibleByArgument {}
 extension MediaKind: ExpressibleByArgument {}
+extension ColorMode: ExpressibleByArgument {}

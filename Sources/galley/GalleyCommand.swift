@@ -17,7 +17,10 @@ struct GalleyCommand: ParsableCommand {
             arguments, unreadable paths, an output that exists), 130 or 143 when stopped by \
             Ctrl-C or SIGTERM (pack removes its temporary files first).
 
-            Set NO_COLOR to turn colour off. Progress is shown only on a terminal.
+            Every command takes --quiet (findings and errors only), --verbose (what galley \
+            does and how long it takes), --color auto|always|never (NO_COLOR turns auto off) \
+            and --json (one JSON document on standard output, errors included; docs/json.md). \
+            Progress is shown only on a terminal.
             """,
         version: Galley.version,
         groupedSubcommands: [
@@ -47,6 +50,12 @@ struct GalleyCommand: ParsableCommand {
                 Foundation.exit(0)
             }
             Terminal.standardError.write(message + "\n")
+            // A script that asked for JSON gets a JSON document for a bad command line too.
+            if CommandLine.arguments.dropFirst().contains("--json") {
+                let usage = GalleyError(
+                    GalleyCommand.message(for: error), id: .usage, hint: "`galley help` and `galley COMMAND --help` list the options.")
+                Terminal.standardOutput.write(JSONDocument.encode(ErrorDocument(usage)))
+            }
             Foundation.exit(code == .validationFailure ? 2 : code.rawValue)
         }
     }

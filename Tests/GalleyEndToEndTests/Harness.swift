@@ -114,8 +114,17 @@ enum Harness {
         if let inputs = json["inputs"] as? [[String: Any]] {  // validate's report
             return inputs.flatMap { ($0["diagnostics"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String } }
         }
-        let list = (json["diagnostics"] as? [[String: Any]])
-            ?? ((json["summary"] as? [String: Any])?["warnings"] as? [[String: Any]]) ?? []
-        return list.compactMap { $0["id"] as? String }
+        return findings(json).compactMap { $0["id"] as? String }
+    }
+
+    /// The findings of a `--json` document: the `diagnostics` of an error document, else the
+    /// report's `warnings` (pack's and render's summaries).
+    static func findings(_ json: [String: Any]?) -> [[String: Any]] {
+        (json?["diagnostics"] as? [[String: Any]]) ?? (json?["warnings"] as? [[String: Any]]) ?? []
+    }
+
+    /// The `imports` of `galley import --json`.
+    static func imports(_ result: Result) -> [[String: Any]] {
+        result.json?["imports"] as? [[String: Any]] ?? []
     }
 }

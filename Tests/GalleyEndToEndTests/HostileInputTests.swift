@@ -54,7 +54,7 @@ import Testing
         let before = try Harness.snapshot(store.path)
         let result = try Harness.galley(["import", zip.path, "--store", store.path, "--json"])
         #expect(result.status == 1, "\(result.stdout)\(result.stderr)")
-        let outcome = try #require((try? JSONSerialization.jsonObject(with: Data(result.stdout.utf8))) as? [[String: Any]]).first
+        let outcome = Harness.imports(result).first
         #expect(outcome?["status"] as? String == "refused")
         #expect((outcome?["diagnostics"] as? [[String: Any]])?.compactMap { $0["id"] as? String }.contains(id) == true, "\(result.stdout)")
         #expect(try Harness.snapshot(store.path) == before)

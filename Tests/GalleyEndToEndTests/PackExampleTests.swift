@@ -33,8 +33,9 @@ import Testing
         let out = try Harness.temporaryDirectory()
         let result = try packExample(into: out)
         let json = try #require(result.json, "stdout: \(result.stdout)")
-        #expect(json["ok"] as? Bool == true)
-        let summary = try #require(json["summary"] as? [String: Any])
+        #expect(json["error"] == nil)
+        #expect(json["schema_version"] as? Int == 1)
+        let summary = json
         let zip = out.appending(path: "\(appleID).zip")
         #expect(summary["path"] as? String == zip.path)
         #expect(summary["articles"] as? Int == 4)

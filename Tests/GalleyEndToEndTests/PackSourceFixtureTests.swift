@@ -62,8 +62,7 @@ import Testing
             #expect(files.isEmpty, "a failed pack must leave nothing behind")
         }
         if let at = testCase.at {
-            let list = (result.json?["diagnostics"] as? [[String: Any]])
-                ?? ((result.json?["summary"] as? [String: Any])?["warnings"] as? [[String: Any]]) ?? []
+            let list = Harness.findings(result.json)
             let location = try #require(list.first?["location"] as? [String: Any])
             var text = location["path"] as? String ?? ""
             if let line = location["line"] as? Int { text += ":\(line)" }

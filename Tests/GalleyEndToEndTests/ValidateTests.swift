@@ -291,7 +291,7 @@ import Testing
 
         let json = try Harness.galley(["validate", path, "--format", "json"])
         let root = try #require(json.json)
-        #expect(root["version"] as? Int == 1)
+        #expect(root["schema_version"] as? Int == 1)
         let first = try #require(((root["inputs"] as? [[String: Any]])?.first?["diagnostics"] as? [[String: Any]])?.first)
         #expect(Set(first.keys) == ["id", "severity", "message", "location", "hint"])
     }

@@ -21,6 +21,20 @@ public struct SourceLocation: Sendable, Hashable, Codable {
     public var column: Int?
     public var jsonPath: String?
 
+    // JSON output (docs/json.md): snake_case keys, every key present, null when unknown.
+    private enum CodingKeys: String, CodingKey {
+        case path, line, column
+        case jsonPath = "json_path"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(path, forKey: .path)
+        try container.encode(line, forKey: .line)
+        try container.encode(column, forKey: .column)
+        try container.encode(jsonPath, forKey: .jsonPath)
+    }
+
     public init(path: String, line: Int? = nil, column: Int? = nil, jsonPath: String? = nil) {
         self.path = path
         self.line = line
@@ -63,6 +77,18 @@ public struct Diagnostic: Sendable, Hashable, Codable {
 
     /// Whether this is a finding of `check`.
     public func `is`(_ check: Check) -> Bool { id == check.id }
+
+    private enum CodingKeys: String, CodingKey { case id, severity, message, location, hint }
+
+    /// Every key present, null when unknown (docs/json.md).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encode(severity, forKey: .severity)
+        try container.encode(message, forKey: .message)
+        try container.encode(location, forKey: .location)
+        try container.encode(hint, forKey: .hint)
+    }
 }
 
 /// A list of findings collected while working through an input.
@@ -85,15 +111,49 @@ public struct DiagnosticsError: Error, Sendable {
     public init(_ diagnostics: [Diagnostic]) { self.diagnostics = diagnostics }
 }
 
+/// What kind of failure stopped an operation: the stable `id` of `--json`'s
+/// `{"error": {...}}` and of docs/json.md. Exit status 2 for all but `problems` (1).
+public enum ErrorID: String, Sendable, Codable, CaseIterable {
+    /// The command line is wrong: an unknown option, a missing or bad value.
+    case usage = "usage"
+    /// An input path does not exist, or is not what the command takes.
+    case inputNotFound = "input.not-found"
+    /// An input exists but is of the wrong kind (a source folder given to import, a FIFO).
+    case inputKind = "input.wrong-kind"
+    /// An input cannot be read (permissions, damage, not UTF-8).
+    case inputUnreadable = "input.unreadable"
+    /// The input has problems; each is a finding in the document's `diagnostics` (exit 1).
+    case problems = "input.problems"
+    /// The output exists and --force was not given.
+    case outputExists = "output.exists"
+    /// The output cannot be written (permissions, disk full, a file where a folder should be).
+    case outputUnwritable = "output.unwritable"
+    /// A .galley.yml, template or pattern is wrong.
+    case configuration = "config.invalid"
+    /// No store at the path (queries never create one).
+    case storeMissing = "store.missing"
+    /// No issue, article or metadata key with that id (in the store or the input), or more than one.
+    case notFound = "id.not-found"
+    /// The store cannot be opened, locked or written.
+    case storeFailed = "store.failed"
+    /// The command needs a confirmation it did not get (delete without --yes off a terminal).
+    case notConfirmed = "confirmation.missing"
+    /// Anything else that stopped the work (a library failure); the message says what.
+    case failed = "run.failed"
+}
+
 /// The operation could not run at all (unreadable path, output exists, I/O failure).
 /// Carries what happened, where, and what to do about it.
 public struct GalleyError: Error, Sendable, CustomStringConvertible {
     public var message: String
     public var path: String?
     public var hint: String?
+    /// What kind of failure, for scripts (`--json`).
+    public var id: ErrorID
 
-    public init(_ message: String, path: String? = nil, hint: String? = nil) {
+    public init(_ message: String, id: ErrorID = .failed, path: String? = nil, hint: String? = nil) {
         self.message = message
+        self.id = id
         self.path = path
         self.hint = hint
     }

@@ -44,19 +44,19 @@ package enum AtomicFile {
     /// Writes `text` to `url`. An existing file is replaced only when `replace` is true.
     package static func write(_ text: String, to url: URL, replace: Bool) throws {
         if !replace, FileManager.default.fileExists(atPath: url.path) {
-            throw GalleyError("the output already exists", path: url.path, hint: "Pass --force to replace it.")
+            throw GalleyError("the output already exists", id: .outputExists, path: url.path, hint: "Pass --force to replace it.")
         }
         let temporary = temporaryName(for: url)
         do {
             try writeFile(temporary.path, text)
             if rename(temporary.path, url.path) != 0 {
-                throw GalleyError("cannot write: \(String(cString: strerror(errno)))", path: url.path)
+                throw GalleyError("cannot write: \(String(cString: strerror(errno)))", id: .outputUnwritable, path: url.path)
             }
         } catch {
             unlink(temporary.path)
             if let error = error as? GalleyError { throw error }
             let (reason, hint) = FileSystemError.describe(error)
-            throw GalleyError("cannot write: \(reason)", path: url.path, hint: hint)
+            throw GalleyError("cannot write: \(reason)", id: .outputUnwritable, path: url.path, hint: hint)
         }
     }
 }
@@ -73,7 +73,7 @@ public enum FolderMaker {
             current = current.deletingLastPathComponent()
         }
         if let status = FileStatus(current.path), status.kind != .directory {
-            throw GalleyError("cannot create the output folder: a part of the path is a file, not a folder", path: current.path,
+            throw GalleyError("cannot create the output folder: a part of the path is a file, not a folder", id: .outputUnwritable, path: current.path,
                               hint: "Check the path: a file stands where a folder should be.")
         }
         for url in missing.reversed() {
@@ -82,7 +82,7 @@ public enum FolderMaker {
             } catch {
                 removeEmpty(Array(missing.drop { $0 != url }.dropFirst()))
                 let (reason, hint) = FileSystemError.describe(error)
-                throw GalleyError("cannot create the output folder: \(reason)", path: url.path, hint: hint)
+                throw GalleyError("cannot create the output folder: \(reason)", id: .outputUnwritable, path: url.path, hint: hint)
             }
         }
         return missing

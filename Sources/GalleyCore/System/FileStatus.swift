@@ -29,7 +29,7 @@ package struct FileStatus {
 /// site has thousands of pages. Callers that need durability for one file sync it themselves.
 package func writeFile(_ path: String, _ text: String) throws {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard fd >= 0 else { throw GalleyError("cannot write: \(String(cString: strerror(errno)))", path: path) }
+    guard fd >= 0 else { throw GalleyError("cannot write: \(String(cString: strerror(errno)))", id: .outputUnwritable, path: path) }
     defer { close(fd) }
     var text = text
     try text.withUTF8 { buffer in
@@ -39,7 +39,7 @@ package func writeFile(_ path: String, _ text: String) throws {
             let written = write(fd, base + offset, buffer.count - offset)
             if written < 0 {
                 if errno == EINTR { continue }
-                throw GalleyError("cannot write: \(String(cString: strerror(errno)))", path: path)
+                throw GalleyError("cannot write: \(String(cString: strerror(errno)))", id: .outputUnwritable, path: path)
             }
             offset += written
         }

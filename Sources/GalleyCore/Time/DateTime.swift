@@ -148,6 +148,21 @@ public struct ISODateTime: Sendable, Hashable {
 
 /// Formats instants the way Dumpling's parsers accept them.
 public enum DumplingDate {
+    /// RFC 3339 in UTC (`2026-01-04T18:30:00.000Z`): how the store's JSON gives instants,
+    /// whatever form the wire format used. A text that is not a date comes back unchanged.
+    public static func rfc3339(_ text: String) -> String {
+        guard let parsed = ISODateTime(parsing: text), parsed.hasTime else {
+            return ISODateTime(parsing: text)?.isoDay ?? text
+        }
+        let dumpling = iso(millisecondsSinceEpoch: parsed.millisecondsSinceEpoch)
+        return String(dumpling.dropLast(5)) + "Z"
+    }
+
+    /// `2026-01-05` for Dumpling's `01/05/2026`; a text of another shape comes back unchanged.
+    public static func isoDay(publishDate text: String) -> String {
+        ISODateTime(dumplingPublishDate: text)?.isoDay ?? text
+    }
+
     /// `yyyy-MM-dd'T'HH:mm:ss.SSS+0000` in UTC: the one form both of Dumpling's ISO parsers
     /// read (wire format §2.6).
     public static func iso(millisecondsSinceEpoch ms: Int64) -> String {

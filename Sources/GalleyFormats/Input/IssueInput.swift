@@ -21,9 +21,9 @@ public enum IssueInput: Sendable, Equatable {
         let url = URL(fileURLWithPath: path)
         guard let status = FileStatus(path) else {
             if FileStatus(path, follow: false)?.kind == .symlink {
-                throw GalleyError("a symbolic link that leads nowhere (or in a loop)", path: path, hint: "Give the file or folder it should point at.")
+                throw GalleyError("a symbolic link that leads nowhere (or in a loop)", id: .inputNotFound, path: path, hint: "Give the file or folder it should point at.")
             }
-            throw GalleyError("no such file or folder", path: path)
+            throw GalleyError("no such file or folder", id: .inputNotFound, path: path)
         }
         if status.kind == .directory {
             let isSource = IssueSourceLoader.issueFileNames.contains { FileStatus(url.appending(path: $0).path) != nil }
@@ -32,17 +32,17 @@ public enum IssueInput: Sendable, Equatable {
             let zips = ((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [])
                 .filter { $0.lowercased().hasSuffix(".zip") && !$0.hasPrefix(".") }.sorted()
             guard !zips.isEmpty else {
-                throw GalleyError("the folder is neither an issue source (no issue.yaml) nor holds any .zip",
+                throw GalleyError("the folder is neither an issue source (no issue.yaml) nor holds any .zip", id: .inputKind,
                                   path: path, hint: "Give an issue source folder, a zip, a latest.json, or a folder of zips.")
             }
             return .zipFolder(zips.map { path.hasSuffix("/") ? path + $0 : path + "/" + $0 })
         }
         guard status.kind == .file else {
-            throw GalleyError("not a regular file (a device, FIFO or socket)", path: path,
+            throw GalleyError("not a regular file (a device, FIFO or socket)", id: .inputKind, path: path,
                               hint: "Give the issue zip, latest.json or source folder itself.")
         }
         guard FileStatus.isReadable(path), let handle = FileHandle(forReadingAtPath: path) else {
-            throw GalleyError("cannot read the file", path: path)
+            throw GalleyError("cannot read the file", id: .inputUnreadable, path: path)
         }
         defer { try? handle.close() }
         let head = (try? handle.read(upToCount: 64)).map { [UInt8]($0) } ?? []

@@ -27,10 +27,10 @@ public struct IssueSourceLoader: Sendable {
     public func load(_ root: URL) throws -> (source: IssueSource?, diagnostics: [Diagnostic]) {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory) else {
-            throw GalleyError("no such folder", path: root.path, hint: "Give the path of an issue source folder.")
+            throw GalleyError("no such folder", id: .inputNotFound, path: root.path, hint: "Give the path of an issue source folder.")
         }
         guard isDirectory.boolValue else {
-            throw GalleyError("not a folder", path: root.path,
+            throw GalleyError("not a folder", id: .inputKind, path: root.path,
                               hint: "`galley pack` takes an issue source folder (with issue.yaml inside).")
         }
         var log = DiagnosticLog()

@@ -85,7 +85,7 @@ public final class ManifestFileWriter {
 
     public init(url: URL, issue: IssueRecord) throws {
         guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-            throw GalleyError("cannot create a temporary file", path: url.path,
+            throw GalleyError("cannot create a temporary file", id: .outputUnwritable, path: url.path,
                               hint: "Check that the output folder is writable.")
         }
         handle = try FileHandle(forWritingTo: url)

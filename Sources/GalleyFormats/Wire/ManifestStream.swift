@@ -60,7 +60,7 @@ package struct ManifestStream {
     /// Reads a file 256 KiB at a time; the file is closed when `read` returns.
     package init(file url: URL) throws {
         guard let handle = FileHandle(forReadingAtPath: url.path) else {
-            throw GalleyError("cannot read latest.json", path: url.path, hint: "Check the file's permissions.")
+            throw GalleyError("cannot read latest.json", id: .inputUnreadable, path: url.path, hint: "Check the file's permissions.")
         }
         self.init(chunks: {
             let data = try handle.read(upToCount: 256 * 1024) ?? Data()
@@ -109,12 +109,12 @@ package struct ManifestStream {
         let hint = "Run `galley validate` on it."
         switch failure {
         case .syntax(let error):
-            return GalleyError("latest.json is not valid JSON (line \(error.line), column \(error.column)): \(error.message)",
+            return GalleyError("latest.json is not valid JSON (line \(error.line), column \(error.column)): \(error.message)", id: .inputUnreadable,
                                path: display, hint: hint)
-        case .source(let message): return GalleyError("latest.json cannot be read: \(message)", path: display, hint: hint)
-        case .byteOrderMark: return GalleyError("latest.json starts with a byte-order mark", path: display, hint: hint)
+        case .source(let message): return GalleyError("latest.json cannot be read: \(message)", id: .inputUnreadable, path: display, hint: hint)
+        case .byteOrderMark: return GalleyError("latest.json starts with a byte-order mark", id: .inputUnreadable, path: display, hint: hint)
         case .notAnObject(let value):
-            return GalleyError("latest.json is \(value.typeName), not an object", path: display, hint: hint)
+            return GalleyError("latest.json is \(value.typeName), not an object", id: .inputUnreadable, path: display, hint: hint)
         }
     }
 

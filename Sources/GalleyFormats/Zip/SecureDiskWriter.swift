@@ -26,7 +26,7 @@ public final class SecureDiskWriter {
     public init(root: URL) throws {
         try ProcessEnvironment.requireArchiveSettings()  // a UTF-8 locale, or libarchive cannot name non-ASCII files
         guard let resolved = realpath(root.path, nil) else {
-            throw GalleyError("cannot resolve the folder: \(String(cString: strerror(errno)))", path: root.path)
+            throw GalleyError("cannot resolve the folder: \(String(cString: strerror(errno)))", id: .inputUnreadable, path: root.path)
         }
         self.root = String(cString: resolved)
         free(resolved)
@@ -70,7 +70,7 @@ public final class SecureDiskWriter {
         guard let current else { throw GalleyError("no file started") }
         let written = chunk.withUnsafeBytes { archive_write_data(disk, $0.baseAddress, $0.count) }
         guard written == chunk.count else {
-            throw GalleyError("cannot write: \(libarchiveError(disk))", path: root + "/" + current)
+            throw GalleyError("cannot write: \(libarchiveError(disk))", id: .outputUnwritable, path: root + "/" + current)
         }
     }
 
@@ -79,12 +79,12 @@ public final class SecureDiskWriter {
         guard let current else { return }
         self.current = nil
         guard archive_write_finish_entry(disk) == ARCHIVE_OK else {
-            throw GalleyError("cannot write: \(libarchiveError(disk))", path: root + "/" + current)
+            throw GalleyError("cannot write: \(libarchiveError(disk))", id: .outputUnwritable, path: root + "/" + current)
         }
     }
 
     private func refusal(_ name: String, _ why: String) -> GalleyError {
-        GalleyError("refusing to extract `\(name)`: \(why)", path: root,
+        GalleyError("refusing to extract `\(name)`: \(why)", id: .outputUnwritable, path: root,
                     hint: "The zip names a file outside its folder, through a link, or twice; `galley validate` reports which.")
     }
 }

@@ -115,7 +115,7 @@ public struct ZipDirectory: Sendable {
     /// the others are left for `ContainerChecks` to report.
     public static func read(path: String, maxEntries: Int) throws -> ZipDirectory {
         guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw GalleyError("cannot open the file", path: path, hint: "Check that it exists and is readable.")
+            throw GalleyError("cannot open the file", id: .inputUnreadable, path: path, hint: "Check that it exists and is readable.")
         }
         defer { try? handle.close() }
         let fileSize = try handle.seekToEnd()

@@ -33,7 +33,7 @@ public final class ZipReader {
         guard archive_read_open_filename(archive, path, 64 * 1024) == ARCHIVE_OK else {
             let message = libarchiveError(archive)
             archive_read_free(archive)
-            throw GalleyError("cannot open the zip: \(message)", path: path)
+            throw GalleyError("cannot open the zip: \(message)", id: .inputUnreadable, path: path)
         }
     }
 

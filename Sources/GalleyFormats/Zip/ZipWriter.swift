@@ -39,7 +39,7 @@ public final class ZipWriter {
         try ProcessEnvironment.requireArchiveSettings()
         let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw GalleyError("cannot create the output file: \(String(cString: strerror(errno)))", path: url.path,
+            throw GalleyError("cannot create the output file: \(String(cString: strerror(errno)))", id: .outputUnwritable, path: url.path,
                               hint: "Check that the folder exists and is writable.")
         }
         guard let archive = archive_write_new() else {
@@ -82,7 +82,7 @@ public final class ZipWriter {
             let message = libarchiveError(archive)
             archive_write_free(archive)
             close(fd)
-            throw GalleyError("cannot start the zip: \(message)", path: url.path)
+            throw GalleyError("cannot start the zip: \(message)", id: .outputUnwritable, path: url.path)
         }
     }
 
@@ -104,7 +104,7 @@ public final class ZipWriter {
     ) throws {
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else {
-            throw GalleyError("cannot open: \(String(cString: strerror(errno)))", path: source)
+            throw GalleyError("cannot open: \(String(cString: strerror(errno)))", id: .inputUnreadable, path: source)
         }
         defer { close(input) }
         try writeHeader(name: name, size: size, mtime: mtime, compression: compression)
@@ -114,7 +114,7 @@ public final class ZipWriter {
             let count = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, capacity) }
             if count < 0 {
                 if errno == EINTR { continue }
-                throw GalleyError("cannot read: \(String(cString: strerror(errno)))", path: source)
+                throw GalleyError("cannot read: \(String(cString: strerror(errno)))", id: .inputUnreadable, path: source)
             }
             if count == 0 { break }
             total += Int64(count)
@@ -124,7 +124,7 @@ public final class ZipWriter {
             progress(Int64(count))
         }
         guard total == size else {
-            throw GalleyError("the file changed while it was being packed (expected \(size) bytes, found \(total))",
+            throw GalleyError("the file changed while it was being packed (expected \(size) bytes, found \(total))", id: .inputUnreadable,
                               path: source, hint: "Pack again once nothing is writing to the issue folder.")
         }
         guard archive_write_finish_entry(archive) == ARCHIVE_OK else { throw failure("cannot finish `\(name)`") }
@@ -168,14 +168,14 @@ public final class ZipWriter {
         let synced = fsync(sink.fd) == 0
         close(sink.fd)
         guard status == ARCHIVE_OK else {
-            throw GalleyError("cannot finish the zip: \(sink.failure ?? message)")
+            throw GalleyError("cannot finish the zip: \(sink.failure ?? message)", id: .outputUnwritable)
         }
-        guard synced else { throw GalleyError("cannot flush the zip to disk: \(String(cString: strerror(errno)))") }
+        guard synced else { throw GalleyError("cannot flush the zip to disk: \(String(cString: strerror(errno)))", id: .outputUnwritable) }
         return (sink.bytes, sink.hasher?.finalizeHex())
     }
 
     private func failure(_ what: String) -> GalleyError {
-        GalleyError("\(what): \(sink.failure ?? libarchiveError(archive))",
+        GalleyError("\(what): \(sink.failure ?? libarchiveError(archive))", id: .outputUnwritable,
                     hint: sink.failure != nil ? "Check the free space on the output's disk." : nil)
     }
 

@@ -67,6 +67,21 @@ public struct PackSummary: Sendable, Codable {
         case globalID = "global_id"
         case lastUpdated = "last_updated"
     }
+
+    /// Galley's JSON (docs/json.md): every key present, last_updated in RFC 3339.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(path, forKey: .path)
+        try container.encode(bytes, forKey: .bytes)
+        try container.encode(sha256, forKey: .sha256)
+        try container.encode(appleID, forKey: .appleID)
+        try container.encode(globalID, forKey: .globalID)
+        try container.encode(DumplingDate.rfc3339(lastUpdated), forKey: .lastUpdated)
+        try container.encode(articles, forKey: .articles)
+        try container.encode(assets, forKey: .assets)
+        try container.encode(entries, forKey: .entries)
+        try container.encode(warnings, forKey: .warnings)
+    }
 }
 
 /// How far a pack has got, for a progress bar.
@@ -164,7 +179,7 @@ public struct Packer {
 
         // 3. The zip: latest.json first, then the media by name.
         if FileManager.default.fileExists(atPath: output.path) && !options.force {
-            throw GalleyError("the output already exists", path: output.path, hint: "Pass --force to replace it.")
+            throw GalleyError("the output already exists", id: .outputExists, path: output.path, hint: "Pass --force to replace it.")
         }
         let writer = try ZipWriter(url: zipURL, hashing: options.computeSHA256, allowZip64: options.allowZip64)
         let prefix = planner.issue.appleID + "/"
@@ -353,17 +368,17 @@ public struct Packer {
         let status = FileStatus(given.path)
         if options.outputIsFolder {
             guard status == nil || status?.kind == .directory else {
-                throw GalleyError("the output is a file, not a folder", path: given.path,
+                throw GalleyError("the output is a file, not a folder", id: .usage, path: given.path,
                                   hint: "Give a folder (the zip goes inside as \(appleID).zip) or a path ending in .zip.")
             }
             return given.appending(path: "\(appleID).zip")
         }
         guard given.pathExtension.lowercased() == "zip" else {
-            throw GalleyError("the output is neither a folder nor a .zip path", path: given.path,
+            throw GalleyError("the output is neither a folder nor a .zip path", id: .usage, path: given.path,
                               hint: "Give a folder (the zip goes inside as \(appleID).zip) or a path ending in .zip.")
         }
         if status != nil && !options.force {
-            throw GalleyError("the output already exists", path: given.path, hint: "Pass --force to replace it.")
+            throw GalleyError("the output already exists", id: .outputExists, path: given.path, hint: "Pass --force to replace it.")
         }
         return given
     }
@@ -371,14 +386,14 @@ public struct Packer {
     private func moveIntoPlace(_ temporary: URL, _ output: URL, replace: Bool) throws {
         if replace {
             guard rename(temporary.path, output.path) == 0 else {
-                throw GalleyError("cannot move the zip into place: \(String(cString: strerror(errno)))", path: output.path)
+                throw GalleyError("cannot move the zip into place: \(String(cString: strerror(errno)))", id: .outputUnwritable, path: output.path)
             }
             return
         }
         // link() fails if the output appeared meanwhile: nothing is ever overwritten.
         guard link(temporary.path, output.path) == 0 else {
             let reason = errno == EEXIST ? "the output already exists" : String(cString: strerror(errno))
-            throw GalleyError("cannot move the zip into place: \(reason)", path: output.path,
+            throw GalleyError("cannot move the zip into place: \(reason)", id: .outputUnwritable, path: output.path,
                               hint: errno == EEXIST ? "Pass --force to replace it." : nil)
         }
         unlink(temporary.path)

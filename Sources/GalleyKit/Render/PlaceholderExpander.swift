@@ -27,11 +27,11 @@ public struct PlaceholderExpander: @unchecked Sendable {
             do {
                 custom = try NSRegularExpression(pattern: pattern)
             } catch {
-                throw GalleyError("the pattern is not a valid regular expression: \(pattern)",
+                throw GalleyError("the pattern is not a valid regular expression: \(pattern)", id: .configuration,
                                   hint: "Use ICU syntax, e.g. `\\{\\{asset (?<id>[0-9a-f]{24})\\}\\}`.")
             }
             guard pattern.contains("(?<id>") else {
-                throw GalleyError("the pattern has no named group `id`",
+                throw GalleyError("the pattern has no named group `id`", id: .configuration,
                                   hint: "Capture the asset id with `(?<id>...)`, e.g. `<!-- asset:(?<id>\\w+) -->`.")
             }
         } else {

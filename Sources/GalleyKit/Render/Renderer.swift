@@ -33,12 +33,12 @@ public struct RenderOptions: Sendable {
     /// Parses a Mustache template file, or fails with where it went wrong.
     public static func template(at path: String) throws -> MustacheTemplate {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw GalleyError("cannot read the template", path: path)
+            throw GalleyError("cannot read the template", id: .configuration, path: path)
         }
         do {
             return try MustacheTemplate(string: text)
         } catch {
-            throw GalleyError("the template does not parse: \(error)", path: path,
+            throw GalleyError("the template does not parse: \(error)", id: .configuration, path: path,
                               hint: "Check that every {{#section}} is closed by {{/section}}.")
         }
     }
@@ -69,7 +69,7 @@ public struct Renderer: Sendable {
             return false
         }
         guard var (html, _) = result else {
-            throw GalleyError("no article `\(id)` in the issue", path: input.path,
+            throw GalleyError("no article `\(id)` in the issue", id: .notFound, path: input.path,
                               hint: "Give an article's global_id (or, for a source folder, its slug); `galley render \(input.lastPathComponent) --output DIR` renders them all.")
         }
         if options.page, options.language == nil, let language = issue.language {
@@ -89,7 +89,7 @@ public struct Renderer: Sendable {
     /// beside it and moved into place when complete; an existing folder is replaced only with `force`.
     public func renderSite(from input: URL, to directory: URL, force: Bool) throws -> SiteSummary {
         if FileManager.default.fileExists(atPath: directory.path) && !force {
-            throw GalleyError("the output folder already exists", path: directory.path, hint: "Pass --force to replace it.")
+            throw GalleyError("the output folder already exists", id: .outputExists, path: directory.path, hint: "Pass --force to replace it.")
         }
         // The site's parent folders are made as needed, and removed again if the render fails.
         let created = try FolderMaker.make(directory.deletingLastPathComponent())
@@ -293,7 +293,7 @@ public struct Renderer: Sendable {
         case .manifest: return try readManifestFile(input, sink: sink)
         case .zip: return try readZip(input, extractTo: extractTo, sink: sink)
         case .zipFolder:
-            throw GalleyError("the folder holds issue zips, not an issue source", path: input.path,
+            throw GalleyError("the folder holds issue zips, not an issue source", id: .inputKind, path: input.path,
                               hint: "Render one zip at a time: `galley render FOLDER/ISSUE.zip --output DIR`.")
         }
     }
@@ -323,7 +323,7 @@ public struct Renderer: Sendable {
                     return nil
                 } catch {
                     let (reason, hint) = FileSystemError.describe(error)
-                    return GalleyError("cannot copy: \(reason)", path: entry.path, hint: hint)
+                    return GalleyError("cannot copy: \(reason)", id: .outputUnwritable, path: entry.path, hint: hint)
                 }
             }
             if let failure = failures.compactMap({ $0 }).first { throw failure }
@@ -352,7 +352,7 @@ public struct Renderer: Sendable {
         let directory = ContainerChecks(path: url.path, limits: ContainerLimits()).open(into: &findings)
         let errors = findings.items.filter { $0.severity == .error }
         guard let directory, errors.isEmpty else { throw DiagnosticsError(errors) }
-        guard let top = directory.topFolder else { throw GalleyError("the zip is empty", path: url.path) }
+        guard let top = directory.topFolder else { throw GalleyError("the zip is empty", id: .inputUnreadable, path: url.path) }
         let declared = directory.declaredSizes
         var issue: ReadIssue?
         let reader = try ZipReader(path: url.path)
@@ -374,7 +374,7 @@ public struct Renderer: Sendable {
                 try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
                 guard FileManager.default.createFile(atPath: target.path, contents: nil),
                       let handle = FileHandle(forWritingAtPath: target.path) else {
-                    throw GalleyError("cannot write", path: target.path)
+                    throw GalleyError("cannot write", id: .outputUnwritable, path: target.path)
                 }
                 defer { try? handle.close() }
                 let limit = Int64(declared[entry.name] ?? 0)
@@ -385,12 +385,12 @@ public struct Renderer: Sendable {
                     }
                 }
                 if let failure { throw failure }
-                guard complete else { throw GalleyError("`\(entry.name)` inflates past its declared size", path: url.path) }
+                guard complete else { throw GalleyError("`\(entry.name)` inflates past its declared size", id: .inputUnreadable, path: url.path) }
             }
         } catch let error as ZipReader.ReadError {
-            throw GalleyError("the zip is damaged: \(error.message)", path: url.path, hint: "Run `galley validate` on it.")
+            throw GalleyError("the zip is damaged: \(error.message)", id: .inputUnreadable, path: url.path, hint: "Run `galley validate` on it.")
         }
-        guard let issue else { throw GalleyError("the zip has no `\(top)/latest.json`", path: url.path) }
+        guard let issue else { throw GalleyError("the zip has no `\(top)/latest.json`", id: .inputUnreadable, path: url.path) }
         return issue
     }
 

@@ -20,20 +20,20 @@ extension ValidationConfiguration {
     /// Unknown check ids and settings are errors, so a typo cannot silently switch nothing off.
     public mutating func load(_ url: URL) throws {
         guard let text = try? String(contentsOf: url, encoding: .utf8) else {
-            throw GalleyError("cannot read the configuration", path: url.path)
+            throw GalleyError("cannot read the configuration", id: .configuration, path: url.path)
         }
         let node: Node?
         do {
             node = try YAMLBudget.compose(text)
         } catch let error as YAMLBudget.Exceeded {
-            throw GalleyError("the configuration \(error.reason)", path: "\(url.path):\((error.mark?.line).map(String.init) ?? "1")",
+            throw GalleyError("the configuration \(error.reason)", id: .configuration, path: "\(url.path):\((error.mark?.line).map(String.init) ?? "1")",
                               hint: "Write the settings out instead of nesting aliases.")
         } catch {
-            throw GalleyError("the configuration is not valid YAML: \(error)", path: url.path)
+            throw GalleyError("the configuration is not valid YAML: \(error)", id: .configuration, path: url.path)
         }
         guard let node else { return }
         guard case .mapping(let root) = node else {
-            throw GalleyError("the configuration must be a mapping with a `checks` key", path: url.path)
+            throw GalleyError("the configuration must be a mapping with a `checks` key", id: .configuration, path: url.path)
         }
         for (key, value) in root {
             if key.string == "limits" {
@@ -41,10 +41,10 @@ extension ValidationConfiguration {
                 continue
             }
             guard key.string == "checks" else {
-                throw GalleyError("unknown key `\(key.string ?? "")`", path: url.path, hint: "The keys are `checks` and `limits`.")
+                throw GalleyError("unknown key `\(key.string ?? "")`", id: .configuration, path: url.path, hint: "The keys are `checks` and `limits`.")
             }
             guard case .mapping(let checks) = value else {
-                throw GalleyError("`checks` must map check ids to off, info, warning or error", path: url.path)
+                throw GalleyError("`checks` must map check ids to off, info, warning or error", id: .configuration, path: url.path)
             }
             for (id, setting) in checks {
                 try set(id.string ?? "", setting.string ?? "", source: "\(url.path):\(id.mark?.line ?? 0)")
@@ -55,12 +55,12 @@ extension ValidationConfiguration {
 
     private mutating func loadLimits(_ node: Node, url: URL) throws {
         guard case .mapping(let mapping) = node else {
-            throw GalleyError("`limits` must map limit names to numbers", path: url.path)
+            throw GalleyError("`limits` must map limit names to numbers", id: .configuration, path: url.path)
         }
         for (key, value) in mapping {
             let name = key.string ?? ""
             guard let number = value.int, number > 0 else {
-                throw GalleyError("the limit `\(name)` must be a positive whole number", path: "\(url.path):\(key.mark?.line ?? 0)")
+                throw GalleyError("the limit `\(name)` must be a positive whole number", id: .configuration, path: "\(url.path):\(key.mark?.line ?? 0)")
             }
             switch name {
             case "max_entries": limits.maxEntries = number
@@ -68,7 +68,7 @@ extension ValidationConfiguration {
             case "max_ratio": limits.maxRatio = UInt64(number)
             case "max_depth": limits.maxDepth = number
             default:
-                throw GalleyError("unknown limit `\(name)`", path: "\(url.path):\(key.mark?.line ?? 0)",
+                throw GalleyError("unknown limit `\(name)`", id: .configuration, path: "\(url.path):\(key.mark?.line ?? 0)",
                                   hint: "The limits are max_entries, max_total_bytes, max_ratio and max_depth.")
             }
         }
@@ -78,11 +78,11 @@ extension ValidationConfiguration {
     public mutating func set(_ id: String, _ value: String, source: String) throws {
         guard let check = CheckCatalog.check(CheckID(rawValue: id)) else {
             let near = CheckCatalog.all.map(\.id.rawValue).min { editDistance($0, id) < editDistance($1, id) }
-            throw GalleyError("unknown check id `\(id)`", path: source,
+            throw GalleyError("unknown check id `\(id)`", id: .configuration, path: source,
                               hint: near.map { "Did you mean `\($0)`? `galley validate --list-checks` lists them all." })
         }
         guard let setting = Setting(rawValue: value.lowercased()) else {
-            throw GalleyError("`\(id)` must be off, info, warning or error, not `\(value)`", path: source)
+            throw GalleyError("`\(id)` must be off, info, warning or error, not `\(value)`", id: .configuration, path: source)
         }
         settings[check.id] = setting
     }

@@ -264,7 +264,8 @@ public struct Validator: Sendable {
 extension Validator {
     /// Validates every path; a path that cannot be used at all is a failure beside the reports.
     /// Source folders' findings are located relative to the working directory.
-    public func validate(paths: [String]) -> (run: ValidationRun, failures: [GalleyError]) {
+    /// Every path's report; a path that cannot be checked at all is a failure of the run.
+    public func validate(paths: [String]) -> ValidationRun {
         var reports: [InputReport] = []
         var failures: [GalleyError] = []
         for path in paths {
@@ -273,9 +274,11 @@ extension Validator {
             } catch let error as GalleyError {
                 failures.append(error)
             } catch {
-                failures.append(GalleyError("\(error)", path: path))
+                failures.append(GalleyError("\(error)", id: .inputUnreadable, path: path))
             }
         }
-        return (ValidationRun(reports: reports).relocatingSources(), failures)
+        var run = ValidationRun(reports: reports).relocatingSources()
+        run.failures = failures
+        return run
     }
 }

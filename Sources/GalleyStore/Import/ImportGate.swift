@@ -30,12 +30,12 @@ public enum ImportGate {
         switch try IssueInput.detect(path) {
         case .zip: break
         case .source:
-            throw GalleyError("an issue source folder, not an issue zip", path: path,
+            throw GalleyError("an issue source folder, not an issue zip", id: .inputKind, path: path,
                               hint: "Pack it first (`galley pack \(path) --output dist/`), then import the zip.")
         case .zipFolder:
-            throw GalleyError("a folder of zips, not an issue zip", path: path, hint: "Name the zips: `galley import \(path)/*.zip`.")
+            throw GalleyError("a folder of zips, not an issue zip", id: .inputKind, path: path, hint: "Name the zips: `galley import \(path)/*.zip`.")
         case .manifest:
-            throw GalleyError("a latest.json, not an issue zip", path: path, hint: "Import the issue zip that holds it.")
+            throw GalleyError("a latest.json, not an issue zip", id: .inputKind, path: path, hint: "Import the issue zip that holds it.")
         }
         // The full check (CRCs, real sizes, media): a damaged zip is refused before the store is
         // touched, not half-way through extraction.
@@ -45,7 +45,7 @@ public enum ImportGate {
         let errors = report.diagnostics.filter { $0.severity == .error }
         if !errors.isEmpty { throw DiagnosticsError(errors) }
         guard let directory, let issue else {
-            throw GalleyError("the zip's central directory or latest.json cannot be read", path: path, hint: "Run `galley validate` on it.")
+            throw GalleyError("the zip's central directory or latest.json cannot be read", id: .inputUnreadable, path: path, hint: "Run `galley validate` on it.")
         }
         return Passed(warnings: report.diagnostics.filter { $0.severity == .warning }, directory: directory, issue: issue)
     }

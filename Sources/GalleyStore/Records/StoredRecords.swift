@@ -20,6 +20,18 @@ public struct StoredIssue: Sendable, Codable {
         case publishDate = "publish_date"
         case lastUpdated = "last_updated"
     }
+
+    /// The store's JSON (docs/json.md): ISO 8601 dates, not the wire format's forms.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(globalID, forKey: .globalID)
+        try container.encode(appleID, forKey: .appleID)
+        try container.encode(title, forKey: .title)
+        try container.encode(displayDate, forKey: .displayDate)
+        try container.encode(DumplingDate.isoDay(publishDate: publishDate), forKey: .publishDate)
+        try container.encode(DumplingDate.rfc3339(lastUpdated), forKey: .lastUpdated)
+        try container.encode(articles, forKey: .articles)
+    }
 }
 
 /// An article as listings show it.
@@ -34,6 +46,7 @@ public struct StoredArticle: Sendable, Codable {
     public var author: String
     public var date: String
     public var featured: Bool
+    /// Comma-separated, as the wire format has them.
     public var keywords: String
     public var snippet: String?
 
@@ -41,6 +54,28 @@ public struct StoredArticle: Sendable, Codable {
         case placement, title, dek, section, type, author, date, featured, keywords, snippet
         case globalID = "global_id"
         case issueGlobalID = "issue_global_id"
+    }
+
+    /// The keywords one by one, as the JSON gives them.
+    public var keywordList: [String] {
+        keywords.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+    }
+
+    /// The store's JSON (docs/json.md): keywords as an array, the date in ISO 8601.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(globalID, forKey: .globalID)
+        try container.encode(issueGlobalID, forKey: .issueGlobalID)
+        try container.encode(placement, forKey: .placement)
+        try container.encode(title, forKey: .title)
+        try container.encode(dek, forKey: .dek)
+        try container.encode(section, forKey: .section)
+        try container.encode(type, forKey: .type)
+        try container.encode(author, forKey: .author)
+        try container.encode(DumplingDate.rfc3339(date), forKey: .date)
+        try container.encode(featured, forKey: .featured)
+        try container.encode(keywordList, forKey: .keywords)
+        try container.encodeIfPresent(snippet, forKey: .snippet)
     }
 }
 
@@ -92,6 +127,30 @@ public struct StoredAsset: Sendable, Codable {
         case articleGlobalID = "article_global_id"
         case fileName = "file_name"
         case crop350 = "crop_350_350"
+    }
+
+    /// The store's JSON (docs/json.md): metadata as an object (`{}` when there is none).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(globalID, forKey: .globalID)
+        try container.encode(issueGlobalID, forKey: .issueGlobalID)
+        try container.encode(articleGlobalID, forKey: .articleGlobalID)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(placement, forKey: .placement)
+        try container.encode(caption, forKey: .caption)
+        try container.encode(credit, forKey: .credit)
+        try container.encode(fileName, forKey: .fileName)
+        try container.encode(crop350, forKey: .crop350)
+        try container.encode(path, forKey: .path)
+        try container.encode(JSONValueBox(metadataValue), forKey: .metadata)
+    }
+
+    /// The metadata as a JSON value: the stored text parsed, an empty object when there is none
+    /// (or, should the stored text not parse, that text as a string).
+    public var metadataValue: JSONValue {
+        guard let metadata, !metadata.isEmpty else { return .object([]) }
+        guard let parsed = try? LocatedJSON.parse(Array(metadata.utf8)) else { return .string(metadata) }
+        return JSONValue(parsed)
     }
 }
 

@@ -30,7 +30,7 @@ public final class SQLiteStore: IssueStore {
             readOnly = try Self.openReadOnly(path, root: root)
         } else if access != .create {
             let what = FileStatus(root.path) == nil ? "no store here" : "not a Galley store (it has no store.sqlite)"
-            throw GalleyError(what, path: root.path,
+            throw GalleyError(what, id: .storeMissing, path: root.path,
                               hint: "Import a zip first (galley import ISSUE.zip --store \(root.path)), or pass the right --store or GALLEY_STORE.")
         }
         if let readOnly {
@@ -70,11 +70,11 @@ public final class SQLiteStore: IssueStore {
     /// A failure to open the store, in words (GRDB's for the database, the file system's for folders).
     static func failure(_ what: String, _ error: any Error, _ root: URL) -> GalleyError {
         if let database = error as? DatabaseError {
-            return GalleyError("\(what): \(database.message ?? "\(database.resultCode)")", path: root.path,
+            return GalleyError("\(what): \(database.message ?? "\(database.resultCode)")", id: .storeFailed, path: root.path,
                                hint: "Check that it is a Galley store and that you may read and write it; `galley store check` tells what is wrong.")
         }
         let (reason, hint) = FileSystemError.describe(error)
-        return GalleyError("\(what): \(reason)", path: root.path, hint: hint)
+        return GalleyError("\(what): \(reason)", id: .storeFailed, path: root.path, hint: hint)
     }
 
     /// The connection writes go through, opened on first use (see `init`).

@@ -32,6 +32,20 @@ public struct ImportResult: Sendable, Codable {
         case globalID = "global_id"
         case lastUpdated = "last_updated"
     }
+
+    /// The store's JSON (docs/json.md): last_updated in RFC 3339.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(path, forKey: .path)
+        try container.encode(status, forKey: .status)
+        try container.encode(appleID, forKey: .appleID)
+        try container.encode(globalID, forKey: .globalID)
+        try container.encode(DumplingDate.rfc3339(lastUpdated), forKey: .lastUpdated)
+        try container.encode(articles, forKey: .articles)
+        try container.encode(assets, forKey: .assets)
+        try container.encode(files, forKey: .files)
+        try container.encode(warnings, forKey: .warnings)
+    }
 }
 
 extension SQLiteStore {
@@ -176,7 +190,7 @@ extension SQLiteStore {
                 files.append(ExtractedFile(name: name, size: size, sha256: hasher.finalizeHex()))
             }
         } catch let error as ZipReader.ReadError {
-            throw GalleyError("the zip is damaged: \(error.message)", path: path, hint: "Run `galley validate` on it.")
+            throw GalleyError("the zip is damaged: \(error.message)", id: .inputUnreadable, path: path, hint: "Run `galley validate` on it.")
         }
         return files
     }

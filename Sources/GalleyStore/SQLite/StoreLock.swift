@@ -10,7 +10,7 @@ final class StoreLock {
 
     package init(_ url: URL) throws {
         fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw GalleyError("cannot open the store's lock file", path: url.path) }
+        guard fd >= 0 else { throw GalleyError("cannot open the store's lock file", id: .storeFailed, path: url.path) }
     }
 
     deinit { close(fd) }
@@ -18,7 +18,7 @@ final class StoreLock {
     /// Waits for the lock.
     package func lock() throws {
         while flock(fd, LOCK_EX) != 0 {
-            if errno != EINTR { throw GalleyError("cannot lock the store: \(String(cString: strerror(errno)))") }
+            if errno != EINTR { throw GalleyError("cannot lock the store: \(String(cString: strerror(errno)))", id: .storeFailed) }
         }
     }
 

@@ -24,15 +24,19 @@ struct PackCommand: ParsableCommand {
               galley pack Examples/winter-2026
               galley pack Examples/winter-2026 --output dist/ --force
               galley pack Examples/winter-2026 --output out/issue.zip --json
+
+            With --json, standard output is the summary (path, bytes, sha256, apple_id, \
+            last_updated, counts, warnings), or {"error": ...} with the findings that stopped \
+            the pack (docs/json/pack.schema.json).
             """)
 
     @Argument(help: "The issue source folder.", completion: .directory)
     var source: String
 
-    @Option(name: .shortAndLong, help: ArgumentHelp(
+    @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp(
         "A folder to write <apple_id>.zip into, or a path ending in .zip. Default: the current folder.",
         valueName: "path"))
-    var output: String?
+    var outputPath: String?
 
     @Flag(help: "Replace an existing zip at the output path.")
     var force = false
@@ -40,77 +44,68 @@ struct PackCommand: ParsableCommand {
     @Flag(help: "Pack an issue over 4 GiB or 65,535 files using Zip64 (Dumpling cannot read it).")
     var allowZip64 = false
 
-    @Flag(help: "Print a JSON summary (path, bytes, sha256, counts, warnings) on standard output.")
-    var json = false
+    @OptionGroup var output: OutputOptions
 
     @Flag(help: "Set the issue's last_updated to now (to the second) instead of the source's, so that stores and apps take an edited issue as a new version. The zip then differs from run to run.")
     var bump = false
 
     func run() throws {
+        let console = output.console
         var options = PackOptions(
-            source: URL(fileURLWithPath: source), output: output.map { URL(fileURLWithPath: $0) })
+            source: URL(fileURLWithPath: source), output: outputPath.map { URL(fileURLWithPath: $0) })
         options.force = force
         options.allowZip64 = allowZip64
         if bump { options.lastUpdated = Int64(Date().timeIntervalSince1970) * 1000 }
-        try reportingErrors {
+        try console.run {
             options.configuration = try ValidationConfiguration.resolve(
                 configFile: nil, ignored: [], from: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
-        }
-        if let epoch = ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"], !epoch.isEmpty {
-            guard let seconds = Int64(epoch), seconds >= 0 else {
-                Terminal.standardError.write(
-                    "error: SOURCE_DATE_EPOCH must be a whole number of seconds since 1970, not `\(epoch)`\n")
-                throw Status.couldNotRun
+            if let epoch = ProcessInfo.processInfo.environment["SOURCE_DATE_EPOCH"], !epoch.isEmpty {
+                guard let seconds = Int64(epoch), seconds >= 0 else {
+                    throw GalleyError("SOURCE_DATE_EPOCH must be a whole number of seconds since 1970, not `\(epoch)`",
+                                      id: .usage, hint: "Unset it, or set it to `date +%s` of the time the zip should carry.")
+                }
+                options.sourceDateEpoch = seconds
             }
-            options.sourceDateEpoch = seconds
         }
-        let stderr = Terminal.standardError
         let interrupts = Interrupts.onInterrupt { [options] in options.removeTemporaries() }
         defer { interrupts.forEach { $0.cancel() } }
-        let bar = ProgressBar(label: "packing", enabled: !json)
-        do {
-            let summary = try Packer().pack(options) { state in
-                switch state.phase {
-                case .articles:
-                    bar?.update(
-                        done: Int64(state.articlesDone), total: Int64(state.articlesTotal),
-                        detail: "article \(state.articlesDone)/\(state.articlesTotal)")
-                case .zip:
-                    bar?.update(
-                        done: state.bytesDone, total: state.bytesTotal,
-                        detail: "\(state.entriesDone)/\(state.entriesTotal) files, \(formatBytes(state.bytesDone))")
+        let bar = console.progressBar("packing")
+        defer { bar?.clear() }
+        try console.run {
+            do {
+                let summary = try console.timed("packed") {
+                    try Packer().pack(options) { state in
+                        switch state.phase {
+                        case .articles:
+                            bar?.update(
+                                done: Int64(state.articlesDone), total: Int64(state.articlesTotal),
+                                detail: "article \(state.articlesDone)/\(state.articlesTotal)")
+                        case .zip:
+                            bar?.update(
+                                done: state.bytesDone, total: state.bytesTotal,
+                                detail: "\(state.entriesDone)/\(state.entriesTotal) files, \(formatBytes(state.bytesDone))")
+                        }
+                    }
                 }
+                bar?.clear()
+                var relocatedSummary = summary
+                relocatedSummary.warnings = summary.warnings.map { relocated($0) }
+                if output.json { return console.emit(relocatedSummary) }
+                console.findings(relocatedSummary.warnings)
+                console.detail("sha256 \(summary.sha256 ?? "-"), \(summary.entries) entries, last_updated \(summary.lastUpdated)")
+                console.status(
+                    "packed \(summary.path) (\(summary.articles) articles, \(summary.assets) assets, \(formatBytes(summary.bytes)))")
+            } catch let error as DiagnosticsError {
+                bar?.clear()
+                let diagnostics = error.diagnostics.map { relocated($0) }
+                if !output.json {
+                    let errors = diagnostics.filter { $0.severity == .error }.count
+                    console.findings(diagnostics)
+                    console.note("pack failed: \(TextReport.summaryLine(errors: errors, warnings: diagnostics.count - errors))")
+                    throw Status.problems
+                }
+                throw DiagnosticsError(diagnostics)
             }
-            bar?.clear()
-            let warnings = summary.warnings.map { relocated($0) }
-            if json {
-                var output = summary
-                output.warnings = warnings
-                printJSON(PackResult(ok: true, summary: output, diagnostics: nil))
-            } else {
-                stderr.report(warnings, base: ".")
-                Terminal.standardOutput.write(
-                    "packed \(summary.path) (\(summary.articles) articles, \(summary.assets) assets, \(formatBytes(summary.bytes)))\n")
-            }
-        } catch let error as DiagnosticsError {
-            bar?.clear()
-            let diagnostics = error.diagnostics.map { relocated($0) }
-            if json {
-                printJSON(PackResult(ok: false, summary: nil, diagnostics: diagnostics))
-            } else {
-                stderr.report(diagnostics, base: ".")
-                let errors = diagnostics.filter { $0.severity == .error }.count
-                stderr.write("pack failed: \(TextReport.summaryLine(errors: errors, warnings: diagnostics.count - errors))\n")
-            }
-            throw Status.problems
-        } catch let error as GalleyError {
-            bar?.clear()
-            if json {
-                printJSON(PackResult(ok: false, summary: nil, diagnostics: nil, error: error.description, hint: error.hint))
-            } else {
-                stderr.report(error)
-            }
-            throw Status.couldNotRun
         }
     }
 
@@ -119,12 +114,4 @@ struct PackCommand: ParsableCommand {
         copy.location = diagnostic.location.map { TextReport.relocate($0, base: source) }
         return copy
     }
-}
-
-struct PackResult: Encodable {
-    var ok: Bool
-    var summary: PackSummary?
-    var diagnostics: [Diagnostic]?
-    var error: String? = nil
-    var hint: String? = nil
 }

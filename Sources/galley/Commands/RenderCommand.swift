@@ -35,6 +35,10 @@ struct RenderCommand: ParsableCommand {
               galley render Examples/winter-2026 --output build/preview
               galley render dist/issue.zip --article 5f827f80262d6fe87d41ca17 --page --output a.html
               galley render dist/issue.zip --stdin --style dumpling --asset-base file:///var/issue/ < body.html
+
+            With --json, standard output is one document: a site's summary (path, articles, \
+            assets, warnings), or for one article {"html", "path", "warnings"} (html null when \
+            written to --output); docs/json/render.schema.json.
             """)
 
     @Argument(help: "An issue zip, source folder or latest.json (not with --from-store).", completion: .file())
@@ -52,8 +56,8 @@ struct RenderCommand: ParsableCommand {
     @Option(help: "The article to render (global id; for a source folder also its slug).")
     var article: String?
 
-    @Option(name: .shortAndLong, help: "The site's folder, or the file for one article (default: standard output).")
-    var output: String?
+    @Option(name: [.customShort("o"), .customLong("output")], help: "The site's folder, or the file for one article (default: standard output).")
+    var outputPath: String?
 
     @Flag(help: "Replace an existing output.")
     var force = false
@@ -85,8 +89,7 @@ struct RenderCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The pages' language (default: the issue's metadata.language, else en).", valueName: "code"))
     var lang: String?
 
-    @Flag(help: "Print a JSON summary of a site render.")
-    var json = false
+    @OptionGroup var output: OutputOptions
 
     @Flag(help: "Keep bodies as they are, scripts included, and leave out the pages' Content-Security-Policy (for publishers whose own pages need their scripts).")
     var trustBodies = false
@@ -98,20 +101,36 @@ struct RenderCommand: ParsableCommand {
         if fromStore && article == nil {
             throw ValidationError("--from-store renders one article: give --article ID.")
         }
-        if !fromStore && !stdin && article == nil && output == nil {
+        if !fromStore && !stdin && article == nil && outputPath == nil {
             throw ValidationError("Give --output DIR for a preview site, or --article ID for one article.")
         }
     }
 
+    /// `--json` for one article.
+    struct ArticleDocument: Encodable {
+        var html: String?
+        var path: String?
+        var warnings: [Diagnostic]
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(html, forKey: .html)
+            try container.encode(path, forKey: .path)
+            try container.encode(warnings, forKey: .warnings)
+        }
+
+        private enum CodingKeys: String, CodingKey { case html, path, warnings }
+    }
+
     func run() throws {
-        let stderr = Terminal.standardError
+        let console = output.console
         var options = RenderOptions(style: style, pattern: pattern, missing: onMissing, assetBase: assetBase, page: page, language: lang)
         options.trustBodies = trustBodies
         let inputURL = URL(fileURLWithPath: input ?? ".")
         // Relative asset URLs start from the folder the HTML lands in.
-        let outputFolder = output.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
+        let outputFolder = outputPath.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
             ?? URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
-        try reportingErrors {
+        try console.run {
             options.assetTemplate = try template.map(RenderOptions.template(at:))
             options.pageTemplate = try pageTemplate.map(RenderOptions.template(at:))
             let renderer = Renderer(options: options)
@@ -120,36 +139,39 @@ struct RenderCommand: ParsableCommand {
                 let (html, warnings) = try renderer.renderArticle(
                     fromStore: try StoreLocation.open(location, access: .read), id: article, issue: issue,
                     outputDirectory: outputFolder)
-                stderr.report(warnings, base: ".")
-                try write(html)
+                try deliver(html, warnings, console)
             } else if stdin {
                 let data = FileHandle.standardInput.readDataToEndOfFile()
                 guard let body = String(data: data, encoding: .utf8) else {
-                    throw GalleyError("standard input is not UTF-8 text", hint: "Convert the body to UTF-8.")
+                    throw GalleyError("standard input is not UTF-8 text", id: .inputUnreadable, hint: "Convert the body to UTF-8.")
                 }
                 let (html, warnings) = try renderer.renderBody(body, manifest: inputURL, articleID: article)
-                stderr.report(warnings, base: ".")
-                try write(html)
+                try deliver(html, warnings, console)
             } else if let article {
-                let (html, warnings) = try renderer.renderArticle(from: inputURL, id: article, outputDirectory: outputFolder)
-                stderr.report(warnings, base: ".")
-                try write(html)
-            } else if let output {
-                let summary = try renderer.renderSite(from: inputURL, to: URL(fileURLWithPath: output), force: force)
-                if json {
-                    printJSON(summary)
-                } else {
-                    stderr.report(summary.warnings, base: ".")
-                    Terminal.standardOutput.write(
-                        "rendered \(summary.articles) articles and \(summary.assets) assets into \(summary.path); open \(summary.path)/index.html\n")
+                let (html, warnings) = try console.timed("rendered") {
+                    try renderer.renderArticle(from: inputURL, id: article, outputDirectory: outputFolder)
                 }
+                try deliver(html, warnings, console)
+            } else if let outputPath {
+                let summary = try console.timed("rendered the site") {
+                    try renderer.renderSite(from: inputURL, to: URL(fileURLWithPath: outputPath), force: force)
+                }
+                if output.json { return console.emit(summary) }
+                console.findings(summary.warnings)
+                console.status(
+                    "rendered \(summary.articles) articles and \(summary.assets) assets into \(summary.path); open \(summary.path)/index.html")
             }
         }
     }
 
-    /// To --output (atomically; an existing file only with --force), else standard output.
-    private func write(_ html: String) throws {
-        guard let output else { return Terminal.standardOutput.write(html) }
-        try Renderer.write(html: html, to: URL(fileURLWithPath: output), force: force)
+    /// One article's HTML: to --output (atomically; an existing file only with --force), else
+    /// standard output; under --json, inside the document.
+    private func deliver(_ html: String, _ warnings: [Diagnostic], _ console: Console) throws {
+        if let outputPath { try Renderer.write(html: html, to: URL(fileURLWithPath: outputPath), force: force) }
+        if output.json {
+            return console.emit(ArticleDocument(html: outputPath == nil ? html : nil, path: outputPath, warnings: warnings))
+        }
+        console.findings(warnings)
+        if outputPath == nil { console.data(html) }
     }
 }

@@ -33,7 +33,7 @@ struct ValidateCommand: ParsableCommand {
     @Argument(help: "Issue source folders, zips, latest.json files or folders of zips.", completion: .file())
     var paths: [String] = []
 
-    @Option(help: "The report's format.")
+    @Option(help: "The report's format (--json is --format json).")
     var format: ReportFormat = .text
 
     @Flag(help: "Fail (exit 1) on warnings too.")
@@ -54,6 +54,20 @@ struct ValidateCommand: ParsableCommand {
     @Flag(help: .hidden)
     var markdown = false
 
+    @OptionGroup var output: OutputOptions
+
+    /// `--list-checks --json`.
+    struct CatalogDocument: Encodable {
+        struct Entry: Encodable {
+            var id: CheckID
+            var group: String
+            var severity: Severity
+            var summary: String
+            var explanation: String
+        }
+        var checks: [Entry]
+    }
+
     func validate() throws {
         if !listChecks && paths.isEmpty {
             throw ValidationError("Give at least one path to validate, e.g. `galley validate dist/issue.zip`.")
@@ -61,28 +75,35 @@ struct ValidateCommand: ParsableCommand {
     }
 
     func run() throws {
-        let out = Terminal.standardOutput
+        let console = output.console
+        let format = output.json ? .json : format
         if listChecks {
-            out.write(markdown ? CheckCatalog.markdown(CheckCatalog.complete) : CheckCatalog.listing(CheckCatalog.complete))
-            return
+            if format == .json {
+                return console.emit(CatalogDocument(checks: CheckCatalog.complete.map {
+                    .init(id: $0.id, group: $0.group.rawValue, severity: $0.severity, summary: $0.summary, explanation: $0.explanation)
+                }))
+            }
+            return console.data(markdown ? CheckCatalog.markdown(CheckCatalog.complete) : CheckCatalog.listing(CheckCatalog.complete))
         }
         var options = ValidationOptions()
         options.fullCheck = !quick
-        try reportingErrors {
+        let jsonConsole = Console(out: console.out, err: console.err, verbosity: console.verbosity, json: format == .json)
+        try jsonConsole.run {
             options.configuration = try ValidationConfiguration.resolve(
                 configFile: config, ignored: ignored, from: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
         }
-        var (run, failures) = Validator(options: options).validate(paths: paths)
-        if strict { run = run.strict() }
-        for failure in failures { Terminal.standardError.report(failure) }
-        switch format {
-        case .text: out.write(out.textReport.render(run))
-        case .json: out.write(run.json())
-        case .junit: out.write(run.junit())
-        case .github: out.write(run.github())
-        case .sarif: out.write(run.sarif())
+        var run = console.timed("validated \(paths.count) path\(paths.count == 1 ? "" : "s")") {
+            Validator(options: options).validate(paths: paths)
         }
-        if !failures.isEmpty { throw Status.couldNotRun }
-        if run.errors > 0 { throw Status.problems }
+        if strict { run = run.strict() }
+        for failure in run.failures { console.err.report(failure) }
+        switch format {
+        case .text: console.data(console.out.textReport.render(run, summary: console.verbosity > .quiet))
+        case .json: console.data(run.json())
+        case .junit: console.data(run.junit())
+        case .github: console.data(run.github())
+        case .sarif: console.data(run.sarif())
+        }
+        if run.exitStatus != 0 { throw ExitCode(run.exitStatus) }
     }
 }

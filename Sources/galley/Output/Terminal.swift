@@ -2,8 +2,14 @@ import Foundation
 import GalleyCore
 import GalleyKit
 
-/// Writing to stdout and stderr: colour only on a terminal, `NO_COLOR` and `TERM=dumb` honoured.
-/// What the lines say is the library's (`TextReport`); this only decides the colours.
+/// When to colour: `auto` on a terminal unless `NO_COLOR` is set or `TERM=dumb`; `always` and
+/// `never` as asked (an explicit `--color always` wins over `NO_COLOR`).
+enum ColorMode: String, CaseIterable, Sendable {
+    case auto, always, never
+}
+
+/// Writing to stdout or stderr. What the lines say is the library's (`TextReport`); this only
+/// decides the colours.
 struct Terminal {
     let fd: Int32
     let isTTY: Bool
@@ -12,12 +18,16 @@ struct Terminal {
     static var standardError: Terminal { Terminal(fd: 2) }
     static var standardOutput: Terminal { Terminal(fd: 1) }
 
-    init(fd: Int32) {
+    init(fd: Int32, color: ColorMode = .auto, environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.fd = fd
         isTTY = isatty(fd) == 1
-        let environment = ProcessInfo.processInfo.environment
-        let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
-        useColor = isTTY && !noColor && environment["TERM"] != "dumb"
+        switch color {
+        case .always: useColor = true
+        case .never: useColor = false
+        case .auto:
+            let noColor = !(environment["NO_COLOR"] ?? "").isEmpty
+            useColor = isTTY && !noColor && environment["TERM"] != "dumb"
+        }
     }
 
     func write(_ text: String) {
@@ -25,7 +35,7 @@ struct Terminal {
         handle.write(Data(text.utf8))
     }
 
-    /// The report writer for this stream: ANSI colours on a colour terminal, plain text elsewhere.
+    /// The report writer for this stream: ANSI colours when colouring, plain text elsewhere.
     var textReport: TextReport {
         guard useColor else { return TextReport() }
         return TextReport { text, style in

@@ -9,8 +9,18 @@ public enum ReportFormat: String, Sendable, CaseIterable {
 
 public struct ValidationRun: Sendable {
     public var reports: [InputReport]
+    /// Paths that could not be checked at all (missing, unreadable, of no known kind): the run
+    /// exits 2, and every format says why.
+    public var failures: [GalleyError]
 
-    public init(reports: [InputReport]) { self.reports = reports }
+    public init(reports: [InputReport], failures: [GalleyError] = []) {
+        self.reports = reports
+        self.failures = failures
+    }
+
+    /// The exit status the run stands for: 2 when a path could not be checked, 1 when there
+    /// are errors (warnings too, after `strict()`), else 0. Every format's counts agree with it.
+    public var exitStatus: Int32 { !failures.isEmpty ? 2 : errors > 0 ? 1 : 0 }
 
     /// `--strict`: warnings fail the run, so every report counts them as errors (the JSON
     /// summary, JUnit's failures, annotation and SARIF levels then agree with the exit status).
@@ -26,7 +36,7 @@ public struct ValidationRun: Sendable {
                 return promoted
             }
             return copy
-        })
+        }, failures: failures)
     }
 
     /// `path` relative to `directory` when it lies inside it (CI annotations and SARIF name files
@@ -41,46 +51,65 @@ public struct ValidationRun: Sendable {
     public var warnings: Int { reports.reduce(0) { $0 + $1.warnings } }
     public var infos: Int { reports.reduce(0) { $0 + $1.diagnostics.filter { $0.severity == .info }.count } }
 
-    // MARK: JSON (docs/ci.md documents the schema; `version` changes when it does)
+    // MARK: JSON (docs/json.md and docs/json/validate.schema.json)
 
-    public func json() -> String {
-        func location(_ l: SourceLocation?) -> JSONValue {
-            guard let l else { return .null }
-            var members: [(String, JSONValue)] = [("path", .string(l.path))]
-            members.append(("line", l.line.map(JSONValue.int) ?? .null))
-            members.append(("column", l.column.map(JSONValue.int) ?? .null))
-            members.append(("json_path", l.jsonPath.map(JSONValue.string) ?? .null))
-            return .object(members)
+    /// The report as one JSON document of Galley's contract.
+    public func json() -> String { JSONDocument.encode(JSONReport(run: self)) }
+
+    private struct JSONReport: Encodable {
+        struct Tool: Encodable {
+            var name = "galley"
+            var version = Galley.version
         }
-        let inputs: [JSONValue] = reports.map { report in
-            .object([
-                ("path", .string(report.path)), ("kind", .string(report.kind.rawValue)),
-                ("errors", .int(report.errors)), ("warnings", .int(report.warnings)),
-                ("diagnostics", .array(report.diagnostics.map { d in
-                    .object([
-                        ("id", .string(d.id.rawValue)), ("severity", .string(d.severity.rawValue)), ("message", .string(d.message)),
-                        ("location", location(d.location)), ("hint", d.hint.map(JSONValue.string) ?? .null),
-                    ])
-                })),
-            ])
+
+        struct Summary: Encodable {
+            var inputs, errors, warnings, infos, failures: Int
+            var exitStatus: Int32
+
+            enum CodingKeys: String, CodingKey {
+                case inputs, errors, warnings, infos, failures
+                case exitStatus = "exit_status"
+            }
         }
-        let document: JSONValue = .object([
-            ("version", .int(1)),
-            ("tool", .object([("name", .string("galley")), ("version", .string(Galley.version))])),
-            ("summary", .object([
-                ("inputs", .int(reports.count)), ("errors", .int(errors)), ("warnings", .int(warnings)), ("infos", .int(infos)),
-            ])),
-            ("inputs", .array(inputs)),
-        ])
-        return JSONWriter().encode(document) + "\n"
+
+        struct Input: Encodable {
+            var path: String
+            var kind: String
+            var errors, warnings: Int
+            var diagnostics: [Diagnostic]
+        }
+
+        var tool = Tool()
+        var summary: Summary
+        var inputs: [Input]
+        var failures: [ErrorDocument.Body]
+
+        init(run: ValidationRun) {
+            summary = Summary(
+                inputs: run.reports.count, errors: run.errors, warnings: run.warnings, infos: run.infos,
+                failures: run.failures.count, exitStatus: run.exitStatus)
+            inputs = run.reports.map {
+                Input(path: $0.path, kind: $0.kind.rawValue, errors: $0.errors, warnings: $0.warnings, diagnostics: $0.diagnostics)
+            }
+            failures = run.failures.map { ErrorDocument($0).error }
+        }
     }
 
     // MARK: JUnit XML
 
     public func junit() -> String {
         var xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-        let total = reports.reduce(0) { $0 + max(1, $1.diagnostics.count) }
-        xml += "<testsuites name=\"galley validate\" tests=\"\(total)\" failures=\"\(errors)\">\n"
+        let total = reports.reduce(0) { $0 + max(1, $1.diagnostics.count) } + failures.count
+        xml += "<testsuites name=\"galley validate\" tests=\"\(total)\" failures=\"\(errors)\" errors=\"\(failures.count)\">\n"
+        // A path that could not be checked is a JUnit error (the run could not test it), not a failure.
+        for failure in failures {
+            let path = failure.path ?? "galley validate"
+            xml += "  <testsuite name=\"\(xmlEscape(path))\" tests=\"1\" failures=\"0\" errors=\"1\">\n"
+            xml += "    <testcase classname=\"\(failure.id.rawValue)\" name=\"\(xmlEscape(path))\">\n"
+            let body = xmlEscape(failure.message + (failure.hint.map { "\nhint: \($0)" } ?? ""))
+            xml += "      <error type=\"\(failure.id.rawValue)\" message=\"\(xmlEscape(failure.message))\">\(body)</error>\n"
+            xml += "    </testcase>\n  </testsuite>\n"
+        }
         for report in reports {
             let tests = max(1, report.diagnostics.count)
             xml += "  <testsuite name=\"\(xmlEscape(report.path))\" tests=\"\(tests)\" failures=\"\(report.errors)\">\n"
@@ -108,6 +137,12 @@ public struct ValidationRun: Sendable {
 
     public func github(workingDirectory: String = FileManager.default.currentDirectoryPath) -> String {
         var out = ""
+        for failure in failures {
+            var properties = ["title=\(githubProperty(failure.id.rawValue))"]
+            if let path = failure.path { properties.insert("file=\(githubProperty(Self.relative(path, to: workingDirectory)))", at: 0) }
+            let message = "could not check: " + failure.message + (failure.hint.map { "\nhint: \($0)" } ?? "")
+            out += "::error \(properties.joined(separator: ","))::\(githubData(message))\n"
+        }
         for report in reports {
             for d in report.diagnostics {
                 let command = d.severity == .error ? "error" : d.severity == .warning ? "warning" : "notice"
@@ -169,6 +204,23 @@ public struct ValidationRun: Sendable {
                 ("originalUriBaseIds", .object([
                     ("SRCROOT", .object([("uri", .string("file://" + Self.uriPath(workingDirectory.hasSuffix("/") ? workingDirectory : workingDirectory + "/")))])),
                 ])),
+                ("invocations", .array([.object([
+                    ("executionSuccessful", .bool(failures.isEmpty)),
+                    ("toolExecutionNotifications", .array(failures.map { failure in
+                        var members: [(String, JSONValue)] = [
+                            ("level", .string("error")),
+                            ("message", .object([("text", .string(failure.description + (failure.hint.map { " Hint: \($0)" } ?? "")))])),
+                            ("descriptor", .object([("id", .string(failure.id.rawValue))])),
+                        ]
+                        if let path = failure.path {
+                            let file = Self.relative(path, to: workingDirectory)
+                            var artifact: [(String, JSONValue)] = [("uri", .string(Self.uriPath(file)))]
+                            if !file.hasPrefix("/") { artifact.append(("uriBaseId", .string("SRCROOT"))) }
+                            members.append(("locations", .array([.object([("physicalLocation", .object([("artifactLocation", .object(artifact))]))])])))
+                        }
+                        return .object(members)
+                    })),
+                ])])),
                 ("results", .array(results)),
             ])])),
         ])

@@ -49,8 +49,9 @@ public struct TextReport: Sendable {
     }
 
     /// A validate run: each input's findings grouped per file in line order (the order of
-    /// findings on one line is kept), then the summary line.
-    public func render(_ run: ValidationRun) -> String {
+    /// findings on one line is kept), then the summary line (left out with `summary: false`).
+    /// The failures (paths not checked at all) are the caller's to print, as errors.
+    public func render(_ run: ValidationRun, summary showSummary: Bool = true) -> String {
         var out = ""
         for report in run.reports {
             let sorted = report.diagnostics.enumerated().sorted { a, b in
@@ -61,10 +62,13 @@ public struct TextReport: Sendable {
             }.map(\.element)
             out += render(sorted, base: ".")
         }
+        guard showSummary else { return out }
+        let failures = run.failures.count
         let summary = "\(run.reports.count) input\(run.reports.count == 1 ? "" : "s") checked: "
             + Self.summaryLine(errors: run.errors, warnings: run.warnings)
             + (run.infos > 0 ? ", \(run.infos) info" : "")
-        return out + (run.errors > 0 ? paint(summary, .failure) : summary) + "\n"
+            + (failures > 0 ? "; \(failures) path\(failures == 1 ? "" : "s") could not be checked" : "")
+        return out + (run.exitStatus != 0 ? paint(summary, .failure) : summary) + "\n"
     }
 
     /// Findings locate files relative to their input; show them as the user can open them.

@@ -56,10 +56,10 @@ extension SQLiteStore {
             }
             let ids = try Int64.fetchAll(db, sql: sql, arguments: arguments)
             guard let first = ids.first else {
-                throw GalleyError("no article `\(id)` in the store", path: root.path, hint: "`galley articles` lists them.")
+                throw GalleyError("no article `\(id)` in the store", id: .notFound, path: root.path, hint: "`galley articles` lists them.")
             }
             guard ids.count == 1 else {
-                throw GalleyError("\(ids.count) issues have an article `\(id)`", path: root.path,
+                throw GalleyError("\(ids.count) issues have an article `\(id)`", id: .notFound, path: root.path,
                                   hint: "Name the issue with --issue (ids are scoped per issue).")
             }
             return first
@@ -71,11 +71,11 @@ extension SQLiteStore {
         try database.read { db in
             let rowID = try articleRowID(id, issue: issue, db)
             guard let row = try ArticleRow.fetchOne(db, key: rowID), let issueRow = try IssueRow.fetchOne(db, key: row.issueId) else {
-                throw GalleyError("no article `\(id)` in the store", path: root.path)
+                throw GalleyError("no article `\(id)` in the store", id: .notFound, path: root.path)
             }
             guard let summary = try StoredArticle.fetchOne(db, sql: """
                 SELECT \(Self.articleColumns) FROM article a JOIN issue i ON i.id = a.issueId WHERE a.id = ?
-                """, arguments: [rowID]) else { throw GalleyError("no article `\(id)` in the store", path: root.path) }
+                """, arguments: [rowID]) else { throw GalleyError("no article `\(id)` in the store", id: .notFound, path: root.path) }
             let assetRows = try StoredAsset.fetchAll(db, sql: """
                 SELECT \(Self.assetColumns) FROM asset s JOIN issue i ON i.id = s.issueId
                 LEFT JOIN article a ON a.id = s.articleId WHERE s.articleId = ? ORDER BY s.kind, s.placement

@@ -6,7 +6,8 @@ import GalleyStore
 
 struct ArticlesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "articles", abstract: "List articles, in issue order (or newest first with --by-date).")
+        commandName: "articles", abstract: "List articles, in issue order (or newest first with --by-date).",
+        discussion: "With --json: {\"articles\": [...]} (docs/json/articles.schema.json).")
 
     @Option(help: "Only this issue (global id or apple_id); an unknown issue is an error.")
     var issue: String?
@@ -26,17 +27,22 @@ struct ArticlesCommand: ParsableCommand {
     var page = 0
 
     @OptionGroup var store: StoreOptions
+    @OptionGroup var output: OutputOptions
+
+    /// `{"articles": [...]}`: this listing, and article newer/older.
+    struct Document: Encodable { var articles: [StoredArticle] }
 
     func run() throws {
-        try reportingErrors {
+        let console = output.console
+        try console.run {
             let filter = ArticleFilter(issue: issue, type: type, excludeType: excludeType, featured: featured, keyword: keyword,
                                        byDate: byDate, limit: limit, page: page)
             let opened = try store.open()
-            let articles = try opened.articles(filter)
-            if store.json { return printJSON(articles) }
-            if articles.isEmpty { try store.explainEmpty("articles", in: opened) }
+            let articles = try console.timed("query") { try opened.articles(filter) }
+            if output.json { return console.emit(Document(articles: articles)) }
+            if articles.isEmpty { try store.explainEmpty("articles", in: opened, console) }
             for article in articles {
-                Terminal.standardOutput.write("\(article.globalID)  \(article.title)  [\(article.type)]\n")
+                console.data("\(article.globalID)  \(article.title)  [\(article.type)]\n")
             }
         }
     }
@@ -55,27 +61,39 @@ struct ArticleCommand: ParsableCommand {
 
     struct Show: ParsableCommand {
         static let configuration = CommandConfiguration(
-            commandName: "show", abstract: "An article with its assets (and their paths in the store), and its issue's newer and older articles.")
+            commandName: "show", abstract: "An article with its assets (and their paths in the store), and its issue's newer and older articles.",
+            discussion: """
+                With --json: the article, its body and fields, assets, newer and older \
+                (docs/json/article-show.schema.json); with --meta KEY: {"key", "value"} \
+                (docs/json/article-meta.schema.json).
+                """)
         @OptionGroup var selection: Selection
         @Option(help: ArgumentHelp("Print only this custom metadata value.", valueName: "key"))
         var meta: String?
         @OptionGroup var store: StoreOptions
+        @OptionGroup var output: OutputOptions
+
+        struct MetaDocument: Encodable {
+            var key: String
+            var value: JSONValueBox
+        }
 
         func run() throws {
-            try reportingErrors {
-                let detail = try store.open().article(selection.id, issue: selection.issue)
+            let console = output.console
+            try console.run {
+                let detail = try console.timed("query") { try store.open().article(selection.id, issue: selection.issue) }
                 if let meta {
                     guard let value = detail.meta(meta) else {
-                        throw GalleyError("the article has no custom metadata `\(meta)`")
+                        throw GalleyError("the article has no custom metadata `\(meta)`", id: .notFound,
+                                          hint: "`galley article show \(selection.id) --json` lists its custom_meta.")
                     }
-                    if store.json { return printJSON(JSONValueBox(value)) }
-                    Terminal.standardOutput.write((value.stringValue ?? JSONWriter(pretty: false).encode(value)) + "\n")
+                    if output.json { return console.emit(MetaDocument(key: meta, value: JSONValueBox(value))) }
+                    console.data((value.stringValue ?? JSONWriter(pretty: false).encode(value)) + "\n")
                     return
                 }
-                if store.json { return printJSON(detail) }
-                let out = Terminal.standardOutput
-                out.write("\(detail.article.title)\n\(detail.article.globalID) · issue \(detail.article.issueGlobalID) · \(detail.article.type) · \(detail.article.date)\n")
-                for asset in detail.assets { out.write("  \(asset.kind) \(asset.placement): \(asset.path)\n") }
+                if output.json { return console.emit(detail) }
+                console.data("\(detail.article.title)\n\(detail.article.globalID) · issue \(detail.article.issueGlobalID) · \(detail.article.type) · \(detail.article.date)\n")
+                for asset in detail.assets { console.data("  \(asset.kind) \(asset.placement): \(asset.path)\n") }
             }
         }
     }
@@ -84,24 +102,27 @@ struct ArticleCommand: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "newer", abstract: "Articles of the same issue with a later date, nearest first.")
         @OptionGroup var selection: Selection
         @OptionGroup var store: StoreOptions
+        @OptionGroup var output: OutputOptions
 
-        func run() throws { try ArticleCommand.printNeighbours(selection, store, newer: true) }
+        func run() throws { try ArticleCommand.printNeighbours(selection, store, output, newer: true) }
     }
 
     struct Older: ParsableCommand {
         static let configuration = CommandConfiguration(commandName: "older", abstract: "Articles of the same issue with an earlier date, nearest first.")
         @OptionGroup var selection: Selection
         @OptionGroup var store: StoreOptions
+        @OptionGroup var output: OutputOptions
 
-        func run() throws { try ArticleCommand.printNeighbours(selection, store, newer: false) }
+        func run() throws { try ArticleCommand.printNeighbours(selection, store, output, newer: false) }
     }
 
-    static func printNeighbours(_ selection: Selection, _ store: StoreOptions, newer: Bool) throws {
-        try reportingErrors {
+    static func printNeighbours(_ selection: Selection, _ store: StoreOptions, _ output: OutputOptions, newer: Bool) throws {
+        let console = output.console
+        try console.run {
             let detail = try store.open().article(selection.id, issue: selection.issue)
             let list = newer ? detail.newer : detail.older
-            if store.json { return printJSON(list) }
-            for article in list { Terminal.standardOutput.write("\(article.globalID)  \(article.title)\n") }
+            if output.json { return console.emit(ArticlesCommand.Document(articles: list)) }
+            for article in list { console.data("\(article.globalID)  \(article.title)\n") }
         }
     }
 }

@@ -14,6 +14,9 @@ struct AssetsCommand: ParsableCommand {
             galley assets --issue ID --cover          the issue's first image (its cover)
             galley assets --article ID --first        the article's first image
             galley assets --issue ID --count          how many
+
+            With --json: {"assets": [...]}, or {"count": N} with --count \
+            (docs/json/assets.schema.json).
             """)
 
     @Option(help: "Only this issue's assets (global id or apple_id).")
@@ -31,20 +34,25 @@ struct AssetsCommand: ParsableCommand {
     @Flag(help: "Print how many there are.")
     var count = false
     @OptionGroup var store: StoreOptions
+    @OptionGroup var output: OutputOptions
+
+    struct Document: Encodable { var assets: [StoredAsset] }
+    struct CountDocument: Encodable { var count: Int }
 
     func run() throws {
-        try reportingErrors {
+        let console = output.console
+        try console.run {
             let filter = AssetFilter(issue: issue, article: article, kind: playlist ? .sound : type, issueOwn: cover, first: cover || first)
             let opened = try store.open()
-            let assets = try opened.assets(filter)
+            let assets = try console.timed("query") { try opened.assets(filter) }
             if count {
-                if store.json { return printJSON(["count": assets.count]) }
-                Terminal.standardOutput.write("\(assets.count)\n")
+                if output.json { return console.emit(CountDocument(count: assets.count)) }
+                console.data("\(assets.count)\n")
                 return
             }
-            if store.json { return printJSON(assets) }
-            if assets.isEmpty { try store.explainEmpty("assets", in: opened) }
-            for asset in assets { Terminal.standardOutput.write("\(asset.globalID)  \(asset.kind)  \(asset.path)\n") }
+            if output.json { return console.emit(Document(assets: assets)) }
+            if assets.isEmpty { try store.explainEmpty("assets", in: opened, console) }
+            for asset in assets { console.data("\(asset.globalID)  \(asset.kind)  \(asset.path)\n") }
         }
     }
 }

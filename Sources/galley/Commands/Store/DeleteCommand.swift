@@ -6,31 +6,45 @@ import GalleyStore
 
 struct DeleteCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "delete", abstract: "Remove an issue's rows and its whole folder from the store, nothing else.")
+        commandName: "delete", abstract: "Remove an issue's rows and its whole folder from the store, nothing else.",
+        discussion: "With --json: {\"deleted\": {...the issue...}}, or null when the question was answered no (docs/json/delete.schema.json).")
 
     @Argument(help: "The issue's global id or apple_id.")
     var id: String
     @Flag(help: "Do not ask (needed when standard input is not a terminal).")
     var yes = false
     @OptionGroup var store: StoreOptions
+    @OptionGroup var output: OutputOptions
+
+    /// `deleted` is null when the question was answered no.
+    struct Document: Encodable {
+        var deleted: StoredIssue?
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(deleted, forKey: .deleted)
+        }
+        private enum CodingKeys: String, CodingKey { case deleted }
+    }
 
     func run() throws {
-        try reportingErrors {
+        let console = output.console
+        try console.run {
             let opened = try store.open(.write)
             let issue = try opened.issueSummary(id)
             if !yes {
                 guard isatty(0) == 1 else {
-                    throw GalleyError("refusing to delete without confirmation", hint: "Pass --yes.")
+                    throw GalleyError("refusing to delete without confirmation", id: .notConfirmed, hint: "Pass --yes.")
                 }
-                Terminal.standardError.write("Delete \(issue.appleID) (\(issue.title), \(issue.articles) articles)? [y/N] ")
+                console.err.write("Delete \(issue.appleID) (\(issue.title), \(issue.articles) articles)? [y/N] ")
                 guard let answer = readLine(), answer.lowercased().hasPrefix("y") else {
-                    Terminal.standardError.write("nothing deleted\n")
+                    console.note("nothing deleted")
+                    if output.json { console.emit(Document(deleted: nil)) }
                     return
                 }
             }
             let deleted = try opened.delete(id)
-            if store.json { return printJSON(deleted) }
-            Terminal.standardOutput.write("deleted \(deleted.appleID)\n")
+            if output.json { return console.emit(Document(deleted: deleted)) }
+            console.status("deleted \(deleted.appleID)")
         }
     }
 }

@@ -23,25 +23,30 @@ struct ImportCommand: ParsableCommand {
 
             A folder stands for the zips in it, in name order, as for galley validate.
 
-            With --json, standard output is one array with an object per zip: what was \
-            imported (status imported, replaced or unchanged), or status refused with the \
-            findings that refused it.
+            With --json, standard output is {"imports": [...]} with an object per zip: what \
+            was imported (status imported, replaced or unchanged), status refused with the \
+            findings that refused it, or status failed with the error that stopped it \
+            (docs/json/import.schema.json). The exit status is 0 when every zip was imported \
+            or unchanged, 1 when one was refused, 2 when one failed.
             """)
 
     @Argument(help: "Issue zips, or folders of them.", completion: .file(extensions: ["zip"]))
     var zips: [String]
 
     @OptionGroup var store: StoreOptions
+    @OptionGroup var output: OutputOptions
 
     @Flag(help: "Replace the stored issue whatever its version.")
     var force = false
 
-    /// One zip's line in `--json`: what the import did, or why the zip was refused.
+    /// One zip's entry in `--json`: what the import did, why the zip was refused, or what
+    /// stopped it.
     enum Outcome: Encodable {
         case done(ImportResult)
         case refused(path: String, diagnostics: [Diagnostic])
+        case failed(path: String, error: GalleyError)
 
-        private enum CodingKeys: String, CodingKey { case path, status, diagnostics }
+        private enum CodingKeys: String, CodingKey { case path, status, diagnostics, error }
 
         func encode(to encoder: any Encoder) throws {
             switch self {
@@ -51,44 +56,53 @@ struct ImportCommand: ParsableCommand {
                 try container.encode(path, forKey: .path)
                 try container.encode("refused", forKey: .status)
                 try container.encode(diagnostics, forKey: .diagnostics)
+            case .failed(let path, let error):
+                var container = encoder.container(keyedBy: CodingKeys.self)
+                try container.encode(path, forKey: .path)
+                try container.encode("failed", forKey: .status)
+                try container.encode(ErrorDocument(error).error, forKey: .error)
             }
         }
     }
 
+    struct Document: Encodable { var imports: [Outcome] }
+
     func run() throws {
+        let console = output.console
         var results: [Outcome] = []
+        var refused = false
         var failed = false
-        try reportingErrors {
-            var opened: (any IssueStore)?
-            for zip in ImportGate.zips(zips) {
-                do {
-                    // Refused zips never open (or create) the store.
-                    let passed = try ImportGate.check(zip)
-                    if !store.json { Terminal.standardError.report(passed.warnings, base: ".") }
-                    if opened == nil { opened = try store.open(.create) }
-                    guard let opened else { continue }
-                    let bar = ProgressBar(label: "importing", enabled: !store.json)
-                    let result = try opened.importZip(zip, force: force, gate: passed) { done, total in
+        var opened: (any IssueStore)?
+        for zip in ImportGate.zips(zips) {
+            do {
+                // Refused zips never open (or create) the store.
+                let passed = try console.timed("\(zip): checked") { try ImportGate.check(zip) }
+                if !output.json { console.findings(passed.warnings) }
+                if opened == nil { opened = try store.open(.create) }
+                guard let opened else { continue }
+                let bar = console.progressBar("importing")
+                let result = try console.timed("\(zip): extracted and written") {
+                    try opened.importZip(zip, force: force, gate: passed) { done, total in
                         bar?.update(done: done, total: max(total, 1), detail: formatBytes(done))
                     }
-                    bar?.clear()
-                    results.append(.done(result))
-                    if !store.json {
-                        let what = result.status == .unchanged ? "already in the store (same last_updated); nothing changed"
-                            : "\(result.status.rawValue): \(result.articles) articles, \(result.assets) assets"
-                        Terminal.standardOutput.write("\(result.appleID): \(what)\n")
-                    }
-                } catch let error as DiagnosticsError {
-                    if store.json {
-                        results.append(.refused(path: zip, diagnostics: error.diagnostics))
-                    } else {
-                        Terminal.standardError.report(error.diagnostics, base: ".")
-                    }
-                    failed = true
                 }
+                bar?.clear()
+                results.append(.done(result))
+                let what = result.status == .unchanged ? "already in the store (same last_updated); nothing changed"
+                    : "\(result.status.rawValue): \(result.articles) articles, \(result.assets) assets"
+                console.status("\(result.appleID): \(what)")
+            } catch let error as DiagnosticsError {
+                results.append(.refused(path: zip, diagnostics: error.diagnostics))
+                if !output.json { console.findings(error.diagnostics) }
+                refused = true
+            } catch let error as GalleyError {
+                results.append(.failed(path: zip, error: error))
+                console.err.report(error)
+                failed = true
             }
         }
-        if store.json { printJSON(results) }
-        if failed { throw Status.problems }
+        if output.json { console.emit(Document(imports: results)) }
+        if failed { throw Status.couldNotRun }
+        if refused { throw Status.problems }
     }
 }

@@ -6,7 +6,8 @@ import GalleyStore
 
 struct IssuesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "issues", abstract: "List the store's issues, newest first.")
+        commandName: "issues", abstract: "List the store's issues, newest first.",
+        discussion: "With --json: {\"issues\": [...]} (docs/json/issues.schema.json).")
 
     @Flag(help: "Only the newest issue.")
     var newest = false
@@ -16,23 +17,24 @@ struct IssuesCommand: ParsableCommand {
     var newerThan: String?
 
     @OptionGroup var store: StoreOptions
+    @OptionGroup var output: OutputOptions
+
+    struct Document: Encodable { var issues: [StoredIssue] }
 
     func run() throws {
-        try reportingErrors {
+        let console = output.console
+        try console.run {
             let opened = try store.open()
-            var issues: [StoredIssue]
-            if let olderThan {
-                issues = try opened.issues(relativeTo: olderThan, older: true)
-            } else if let newerThan {
-                issues = try opened.issues(relativeTo: newerThan, older: false)
-            } else {
-                issues = try opened.issues()
+            var issues: [StoredIssue] = try console.timed("query") {
+                if let olderThan { return try opened.issues(relativeTo: olderThan, older: true) }
+                if let newerThan { return try opened.issues(relativeTo: newerThan, older: false) }
+                return try opened.issues()
             }
             if newest { issues = Array(issues.prefix(1)) }
-            if store.json { return printJSON(issues) }
-            if issues.isEmpty { try store.explainEmpty("issues", in: opened) }
+            if output.json { return console.emit(Document(issues: issues)) }
+            if issues.isEmpty { try store.explainEmpty("issues", in: opened, console) }
             for issue in issues {
-                Terminal.standardOutput.write("\(issue.publishDate)  \(issue.appleID)  \(issue.title) (\(issue.articles) articles)\n")
+                console.data("\(issue.publishDate)  \(issue.appleID)  \(issue.title) (\(issue.articles) articles)\n")
             }
         }
     }
@@ -43,26 +45,29 @@ struct IssueCommand: ParsableCommand {
         commandName: "issue", abstract: "Show one issue.", subcommands: [Show.self])
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "show", abstract: "An issue (by global id or apple_id) with its articles in order.")
+        static let configuration = CommandConfiguration(
+            commandName: "show", abstract: "An issue (by global id or apple_id) with its articles in order.",
+            discussion: "With --json: {\"issue\": {...}, \"articles\": [...]} (docs/json/issue-show.schema.json).")
 
         @Argument(help: "The issue's global id or apple_id.")
         var id: String
 
         @OptionGroup var store: StoreOptions
+        @OptionGroup var output: OutputOptions
 
-        struct Output: Encodable {
+        struct Document: Encodable {
             var issue: StoredIssue
             var articles: [StoredArticle]
         }
 
         func run() throws {
-            try reportingErrors {
-                let (issue, articles) = try store.open().issue(id)
-                if store.json { return printJSON(Output(issue: issue, articles: articles)) }
-                let out = Terminal.standardOutput
-                out.write("\(issue.title)\n\(issue.appleID) · \(issue.globalID) · \(issue.displayDate) · updated \(issue.lastUpdated)\n\n")
+            let console = output.console
+            try console.run {
+                let (issue, articles) = try console.timed("query") { try store.open().issue(id) }
+                if output.json { return console.emit(Document(issue: issue, articles: articles)) }
+                console.data("\(issue.title)\n\(issue.appleID) · \(issue.globalID) · \(issue.displayDate) · updated \(issue.lastUpdated)\n\n")
                 for article in articles {
-                    out.write("\(article.placement). \(article.title)\(article.featured ? " ★" : "")  [\(article.type)] \(article.globalID)\n")
+                    console.data("\(article.placement). \(article.title)\(article.featured ? " ★" : "")  [\(article.type)] \(article.globalID)\n")
                 }
             }
         }

@@ -10,20 +10,17 @@ struct StoreOptions: ParsableArguments {
         valueName: "dir"))
     var store: String?
 
-    @Flag(help: "Print JSON on standard output.")
-    var json = false
-
     /// Queries open the store read-only; import, delete and gc for writing.
     func open(_ access: StoreAccess = .read) throws -> any IssueStore {
         try StoreLocation.open(StoreLocation.resolve(given: store, environment: ProcessInfo.processInfo.environment), access: access)
     }
 
     /// Says on standard error why a text listing is empty: an empty store, or nothing matched.
-    func explainEmpty(_ noun: String, in store: any IssueStore) throws {
+    func explainEmpty(_ noun: String, in store: any IssueStore, _ console: Console) throws {
         if try store.issues().isEmpty {
-            Terminal.standardError.write("no \(noun): the store at \(store.root.path) holds no issues yet; import one with `galley import ISSUE.zip`\n")
+            console.note("no \(noun): the store at \(store.root.path) holds no issues yet; import one with `galley import ISSUE.zip`")
         } else {
-            Terminal.standardError.write("no \(noun) match\n")
+            console.note("no \(noun) match")
         }
     }
 }

@@ -1,0 +1,70 @@
+import Foundation
+
+/// One JSON document of Galley's output contract (docs/json.md): an object with
+/// `schema_version` beside the command's own keys, snake_case keys, sorted, two-space
+/// indentation, `/` unescaped. Every `--json` output and `validate --format json` goes through
+/// here, so the contract is kept in one place.
+public enum JSONDocument {
+    /// Bumped only for a change that can break a reader (a key removed or renamed, a type
+    /// changed); new keys may appear within a version.
+    public static let schemaVersion = 1
+
+    /// The document for `body`, whose encoding must be a keyed container (an object).
+    public static func encode<Body: Encodable>(_ body: Body) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        do {
+            return String(decoding: try encoder.encode(Versioned(body: body)), as: UTF8.self) + "\n"
+        } catch {
+            // Galley's own output types always encode; should one fail, the document still
+            // keeps the contract and says so.
+            return encode(ErrorDocument(GalleyError("the output could not be encoded as JSON: \(error)")))
+        }
+    }
+
+    private struct Versioned<Wrapped: Encodable>: Encodable {
+        var body: Wrapped
+
+        private enum CodingKeys: String, CodingKey { case schemaVersion = "schema_version" }
+
+        func encode(to encoder: any Encoder) throws {
+            try body.encode(to: encoder)
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(JSONDocument.schemaVersion, forKey: .schemaVersion)
+        }
+    }
+}
+
+/// `{"error": {"id", "message", "path", "hint"}}`, and the findings when the error is that
+/// the input has problems: what `--json` prints when a command could not do its work.
+public struct ErrorDocument: Encodable, Sendable {
+    public struct Body: Encodable, Sendable {
+        public var id: ErrorID
+        public var message: String
+        public var path: String?
+        public var hint: String?
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(id, forKey: .id)
+            try container.encode(message, forKey: .message)
+            try container.encode(path, forKey: .path)
+            try container.encode(hint, forKey: .hint)
+        }
+
+        private enum CodingKeys: String, CodingKey { case id, message, path, hint }
+    }
+
+    public var error: Body
+    /// The findings behind an `input.problems` error.
+    public var diagnostics: [Diagnostic]?
+
+    public init(_ error: GalleyError) {
+        self.error = Body(id: error.id, message: error.message, path: error.path, hint: error.hint)
+    }
+
+    public init(problems diagnostics: [Diagnostic], message: String, hint: String? = nil) {
+        error = Body(id: .problems, message: message, path: nil, hint: hint)
+        self.diagnostics = diagnostics
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+
+/// `--quiet`, `--verbose` and `--color` on every command (docs/cli.md).
+@Suite struct OutputOptionsTests {
+    static let commands: [[String]] = [
+        ["pack"], ["validate"], ["render"], ["import"], ["issues"], ["issue", "show"], ["articles"],
+        ["article", "show"], ["article", "newer"], ["article", "older"], ["assets"], ["search"], ["delete"],
+        ["store", "check"], ["store", "gc"],
+    ]
+
+    @Test func everyCommandTakesTheOutputOptions() throws {
+        for command in Self.commands {
+            let help = try Harness.galley(command + ["--help"])
+            for option in ["--quiet", "--verbose", "--color <color>", "--json"] {
+                #expect(help.stdout.contains(option), "`galley \(command.joined(separator: " "))` lacks \(option)")
+            }
+        }
+    }
+
+    @Test func quietPrintsOnlyFindingsAndVerboseSaysWhatItDoes() throws {
+        let work = try Harness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let quiet = try Harness.galley(["pack", Harness.example.path, "-o", work.appending(path: "q/").path, "--quiet"])
+        #expect(quiet.status == 0 && quiet.stdout.isEmpty && quiet.stderr.isEmpty, "\(quiet.stdout)\(quiet.stderr)")
+        let normal = try Harness.galley(["pack", Harness.example.path, "-o", work.appending(path: "n/").path])
+        #expect(normal.stdout.hasPrefix("packed "))
+        let verbose = try Harness.galley(["pack", Harness.example.path, "-o", work.appending(path: "v/").path, "--verbose"])
+        #expect(verbose.status == 0 && verbose.stdout.hasPrefix("packed "))
+        #expect(verbose.stderr.contains("· packed: ") && verbose.stderr.contains(" ms") && verbose.stderr.contains("· sha256 "),
+                "\(verbose.stderr)")
+
+        // Quiet keeps findings: a warning still shows.
+        let warned = try Harness.galley([
+            "pack", Harness.fixtures.appending(path: "sources/unknown-key-warning").path, "-o", work.appending(path: "w/").path, "-q",
+        ])
+        #expect(warned.status == 0 && warned.stdout.isEmpty && warned.stderr.contains("warning source.unknown-key"), "\(warned.stderr)")
+
+        // A quiet validate prints the findings without the summary line.
+        let bad = Harness.fixtures.appending(path: "zips/bad-crc-error.zip").path
+        let validate = try Harness.galley(["validate", bad, "--quiet"])
+        #expect(validate.status == 1 && validate.stdout.contains("error zip.crc") && !validate.stdout.contains("checked:"))
+
+        let store = work.appending(path: "store").path
+        let imported = try Harness.galley(["import", work.appending(path: "q").path, "--store", store, "-q"])
+        #expect(imported.status == 0 && imported.stdout.isEmpty && imported.stderr.isEmpty)
+        let none = try Harness.galley(["search", "zzzz", "--store", store, "--quiet"])
+        #expect(none.status == 0 && none.stderr.isEmpty, "the note that nothing matched is not a finding")
+        let listed = try Harness.galley(["issues", "--store", store, "--quiet"])
+        #expect(listed.stdout.contains("com.example.harbour.2026-01"), "a listing is the result, printed under --quiet too")
+        let verboseQuery = try Harness.galley(["issues", "--store", store, "-v"])
+        #expect(verboseQuery.stderr.contains("· query: "), "\(verboseQuery.stderr)")
+
+        let both = try Harness.galley(["issues", "--store", store, "-q", "-v"])
+        #expect(both.status == 2 && both.stderr.contains("--quiet and --verbose"))
+    }
+
+    @Test func colorIsAutoAlwaysOrNever() throws {
+        let bad = Harness.fixtures.appending(path: "zips/bad-crc-error.zip").path
+        let escape = "\u{1B}["
+        // The harness is not a terminal and sets NO_COLOR: auto means no colour.
+        let auto = try Harness.galley(["validate", bad])
+        #expect(auto.status == 1 && !auto.stdout.contains(escape))
+        // An explicit --color always wins over NO_COLOR and a pipe.
+        let always = try Harness.galley(["validate", bad, "--color", "always"])
+        #expect(always.status == 1 && always.stdout.contains(escape + "31;1merror"), "\(always.stdout)")
+        let never = try Harness.galley(["validate", bad, "--color", "never"], environment: ["NO_COLOR": ""])
+        #expect(never.status == 1 && !never.stdout.contains(escape))
+        let missing = try Harness.galley(["issues", "--store", "/nonexistent-galley-store", "--color", "always"])
+        #expect(missing.status == 2 && missing.stderr.contains(escape + "31;1merror:"), "\(missing.stderr)")
+        let wrong = try Harness.galley(["issues", "--color", "sometimes"])
+        #expect(wrong.status == 2 && wrong.stderr.contains("auto"), "\(wrong.stderr)")
+    }
+}
