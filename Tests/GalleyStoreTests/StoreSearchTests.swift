@@ -75,8 +75,43 @@ import Testing
         ], into: store)
         let results = try SQLiteStore(at: store, access: .read).search("lighthouse")
         #expect(titles(results) == ["The lighthouse", "Keywords only", "Weather"])
-        #expect(results.articles.last?.snippet?.contains("[lighthouse]") == true)
+        let weather = try #require(results.articles.last)
+        let snippet = try #require(weather.snippet)
+        let marked = (weather.highlights ?? []).filter { $0.field == .snippet }.map { range in
+            String(String.UnicodeScalarView(snippet.unicodeScalars.dropFirst(range.start).prefix(range.length)))
+        }
+        #expect(marked == ["lighthouse", "lighthouse"], "offsets in scalars point at the matched words: \(snippet)")
+        #expect(!snippet.contains("[") && !snippet.contains("\u{E000}"))
+        let title = try #require(results.articles.first?.highlights?.first { $0.field == .title })
+        #expect((title.start, title.length) == (4, 10), "The lighthouse")
         #expect(results.rankedOnlyMostRecent == nil)
+    }
+
+    /// The issue's cases: a quoted phrase matches only the words together; a possessive is one
+    /// word; accents fold both ways; snippets are one line, with entities decoded.
+    @Test func phrasesPossessivesAndAccentsReadAsAReaderMeansThem() throws {
+        let store = try temporaryFolder().appending(path: "store")
+        try importIssue("org.example.moby", [
+            Article(title: "Loomings", body: "Call me Ishmael. Some years ago, never mind how long precisely."),
+            Article(title: "The Carpet-Bag", body: "Ishmael stuffed a shirt or two. Call the landlord, he said to me."),
+            Article(title: "The Spouter-Inn", body: "Queequeg\u{2019}s harpoon stood in the corner."),
+            Article(title: "The Counterpane", body: "Queequeg stared, and so did I.\n\nThe next morning &amp; after."),
+            Article(title: "Crème brûlée", body: "A café on the quay; the \"Pequod\" sailed at noon."),
+        ], into: store)
+        let opened = try SQLiteStore(at: store, access: .read)
+        #expect(titles(try opened.search("\"call me ishmael\"")) == ["Loomings"], "a phrase, not three words anywhere")
+        #expect(titles(try opened.search("\u{201C}Call me Ishmael\u{201D}")) == ["Loomings"], "curly quotes too")
+        #expect(Set(titles(try opened.search("call me ishmael"))) == ["Loomings", "The Carpet-Bag"], "without quotes: every word")
+        #expect(titles(try opened.search("Queequeg's")) == ["The Spouter-Inn"], "the possessive is one word, straight or curly")
+        #expect(titles(try opened.search("Queequeg\u{2019}s")) == ["The Spouter-Inn"])
+        #expect(Set(titles(try opened.search("Queequeg"))) == ["The Spouter-Inn", "The Counterpane"])
+        #expect(titles(try opened.search("creme brulee")) == ["Crème brûlée"])
+        #expect(titles(try opened.search("CAFÉ")) == ["Crème brûlée"])
+        #expect(titles(try opened.search("pequod")) == ["Crème brûlée"], "a word in quotation marks is a word")
+        let counterpane = try #require(try opened.search("morning").articles.first?.snippet)
+        #expect(!counterpane.contains("\n") && counterpane.contains("morning & after"), "\(counterpane)")
+        #expect(titles(try opened.search("\"me call\"")).isEmpty, "a phrase keeps its order")
+        #expect(titles(try opened.search("\"unclosed phrase")).isEmpty)
     }
 
     @Test func aWordPrefixingManyTermsStaysAPrefixQuery() throws {
@@ -166,14 +201,29 @@ import Testing
     @Test func readingAStoreWithAnOlderSchemaMigratesItFirst() throws {
         let store = try temporaryFolder().appending(path: "old-store")
         try FileManager.default.createDirectory(at: store, withIntermediateDirectories: true)
-        // A store made by a Galley that knew only the first migration.
+        // A store made by a Galley that knew migrations up to v3, holding an article whose
+        // possessive the old index split.
         let pool = try DatabasePool(path: store.appending(path: "store.sqlite").path)
-        try StoreSchema.migrator().migrate(pool, upTo: "v1: issues, articles, assets, search")
+        try StoreSchema.migrator().migrate(pool, upTo: "v3: content digest")
+        try pool.write { db in
+            try db.execute(sql: """
+                INSERT INTO issue (globalID, appleID, title, description, lastUpdated, lastUpdatedMs, displayDate, publishDate, publishDay, metadata, folder)
+                VALUES ('i1', 'org.example.old', 'Old', '', '2026-01-01T00:00:00.000+0000', 0, 'January 2026', '01/01/2026', '2026-01-01', '{}', 'old')
+                """)
+            let issue = db.lastInsertedRowID
+            var row = ArticleRow(
+                ArticleRecord(globalID: "a1", title: "Old", body: "<p>Queequeg&rsquo;s harpoon</p>", dateLastUpdated: "2026-01-01T00:00:00.000+0000"),
+                issue: issue, placement: 1, writer: JSONWriter(pretty: false))
+            try row.insert(db)
+            try db.execute(sql: "INSERT INTO articleSearch (rowid, title, dek, keywords, body) VALUES (?, 'Old', '', '', 'Queequeg s harpoon')",
+                           arguments: [db.lastInsertedRowID])
+        }
         try pool.close()
 
         let opened = try SQLiteStore(at: store, access: .read)
         #expect(opened.access == .write)
         #expect(try titles(opened.search("anything")).isEmpty)
+        #expect(try titles(opened.search("queequeg's")) == ["Old"], "the index was rebuilt from the articles")
         #expect(try SQLiteStore(at: store, access: .read).access == .read)
     }
 }

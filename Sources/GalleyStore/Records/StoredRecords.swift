@@ -48,10 +48,13 @@ public struct StoredArticle: Sendable, Codable {
     public var featured: Bool
     /// Comma-separated, as the wire format has them.
     public var keywords: String
+    /// Search results only: where the body matched, one line of plain text.
     public var snippet: String?
+    /// Search results only: the matched words in the title and the snippet.
+    public var highlights: [SearchHighlight]?
 
     package enum CodingKeys: String, CodingKey {
-        case placement, title, dek, section, type, author, date, featured, keywords, snippet
+        case placement, title, dek, section, type, author, date, featured, keywords, snippet, highlights
         case globalID = "global_id"
         case issueGlobalID = "issue_global_id"
     }
@@ -76,6 +79,23 @@ public struct StoredArticle: Sendable, Codable {
         try container.encode(featured, forKey: .featured)
         try container.encode(keywordList, forKey: .keywords)
         try container.encodeIfPresent(snippet, forKey: .snippet)
+        try container.encodeIfPresent(highlights, forKey: .highlights)
+    }
+}
+
+/// A matched word of a search result: in which field, from which offset, how long, counted in
+/// Unicode scalars (code points), as Python's and Swift's unicodeScalars index strings.
+public struct SearchHighlight: Sendable, Codable, Hashable {
+    public enum Field: String, Sendable, Codable {
+        case title, snippet
+    }
+
+    public var field: Field
+    public var start: Int
+    public var length: Int
+
+    public init(field: Field, start: Int, length: Int) {
+        (self.field, self.start, self.length) = (field, start, length)
     }
 }
 

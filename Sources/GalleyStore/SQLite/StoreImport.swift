@@ -223,7 +223,8 @@ extension SQLiteStore {
             counts.articles += 1
             let articleID = db.lastInsertedRowID
             try db.execute(sql: "INSERT INTO articleSearch (rowid, title, dek, keywords, body) VALUES (?, ?, ?, ?, ?)",
-                           arguments: [articleID, article.title, article.dek, article.keywords, Self.plainText(article.body)])
+                           arguments: [articleID, SearchText.field(article.title), SearchText.field(article.dek),
+                                       SearchText.field(article.keywords), SearchText.body(article.body)])
             for list in [article.images, article.sounds, article.videos] { try insertAssets(list, article: articleID) }
         }
         for file in files {
@@ -236,17 +237,5 @@ extension SQLiteStore {
     /// A date in either of Dumpling's ISO forms, as milliseconds; `nil` for anything else.
     package static func milliseconds(_ text: String) -> Int64? {
         ISODateTime(parsing: text).map(\.millisecondsSinceEpoch)
-    }
-
-    /// The words of an HTML body, for the search index: tags and comments out, entities kept.
-    static func plainText(_ html: String) -> String {
-        var out = ""
-        var inTag = false
-        for c in html {
-            if c == "<" { inTag = true; out.append(" "); continue }
-            if c == ">" { inTag = false; continue }
-            if !inTag { out.append(c) }
-        }
-        return out
     }
 }

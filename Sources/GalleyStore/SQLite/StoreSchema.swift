@@ -82,6 +82,29 @@ enum StoreSchema {
         migrator.registerMigration("v3: content digest") { db in
             try db.alter(table: "issue") { t in t.add(column: "contentDigest", .text) }
         }
+        // Search as readers search (SearchText): apostrophes inside words kept, every Latin
+        // diacritic folded, entities decoded, whitespace folded. The index is rebuilt from the
+        // articles' rows, in the same transaction.
+        migrator.registerMigration("v4: search text") { db in
+            try db.execute(sql: "DROP TABLE articleSearchTerms")
+            try db.drop(table: "articleSearch")
+            try db.create(virtualTable: "articleSearch", using: FTS5()) { t in
+                t.tokenizer = SearchText.tokenizer
+                t.column("title")
+                t.column("dek")
+                t.column("keywords")
+                t.column("body")
+            }
+            try db.execute(sql: "CREATE VIRTUAL TABLE articleSearchTerms USING fts5vocab(articleSearch, 'instance')")
+            let insert = try db.makeStatement(sql: "INSERT INTO articleSearch (rowid, title, dek, keywords, body) VALUES (?, ?, ?, ?, ?)")
+            let rows = try Row.fetchCursor(db, sql: "SELECT id, title, dek, keywords, body FROM article ORDER BY id")
+            while let row = try rows.next() {
+                try insert.execute(arguments: [
+                    row["id"] as Int64, SearchText.field(row["title"]), SearchText.field(row["dek"]),
+                    SearchText.field(row["keywords"]), SearchText.body(row["body"]),
+                ])
+            }
+        }
         return migrator
     }
 }

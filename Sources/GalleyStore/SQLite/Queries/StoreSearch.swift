@@ -10,7 +10,8 @@ extension SQLiteStore {
     static let prefixExpansionLimit = 64
 
     /// Full-text search over titles, deks, keywords and body text (FTS5): every word must match,
-    /// as a word prefix; ranked by BM25 (title 10, dek 5, keywords 5, body 1), with a snippet.
+    /// as a word prefix, and every quoted phrase as those words in a row; ranked by BM25 (title
+    /// 10, dek 5, keywords 5, body 1), with a one-line snippet and the matched words' offsets.
     ///
     /// The work is bounded so a broad query costs about what a narrow one does: each word is
     /// expanded to the index's own terms (FTS5 prefix queries build a merged doclist on every
@@ -76,27 +77,51 @@ extension SQLiteStore {
                 """, arguments: [ids]) {
                 rows[row["rowID"]] = try StoredArticle(row: row)
             }
+            let (open, close) = (String(SearchText.open), String(SearchText.close))
             for row in try Row.fetchAll(db, sql: """
-                SELECT articleSearch.rowid AS rowID, snippet(articleSearch, 3, '[', ']', '…', 12) AS snippet FROM articleSearch
+                SELECT articleSearch.rowid AS rowID, snippet(articleSearch, 3, ?, ?, '…', 12) AS snippet,
+                       highlight(articleSearch, 0, ?, ?) AS title FROM articleSearch
                 WHERE articleSearch MATCH ? AND articleSearch.rowid BETWEEN ? AND ?
                 AND +articleSearch.rowid IN (SELECT value FROM json_each(?))
-                """, arguments: [pattern, first, last, ids]) {
-                rows[row["rowID"]]?.snippet = row["snippet"]
+                """, arguments: [open, close, open, close, pattern, first, last, ids]) {
+                let rowID: Int64 = row["rowID"]
+                let snippet = SearchText.unmark(row["snippet"] ?? "")
+                // The indexed title has as many scalars as the stored one (SearchText.field), so
+                // its offsets are the title's.
+                let title = SearchText.unmark(row["title"] ?? "")
+                rows[rowID]?.snippet = snippet.text
+                rows[rowID]?.highlights = title.ranges.map { SearchHighlight(field: .title, start: $0.start, length: $0.length) }
+                    + snippet.ranges.map { SearchHighlight(field: .snippet, start: $0.start, length: $0.length) }
             }
             let articles = best.compactMap { rows[$0] }
             return SearchResults(articles: articles, rankedOnlyMostRecent: ranked)
         }
     }
 
-    /// The FTS5 query for `text`: every word, as the index tokenizes it, must match as a prefix.
-    /// A word is spelled out as the index terms it prefixes (`("harbour" OR "harbours")`), which
+    /// The FTS5 query for `text`. Words outside double quotes must each match as a prefix: a
+    /// word is spelled out as the index terms it prefixes (`("harbour" OR "harbours")`), which
     /// FTS5 evaluates lazily; one that prefixes more than `prefixExpansionLimit` terms stays a
-    /// prefix query. Nil when a word matches no term at all (nothing can match) or there are no
-    /// words. Terms are quoted, so words such as `NOT` or `"` are searched, not parsed.
+    /// prefix query. Words inside double quotes ("call me ishmael", straight or curly) must
+    /// match as a phrase: those exact words, in that order. Nil when a word matches no term at
+    /// all (nothing can match) or there are no words. Terms are quoted, so words such as `NOT`
+    /// are searched, not parsed. The text is normalised as the index is (SearchText).
     static func searchPattern(_ text: String, _ db: Database) throws -> String? {
-        let words = try db.makeTokenizer(.unicode61()).tokenize(query: text)
-            .filter { !$0.flags.contains(.colocated) }.map(\.token)
-        guard !words.isEmpty else { return nil }
+        let tokenizer = try db.makeTokenizer(SearchText.tokenizer)
+        func tokens(_ part: String) throws -> [String] {
+            try tokenizer.tokenize(query: SearchText.field(part)).filter { !$0.flags.contains(.colocated) }.map(\.token)
+        }
+        var words: [String] = []
+        var phrases: [[String]] = []
+        for (index, part) in text.split(omittingEmptySubsequences: false, whereSeparator: { "\"“”„".contains($0) }).enumerated() {
+            // Odd parts lie between quotes (an unclosed quote runs to the end).
+            if index % 2 == 1 {
+                let phrase = try tokens(String(part))
+                if !phrase.isEmpty { phrases.append(phrase) }
+            } else {
+                words += try tokens(String(part))
+            }
+        }
+        guard !words.isEmpty || !phrases.isEmpty else { return nil }
         // One seek per term: the next term at or after `from` that still starts with the word.
         let next = try db.cachedStatement(sql: """
             SELECT term FROM articleSearchTerms WHERE term >= ? AND term <= ? LIMIT 1
@@ -121,6 +146,9 @@ extension SQLiteStore {
             } else {
                 groups.append("(" + found.map(quoted).joined(separator: " OR ") + ")")
             }
+        }
+        for phrase in phrases {
+            groups.append(phrase.map(quoted).joined(separator: " + "))
         }
         return groups.joined(separator: " AND ")
     }

@@ -9,7 +9,9 @@ struct SearchCommand: ParsableCommand {
         commandName: "search", abstract: "Full-text search over titles, deks, keywords and bodies, best first.",
         discussion: """
             Every word must match, as the start of a word ("harb" finds "harbour"), in any case \
-            and with or without accents. Results are ranked by BM25: a match in the title weighs \
+            and with or without accents ("cafe" finds "café"); an apostrophe belongs to its word \
+            ("Queequeg's" finds only that word, "Queequeg" finds both). Words in double quotes \
+            must appear together, in that order: galley search '"call me ishmael"'. Results are ranked by BM25: a match in the title weighs \
             most, then the dek and keywords, then the body; each comes with a snippet of its body.
 
             When more than \(SearchOptions.defaultRankLimit) articles match, the \(SearchOptions.defaultRankLimit) \
@@ -17,7 +19,8 @@ struct SearchCommand: ParsableCommand {
             on standard error says so. --rank-all ranks every match.
 
             With --json: {"query", "results": [...], "ranked_only_most_recent"} \
-            (docs/json/search.schema.json).
+            (docs/json/search.schema.json); each result has a one-line snippet and highlights: \
+            {"field": "title" or "snippet", "start", "length"}, counted in Unicode scalars.
             """)
 
     @Argument(help: "Words to find (all of them, as word prefixes).")
@@ -50,6 +53,21 @@ struct SearchCommand: ParsableCommand {
         }
     }
 
+    /// `text` with each highlighted range (offsets in Unicode scalars) between `open` and `close`.
+    static func mark(_ text: String, _ highlights: [SearchHighlight], _ open: String, _ close: String) -> String {
+        guard !highlights.isEmpty else { return text }
+        let starts = Dictionary(highlights.map { ($0.start, $0.length) }, uniquingKeysWith: max)
+        var out = ""
+        var closeAt: Int?
+        for (offset, scalar) in text.unicodeScalars.enumerated() {
+            if offset == closeAt { out += close; closeAt = nil }
+            if closeAt == nil, let length = starts[offset] { out += open; closeAt = offset + length }
+            out.unicodeScalars.append(scalar)
+        }
+        if closeAt != nil { out += close }
+        return out
+    }
+
     func validate() throws {
         if limit < 1 { throw ValidationError("--limit must be at least 1.") }
     }
@@ -72,8 +90,13 @@ struct SearchCommand: ParsableCommand {
             if results.articles.isEmpty {
                 console.note("no article matches every word of “\(text)”\(issue.map { " in \($0)" } ?? "")")
             }
+            // Matched words bold on a colour terminal, in [brackets] elsewhere.
+            let (open, close) = console.out.useColor ? ("\u{1B}[1m", "\u{1B}[0m") : ("[", "]")
             for article in results.articles {
-                console.data("\(article.globalID)  \(article.title)\n    \(article.snippet ?? "")\n")
+                let highlights = article.highlights ?? []
+                let title = Self.mark(article.title, highlights.filter { $0.field == .title }, open, close)
+                let snippet = Self.mark(article.snippet ?? "", highlights.filter { $0.field == .snippet }, open, close)
+                console.data("\(article.globalID)  \(title)\n    \(snippet)\n")
             }
         }
     }
