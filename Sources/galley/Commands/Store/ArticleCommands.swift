@@ -9,7 +9,8 @@ struct ArticlesCommand: ParsableCommand {
         commandName: "articles", abstract: "List articles, in issue order (or newest first with --by-date).",
         discussion: "With --json: {\"articles\": [...]} (docs/json/articles.schema.json).")
 
-    @Option(help: "Only this issue (global id or apple_id); an unknown issue is an error.")
+    @Option(help: "Only this issue (global id or apple_id); an unknown issue is an error.",
+            completion: .custom(StoreCompletion.issueIDs))
     var issue: String?
     @Option(help: "Only this type.")
     var type: String?
@@ -55,7 +56,8 @@ struct ArticleCommand: ParsableCommand {
     struct Selection: ParsableArguments {
         @Argument(help: "The article's global id.")
         var id: String
-        @Option(help: "The issue, when several issues have an article with this id.")
+        @Option(help: "The issue, when several issues have an article with this id.",
+                completion: .custom(StoreCompletion.issueIDs))
         var issue: String?
     }
 

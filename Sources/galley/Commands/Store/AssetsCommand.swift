@@ -19,7 +19,7 @@ struct AssetsCommand: ParsableCommand {
             (docs/json/assets.schema.json).
             """)
 
-    @Option(help: "Only this issue's assets (global id or apple_id).")
+    @Option(help: "Only this issue's assets (global id or apple_id).", completion: .custom(StoreCompletion.issueIDs))
     var issue: String?
     @Option(help: "Only this article's assets.")
     var article: String?

@@ -9,7 +9,7 @@ struct DeleteCommand: ParsableCommand {
         commandName: "delete", abstract: "Remove an issue's rows and its whole folder from the store, nothing else.",
         discussion: "With --json: {\"deleted\": {...the issue...}}, or null when the question was answered no (docs/json/delete.schema.json).")
 
-    @Argument(help: "The issue's global id or apple_id.")
+    @Argument(help: "The issue's global id or apple_id.", completion: .custom(StoreCompletion.issueIDs))
     var id: String
     @Flag(help: "Do not ask (needed when standard input is not a terminal).")
     var yes = false

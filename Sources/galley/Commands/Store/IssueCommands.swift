@@ -11,9 +11,11 @@ struct IssuesCommand: ParsableCommand {
 
     @Flag(help: "Only the newest issue.")
     var newest = false
-    @Option(help: ArgumentHelp("Only issues published before this one, nearest first.", valueName: "id"))
+    @Option(help: ArgumentHelp("Only issues published before this one, nearest first.", valueName: "id"),
+            completion: .custom(StoreCompletion.issueIDs))
     var olderThan: String?
-    @Option(help: ArgumentHelp("Only issues published after this one, nearest first.", valueName: "id"))
+    @Option(help: ArgumentHelp("Only issues published after this one, nearest first.", valueName: "id"),
+            completion: .custom(StoreCompletion.issueIDs))
     var newerThan: String?
 
     @OptionGroup var store: StoreOptions
@@ -49,7 +51,7 @@ struct IssueCommand: ParsableCommand {
             commandName: "show", abstract: "An issue (by global id or apple_id) with its articles in order.",
             discussion: "With --json: {\"issue\": {...}, \"articles\": [...]} (docs/json/issue-show.schema.json).")
 
-        @Argument(help: "The issue's global id or apple_id.")
+        @Argument(help: "The issue's global id or apple_id.", completion: .custom(StoreCompletion.issueIDs))
         var id: String
 
         @OptionGroup var store: StoreOptions

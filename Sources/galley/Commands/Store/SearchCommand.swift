@@ -25,7 +25,7 @@ struct SearchCommand: ParsableCommand {
 
     @Argument(help: "Words to find (all of them, as word prefixes).")
     var text: String
-    @Option(help: "Only this issue.")
+    @Option(help: "Only this issue.", completion: .custom(StoreCompletion.issueIDs))
     var issue: String?
     @Option(help: "At most this many results, best first.")
     var limit = 20

@@ -7,7 +7,7 @@ import GalleyStore
 struct StoreOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
         "The issue store folder (default: $GALLEY_STORE, else $XDG_DATA_HOME/galley, else ~/.local/share/galley).",
-        valueName: "dir"))
+        valueName: "dir"), completion: .directory)
     var store: String?
 
     /// Queries open the store read-only; import, delete and gc for writing.
