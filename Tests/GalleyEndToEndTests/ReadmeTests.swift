@@ -1,16 +1,22 @@
 import Foundation
 import Testing
 
-/// The README's tour runs as written: every line of its `sh` blocks, in order, in a copy of the
-/// repository's example, with the built `galley` first on the PATH and a store of its own.
+/// The README's tour and the docs run as written: every line of their `sh` blocks, in order, in
+/// a copy of the repository's example, with the built `galley` first on the PATH and a store of
+/// its own. Synopses with placeholders (`ID`, `[--issue ID]`) live in plain ``` blocks.
 @Suite struct ReadmeTests {
     /// The shell lines of the `sh` blocks between `## A tour` and the next `## ` heading.
     static func tourLines() throws -> [String] {
-        let text = try String(contentsOf: Harness.root.appending(path: "README.md"), encoding: .utf8)
+        try shellLines(Harness.root.appending(path: "README.md"), section: "## A tour")
+    }
+
+    /// The lines of `file`'s `sh` blocks, only under the heading `section` when given.
+    static func shellLines(_ file: URL, section: String? = nil) throws -> [String] {
+        let text = try String(contentsOf: file, encoding: .utf8)
         var lines: [String] = []
-        var inTour = false, inBlock = false
+        var inTour = section == nil, inBlock = false
         for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line.hasPrefix("## ") { inTour = line == "## A tour" }
+            if let section, line.hasPrefix("## ") { inTour = line == section }
             guard inTour else { continue }
             if line.hasPrefix("```") {
                 inBlock = line == "```sh"
@@ -21,21 +27,44 @@ import Testing
         return lines
     }
 
-    @Test func theTourRunsAsWritten() throws {
-        let lines = try Self.tourLines()
-        #expect(lines.count >= 10, "the tour has its commands")
-        let work = try Harness.temporaryDirectory()
-        try FileManager.default.copyItem(at: Harness.root.appending(path: "Examples"), to: work.appending(path: "Examples"))
+    /// Runs each line with bash in `work`; every one must exit 0.
+    static func runLines(_ lines: [String], in work: URL, from file: String) throws {
         let path = Harness.galley.deletingLastPathComponent().path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
         for line in lines {
             let result = try Harness.run(URL(fileURLWithPath: "/bin/bash"), ["-c", "set -o pipefail; " + line],
                                          environment: ["PATH": path, "GALLEY_STORE": work.appending(path: "store").path], in: work)
-            #expect(result.status == 0, "`\(line)` exited \(result.status): \(result.stderr.prefix(400))")
+            #expect(result.status == 0, "\(file): `\(line)` exited \(result.status): \(result.stderr.prefix(400))")
         }
+    }
+
+    @Test func theTourRunsAsWritten() throws {
+        let lines = try Self.tourLines()
+        #expect(lines.count >= 10, "the tour has its commands")
+        let work = try Harness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        try FileManager.default.copyItem(at: Harness.root.appending(path: "Examples"), to: work.appending(path: "Examples"))
+        try Self.runLines(lines, in: work, from: "README.md")
         // What the tour promises to leave behind.
         for made in ["dist/com.example.harbour.2026-01.zip", "build/preview/index.html", "build/night-ferry.html", "store/store.sqlite"] {
             #expect(FileManager.default.fileExists(atPath: work.appending(path: made).path), "\(made)")
         }
+    }
+
+    /// Every `sh` block of docs/*.md, after the tour (which makes dist/, build/ and the store),
+    /// file by file in name order.
+    @Test func theDocsRunAsWritten() throws {
+        let work = try Harness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        try FileManager.default.copyItem(at: Harness.root.appending(path: "Examples"), to: work.appending(path: "Examples"))
+        try Self.runLines(try Self.tourLines(), in: work, from: "README.md")
+        let docs = Harness.root.appending(path: "docs")
+        var ran = 0
+        for name in try FileManager.default.contentsOfDirectory(atPath: docs.path).filter({ $0.hasSuffix(".md") }).sorted() {
+            let lines = try Self.shellLines(docs.appending(path: name))
+            try Self.runLines(lines, in: work, from: "docs/\(name)")
+            ran += lines.count
+        }
+        #expect(ran >= 25, "the docs' examples ran (\(ran) lines)")
     }
 
     @Test func outputFoldersAreMadeAsNeededAndTakenAwayWhenTheWorkFails() throws {
