@@ -98,6 +98,7 @@ def main():
         ("search 'lighthouse ferry' (30,000)", [g, "search", "lighthouse ferry", "--store", big_store, "--json"], True),
         ("search 'k' (17 terms, 30,000)", [g, "search", "k", "--store", big_store, "--json"], True),
         ("search ... --issue", [g, "search", "lighthouse", "--issue", "org.example.store.042", "--store", big_store, "--json"], True),
+        ("search '\"lighthouse ferry\"' (a phrase)", [g, "search", '"lighthouse ferry"', "--store", big_store, "--json"], True),
         ("search 'lighthouse ferry' --rank-all", [g, "search", "lighthouse ferry", "--rank-all", "--store", big_store, "--json"], False),
     ]:
         ms = quick(cmd, args.runs)
