@@ -20,61 +20,103 @@ enum SearchText {
     /// A field as the index holds it (title, dek, keywords, a query): apostrophes decided,
     /// one scalar for one scalar, so offsets into it are offsets into the original.
     static func field(_ text: String) -> String {
-        let scalars = Array(text.unicodeScalars)
-        var out = String.UnicodeScalarView()
-        out.reserveCapacity(scalars.count)
-        for index in scalars.indices {
-            out.append(normalised(scalars, index))
-        }
-        return String(out)
+        var builder = Builder(foldsWhitespace: false)
+        for scalar in text.unicodeScalars { builder.append(scalar) }
+        return builder.finish()
     }
 
     /// An HTML body as the index holds it: tags and comments out (each a word break), entities
-    /// decoded, runs of whitespace one space, apostrophes decided.
+    /// decoded, runs of whitespace one space, apostrophes decided, in one pass.
     static func body(_ html: String) -> String {
-        var text = String.UnicodeScalarView()
+        var builder = Builder(foldsWhitespace: true)
         var scalars = html.unicodeScalars[...]
-        var pendingSpace = false
-        func emit(_ scalar: Unicode.Scalar) {
-            if scalar.properties.isWhitespace || scalar == open || scalar == close {
-                pendingSpace = !text.isEmpty
-                return
-            }
-            if pendingSpace { text.append(" ") }
-            pendingSpace = false
-            text.append(scalar)
-        }
         while let scalar = scalars.popFirst() {
             switch scalar {
             case "<":
                 // A tag or a comment: skip to its end; it separates words.
-                if let end = scalars.firstIndex(of: ">") { scalars = scalars[scalars.index(after: end)...] } else { scalars = scalars[scalars.endIndex...] }
-                pendingSpace = !text.isEmpty
+                scalars = scalars.firstIndex(of: ">").map { scalars[scalars.index(after: $0)...] } ?? scalars[scalars.endIndex...]
+                builder.wordBreak()
             case "&":
                 if let (decoded, rest) = entity(scalars) {
-                    emit(decoded)
+                    builder.append(decoded)
                     scalars = rest
                 } else {
-                    emit(scalar)
+                    builder.append(scalar)
                 }
             default:
-                emit(scalar)
+                builder.append(scalar)
             }
         }
-        return field(String(text))
+        return builder.finish()
     }
 
-    /// A quotation mark or an apostrophe inside a word (`'` between two letters or digits).
-    private static func normalised(_ scalars: [Unicode.Scalar], _ index: Int) -> Unicode.Scalar {
-        let scalar = scalars[index]
-        guard scalar == "'" || scalar == "\u{2019}" || scalar == "\u{02BC}" else { return scalar }
-        let inWord = index > 0 && index + 1 < scalars.count
-            && isWordScalar(scalars[index - 1]) && isWordScalar(scalars[index + 1])
-        return inWord ? "'" : "\u{2019}"
+    /// Index text, scalar by scalar. An apostrophe waits for the scalar after it: between two
+    /// letters or digits it is `'` (part of the word), elsewhere `’` (a quotation mark, which the
+    /// tokenizer treats as a separator). The snippet markers never reach the text.
+    struct Builder {
+        /// Whether whitespace runs become one space (bodies) or stay as they are (fields, whose
+        /// offsets must stay those of the original).
+        let foldsWhitespace: Bool
+        private var text = String.UnicodeScalarView()
+        private var pendingSpace = false
+        private var pendingApostrophe: (afterWord: Bool, waiting: Bool) = (false, false)
+
+        init(foldsWhitespace: Bool) { self.foldsWhitespace = foldsWhitespace }
+
+        mutating func append(_ raw: Unicode.Scalar) {
+            let scalar = raw == SearchText.open || raw == SearchText.close ? " " : raw
+            if foldsWhitespace && scalar.properties.isWhitespace { return wordBreak() }
+            resolveApostrophe(before: scalar)
+            if pendingSpace {
+                text.append(" ")
+                pendingSpace = false
+            }
+            if scalar == "'" || scalar == "\u{2019}" || scalar == "\u{02BC}" {
+                pendingApostrophe = (text.last.map(SearchText.isWordScalar) ?? false, true)
+            } else {
+                text.append(scalar)
+            }
+        }
+
+        /// A tag or whitespace between words.
+        mutating func wordBreak() {
+            resolveApostrophe(before: nil)
+            pendingSpace = !text.isEmpty
+        }
+
+        mutating func finish() -> String {
+            resolveApostrophe(before: nil)
+            return String(text)
+        }
+
+        private mutating func resolveApostrophe(before next: Unicode.Scalar?) {
+            guard pendingApostrophe.waiting else { return }
+            let inWord = pendingApostrophe.afterWord && next.map(SearchText.isWordScalar) == true
+            text.append(inWord ? "'" : "\u{2019}")
+            pendingApostrophe = (false, false)
+        }
     }
 
-    private static func isWordScalar(_ scalar: Unicode.Scalar) -> Bool {
+    static func isWordScalar(_ scalar: Unicode.Scalar) -> Bool {
         scalar.properties.isAlphabetic || scalar.properties.numericType != nil
+    }
+
+    /// Adds an article to the search index, as import does and the v4 migration's rebuild.
+    static func index(_ db: Database, rowID: Int64, title: String, dek: String, keywords: String, body html: String) throws {
+        let insert = try db.cachedStatement(sql: "INSERT INTO articleSearch (rowid, title, dek, keywords, body) VALUES (?, ?, ?, ?, ?)")
+        try insert.execute(arguments: [rowID, field(title), field(dek), field(keywords), body(html)])
+    }
+
+    /// The full-text table: title, dek, keywords, body, split by `tokenizer` (migration v1's
+    /// `unicode61`, v4's `SearchText.tokenizer`).
+    static func createIndex(_ db: Database, tokenizer: FTS5TokenizerDescriptor) throws {
+        try db.create(virtualTable: "articleSearch", using: FTS5()) { t in
+            t.tokenizer = tokenizer
+            t.column("title")
+            t.column("dek")
+            t.column("keywords")
+            t.column("body")
+        }
     }
 
     private static let named: [Substring: Unicode.Scalar] = [

@@ -222,9 +222,7 @@ extension SQLiteStore {
             guard db.changesCount > 0 else { return }
             counts.articles += 1
             let articleID = db.lastInsertedRowID
-            try db.execute(sql: "INSERT INTO articleSearch (rowid, title, dek, keywords, body) VALUES (?, ?, ?, ?, ?)",
-                           arguments: [articleID, SearchText.field(article.title), SearchText.field(article.dek),
-                                       SearchText.field(article.keywords), SearchText.body(article.body)])
+            try SearchText.index(db, rowID: articleID, title: article.title, dek: article.dek, keywords: article.keywords, body: article.body)
             for list in [article.images, article.sounds, article.videos] { try insertAssets(list, article: articleID) }
         }
         for file in files {

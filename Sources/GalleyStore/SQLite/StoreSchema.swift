@@ -63,13 +63,7 @@ enum StoreSchema {
                 t.column("sha256", .text).notNull()
                 t.uniqueKey(["issueId", "name"])
             }
-            try db.create(virtualTable: "articleSearch", using: FTS5()) { t in
-                t.tokenizer = .unicode61()
-                t.column("title")
-                t.column("dek")
-                t.column("keywords")
-                t.column("body")
-            }
+            try SearchText.createIndex(db, tokenizer: .unicode61())
         }
         // The index's terms, so a search word can be spelled out as the terms it prefixes
         // (StoreSearch): a view over articleSearch, nothing stored. The `instance` kind yields a
@@ -88,21 +82,11 @@ enum StoreSchema {
         migrator.registerMigration("v4: search text") { db in
             try db.execute(sql: "DROP TABLE articleSearchTerms")
             try db.drop(table: "articleSearch")
-            try db.create(virtualTable: "articleSearch", using: FTS5()) { t in
-                t.tokenizer = SearchText.tokenizer
-                t.column("title")
-                t.column("dek")
-                t.column("keywords")
-                t.column("body")
-            }
+            try SearchText.createIndex(db, tokenizer: SearchText.tokenizer)
             try db.execute(sql: "CREATE VIRTUAL TABLE articleSearchTerms USING fts5vocab(articleSearch, 'instance')")
-            let insert = try db.makeStatement(sql: "INSERT INTO articleSearch (rowid, title, dek, keywords, body) VALUES (?, ?, ?, ?, ?)")
             let rows = try Row.fetchCursor(db, sql: "SELECT id, title, dek, keywords, body FROM article ORDER BY id")
             while let row = try rows.next() {
-                try insert.execute(arguments: [
-                    row["id"] as Int64, SearchText.field(row["title"]), SearchText.field(row["dek"]),
-                    SearchText.field(row["keywords"]), SearchText.body(row["body"]),
-                ])
+                try SearchText.index(db, rowID: row["id"], title: row["title"], dek: row["dek"], keywords: row["keywords"], body: row["body"])
             }
         }
         return migrator
