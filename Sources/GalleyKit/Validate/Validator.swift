@@ -277,8 +277,6 @@ extension Validator {
                 failures.append(GalleyError("\(error)", id: .inputUnreadable, path: path))
             }
         }
-        var run = ValidationRun(reports: reports).relocatingSources()
-        run.failures = failures
-        return run
+        return ValidationRun(reports: reports, failures: failures).relocatingSources()
     }
 }

@@ -75,8 +75,8 @@ struct ValidateCommand: ParsableCommand {
     }
 
     func run() throws {
-        let console = output.console
         let format = output.json ? .json : format
+        let console = output.console(json: format == .json)
         if listChecks {
             if format == .json {
                 return console.emit(CatalogDocument(checks: CheckCatalog.complete.map {
@@ -87,8 +87,7 @@ struct ValidateCommand: ParsableCommand {
         }
         var options = ValidationOptions()
         options.fullCheck = !quick
-        let jsonConsole = Console(out: console.out, err: console.err, verbosity: console.verbosity, json: format == .json)
-        try jsonConsole.run {
+        try console.run {
             options.configuration = try ValidationConfiguration.resolve(
                 configFile: config, ignored: ignored, from: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
         }

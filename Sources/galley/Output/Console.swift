@@ -29,7 +29,10 @@ struct OutputOptions: ParsableArguments {
         if quiet && verbose { throw ValidationError("--quiet and --verbose contradict each other: give one of them.") }
     }
 
-    var console: Console {
+    var console: Console { console(json: json) }
+
+    /// The console, for a command whose JSON is chosen another way too (`validate --format json`).
+    func console(json: Bool) -> Console {
         Console(
             out: Terminal(fd: 1, color: color), err: Terminal(fd: 2, color: color),
             verbosity: quiet ? .quiet : verbose ? .verbose : .normal, json: json)

@@ -333,6 +333,6 @@ extension ValidationRun {
                 return moved
             }
             return copy
-        })
+        }, failures: failures)
     }
 }
