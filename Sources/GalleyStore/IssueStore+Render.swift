@@ -15,7 +15,7 @@ extension Renderer {
             AssetRecord(
                 id: asset.globalID, kind: MediaKind(rawValue: asset.kind) ?? .image, caption: asset.caption,
                 source: asset.credit, fileName: asset.fileName, crop350: asset.crop350,
-                metadata: asset.metadata.flatMap { try? LocatedJSON.parse(Array($0.utf8)) }.map(JSONValue.init))
+                metadata: asset.metadata.flatMap(JSONValue.init(parsing:)))
         }
         let own = Dictionary(detail.assets.map { ($0.globalID, record($0)) }, uniquingKeysWith: { a, _ in a })
         let shared = Dictionary(issueImages.map { ($0.globalID, record($0)) }, uniquingKeysWith: { a, _ in a })

@@ -37,7 +37,7 @@ extension CheckExample {
     /// The `latest.json` text of a manifest example; `nil` for fixtures.
     public var manifestText: String? {
         func parse(_ text: String) -> JSONValue {
-            (try? LocatedJSON.parse(Array(text.utf8))).map(JSONValue.init) ?? .string(text)
+            JSONValue(parsing: text) ?? .string(text)
         }
         func patchArticle(_ transform: (JSONValue) -> JSONValue) -> JSONValue {
             guard case .array(var articles)? = Self.template["articles"] else { return Self.template }

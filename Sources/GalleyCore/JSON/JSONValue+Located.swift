@@ -11,6 +11,13 @@ extension JSONValue {
         }
     }
 
+    /// The value a JSON text holds (metadata stored as text, an example's JSON); nil when the
+    /// text is not JSON.
+    public init?(parsing text: String) {
+        guard let located = try? LocatedJSON.parse(Array(text.utf8)) else { return nil }
+        self.init(located)
+    }
+
     /// Sets (or, with `nil`, removes) a member of an object, keeping the order of the others.
     package func setting(_ key: String, _ newValue: JSONValue?) -> JSONValue {
         guard case .object(var members) = self else { return self }

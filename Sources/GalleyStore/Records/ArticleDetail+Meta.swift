@@ -6,7 +6,7 @@ extension ArticleDetail {
         switch customMeta.value {
         case .object: return customMeta.value[key]
         case .string(let text):
-            return (try? LocatedJSON.parse(Array(text.utf8))).map(JSONValue.init)?[key]
+            return JSONValue(parsing: text)?[key]
         default: return nil
         }
     }

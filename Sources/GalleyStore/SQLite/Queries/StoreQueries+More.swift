@@ -91,7 +91,7 @@ extension SQLiteStore {
                     """, arguments: [issueID, dateMS])
             }
             let metaText = row.customMeta
-            let meta = (try? LocatedJSON.parse(Array(metaText.utf8))).map(JSONValue.init) ?? .string(metaText)
+            let meta = JSONValue(parsing: metaText) ?? .string(metaText)
             return ArticleDetail(
                 article: summary, body: row.body, description: row.description, url: row.url,
                 authorURL: row.authorURL, authorBio: row.authorBio, sku: row.sku, published: row.published,
