@@ -17,22 +17,13 @@ public enum Severity: String, Sendable, Codable, Comparable, CaseIterable {
 /// documents the path of the value (`articles[2].title`).
 public struct SourceLocation: Sendable, Hashable, Codable {
     public var path: String
-    public var line: Int?
-    public var column: Int?
-    public var jsonPath: String?
+    @JSONNullable public var line: Int?
+    @JSONNullable public var column: Int?
+    @JSONNullable public var jsonPath: String?
 
-    // JSON output (docs/json.md): snake_case keys, every key present, null when unknown.
     private enum CodingKeys: String, CodingKey {
         case path, line, column
         case jsonPath = "json_path"
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(path, forKey: .path)
-        try container.encode(line, forKey: .line)
-        try container.encode(column, forKey: .column)
-        try container.encode(jsonPath, forKey: .jsonPath)
     }
 
     public init(path: String, line: Int? = nil, column: Int? = nil, jsonPath: String? = nil) {
@@ -58,8 +49,8 @@ public struct Diagnostic: Sendable, Hashable, Codable {
     public var id: CheckID
     public var severity: Severity
     public var message: String
-    public var location: SourceLocation?
-    public var hint: String?
+    @JSONNullable public var location: SourceLocation?
+    @JSONNullable public var hint: String?
 
     /// A finding of `check`, at the check's own severity.
     public init(_ check: Check, _ message: String, at location: SourceLocation? = nil, hint: String? = nil) {
@@ -77,18 +68,6 @@ public struct Diagnostic: Sendable, Hashable, Codable {
 
     /// Whether this is a finding of `check`.
     public func `is`(_ check: Check) -> Bool { id == check.id }
-
-    private enum CodingKeys: String, CodingKey { case id, severity, message, location, hint }
-
-    /// Every key present, null when unknown (docs/json.md).
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(id, forKey: .id)
-        try container.encode(severity, forKey: .severity)
-        try container.encode(message, forKey: .message)
-        try container.encode(location, forKey: .location)
-        try container.encode(hint, forKey: .hint)
-    }
 }
 
 /// A list of findings collected while working through an input.

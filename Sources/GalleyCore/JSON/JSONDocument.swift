@@ -41,18 +41,8 @@ public struct ErrorDocument: Encodable, Sendable {
     public struct Body: Encodable, Sendable {
         public var id: ErrorID
         public var message: String
-        public var path: String?
-        public var hint: String?
-
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(id, forKey: .id)
-            try container.encode(message, forKey: .message)
-            try container.encode(path, forKey: .path)
-            try container.encode(hint, forKey: .hint)
-        }
-
-        private enum CodingKeys: String, CodingKey { case id, message, path, hint }
+        @JSONNullable public var path: String?
+        @JSONNullable public var hint: String?
     }
 
     public var error: Body
@@ -66,5 +56,41 @@ public struct ErrorDocument: Encodable, Sendable {
     public init(problems diagnostics: [Diagnostic], message: String, hint: String? = nil) {
         error = Body(id: .problems, message: message, path: nil, hint: hint)
         self.diagnostics = diagnostics
+    }
+}
+
+/// An optional value that Galley's JSON writes as `null` when it is absent, where Foundation's
+/// synthesized encoding would leave the key out (docs/json.md: every key of a record is always
+/// present). Mark a record's optional properties with it instead of writing `encode(to:)` by
+/// hand; decoding takes a missing key or `null` as absent.
+@propertyWrapper
+public struct JSONNullable<Value> {
+    public var wrappedValue: Value?
+
+    public init(wrappedValue: Value?) { self.wrappedValue = wrappedValue }
+}
+
+extension JSONNullable: Sendable where Value: Sendable {}
+extension JSONNullable: Equatable where Value: Equatable {}
+extension JSONNullable: Hashable where Value: Hashable {}
+
+extension JSONNullable: Encodable where Value: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        if let wrappedValue { try container.encode(wrappedValue) } else { try container.encodeNil() }
+    }
+}
+
+extension JSONNullable: Decodable where Value: Decodable {
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        wrappedValue = container.decodeNil() ? nil : try container.decode(Value.self)
+    }
+}
+
+extension KeyedDecodingContainer {
+    /// A missing key decodes as absent, as it would for a plain optional.
+    public func decode<Value: Decodable>(_ type: JSONNullable<Value>.Type, forKey key: Key) throws -> JSONNullable<Value> {
+        try decodeIfPresent(type, forKey: key) ?? JSONNullable(wrappedValue: nil)
     }
 }

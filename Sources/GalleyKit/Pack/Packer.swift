@@ -51,10 +51,11 @@ public struct PackOptions: Sendable {
 public struct PackSummary: Sendable, Codable {
     public var path: String
     public var bytes: Int64
-    public var sha256: String?
+    @JSONNullable public var sha256: String?
     public var appleID: String
     public var globalID: String
-    /// The issue's version as packed (with `--bump`, the time of the pack).
+    /// The issue's version as packed (with `--bump`, the time of the pack), in RFC 3339 as
+    /// Galley's JSON gives instants; latest.json holds it in Dumpling's form.
     public var lastUpdated: String
     public var articles: Int
     public var assets: Int
@@ -66,21 +67,6 @@ public struct PackSummary: Sendable, Codable {
         case appleID = "apple_id"
         case globalID = "global_id"
         case lastUpdated = "last_updated"
-    }
-
-    /// Galley's JSON (docs/json.md): every key present, last_updated in RFC 3339.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(path, forKey: .path)
-        try container.encode(bytes, forKey: .bytes)
-        try container.encode(sha256, forKey: .sha256)
-        try container.encode(appleID, forKey: .appleID)
-        try container.encode(globalID, forKey: .globalID)
-        try container.encode(DumplingDate.rfc3339(lastUpdated), forKey: .lastUpdated)
-        try container.encode(articles, forKey: .articles)
-        try container.encode(assets, forKey: .assets)
-        try container.encode(entries, forKey: .entries)
-        try container.encode(warnings, forKey: .warnings)
     }
 }
 
@@ -216,7 +202,7 @@ public struct Packer {
         succeeded = true
         return PackSummary(
             path: output.path, bytes: bytes, sha256: sha256, appleID: planner.issue.appleID,
-            globalID: planner.issue.globalID, lastUpdated: planner.issue.lastUpdated, articles: planner.articleCount, assets: planner.assetCount, entries: entryCount,
+            globalID: planner.issue.globalID, lastUpdated: DumplingDate.rfc3339(planner.issue.lastUpdated), articles: planner.articleCount, assets: planner.assetCount, entries: entryCount,
             warnings: diagnostics.filter { $0.severity != .error })
     }
 

@@ -169,8 +169,7 @@ public struct StoredAsset: Sendable, Codable {
     /// (or, should the stored text not parse, that text as a string).
     public var metadataValue: JSONValue {
         guard let metadata, !metadata.isEmpty else { return .object([]) }
-        guard let parsed = try? LocatedJSON.parse(Array(metadata.utf8)) else { return .string(metadata) }
-        return JSONValue(parsed)
+        return JSONValue(parsing: metadata) ?? .string(metadata)
     }
 }
 
@@ -182,7 +181,7 @@ public struct ArticleDetail: Sendable, Codable {
     public var url: String
     public var authorURL: String
     public var authorBio: String
-    public var sku: String?
+    @JSONNullable public var sku: String?
     public var published: Bool
     public var customMeta: JSONValueBox
     public var assets: [StoredAsset]

@@ -19,6 +19,7 @@ public struct ImportResult: Sendable, Codable {
     public var status: Status
     public var appleID: String
     public var globalID: String
+    /// The issue's version, in RFC 3339 as Galley's JSON gives instants.
     public var lastUpdated: String
     public var articles: Int
     public var assets: Int
@@ -31,20 +32,6 @@ public struct ImportResult: Sendable, Codable {
         case appleID = "apple_id"
         case globalID = "global_id"
         case lastUpdated = "last_updated"
-    }
-
-    /// The store's JSON (docs/json.md): last_updated in RFC 3339.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(path, forKey: .path)
-        try container.encode(status, forKey: .status)
-        try container.encode(appleID, forKey: .appleID)
-        try container.encode(globalID, forKey: .globalID)
-        try container.encode(DumplingDate.rfc3339(lastUpdated), forKey: .lastUpdated)
-        try container.encode(articles, forKey: .articles)
-        try container.encode(assets, forKey: .assets)
-        try container.encode(files, forKey: .files)
-        try container.encode(warnings, forKey: .warnings)
     }
 }
 
@@ -105,7 +92,7 @@ extension SQLiteStore {
                          try AssetRow.filter(AssetRow.Columns.issueId == existing.id).fetchCount(db))
                     }
                     return ImportResult(path: path, status: .unchanged, appleID: issue.appleID, globalID: issue.globalID,
-                                        lastUpdated: issue.lastUpdated, articles: counts.0, assets: counts.1, files: passed.fileCount)
+                                        lastUpdated: DumplingDate.rfc3339(issue.lastUpdated), articles: counts.0, assets: counts.1, files: passed.fileCount)
                 case .orderedAscending:
                     throw DiagnosticsError([Diagnostic(
                         .importOlder, "the store has a newer version of \(stored) (last updated \(existing.lastUpdated)) than this zip (\(issue.lastUpdated))",
@@ -149,7 +136,7 @@ extension SQLiteStore {
             try? FileManager.default.removeItem(at: issuesFolder.appending(path: oldFolder))
         }
         return ImportResult(path: path, status: status, appleID: issue.appleID, globalID: issue.globalID,
-                            lastUpdated: issue.lastUpdated, articles: counts.articles, assets: counts.assets,
+                            lastUpdated: DumplingDate.rfc3339(issue.lastUpdated), articles: counts.articles, assets: counts.assets,
                             files: files.count)
     }
 

@@ -108,18 +108,9 @@ struct RenderCommand: ParsableCommand {
 
     /// `--json` for one article.
     struct ArticleDocument: Encodable {
-        var html: String?
-        var path: String?
+        @JSONNullable var html: String?
+        @JSONNullable var path: String?
         var warnings: [Diagnostic]
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(html, forKey: .html)
-            try container.encode(path, forKey: .path)
-            try container.encode(warnings, forKey: .warnings)
-        }
-
-        private enum CodingKeys: String, CodingKey { case html, path, warnings }
     }
 
     func run() throws {

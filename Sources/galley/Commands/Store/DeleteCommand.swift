@@ -17,14 +17,7 @@ struct DeleteCommand: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     /// `deleted` is null when the question was answered no.
-    struct Document: Encodable {
-        var deleted: StoredIssue?
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(deleted, forKey: .deleted)
-        }
-        private enum CodingKeys: String, CodingKey { case deleted }
-    }
+    struct Document: Encodable { @JSONNullable var deleted: StoredIssue? }
 
     func run() throws {
         let console = output.console

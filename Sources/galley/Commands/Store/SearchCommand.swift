@@ -38,18 +38,11 @@ struct SearchCommand: ParsableCommand {
         var query: String
         var results: [StoredArticle]
         /// Set when only the most recently imported this many matches were ranked.
-        var rankedOnlyMostRecent: Int?
+        @JSONNullable var rankedOnlyMostRecent: Int?
 
         private enum CodingKeys: String, CodingKey {
             case query, results
             case rankedOnlyMostRecent = "ranked_only_most_recent"
-        }
-
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(query, forKey: .query)
-            try container.encode(results, forKey: .results)
-            try container.encode(rankedOnlyMostRecent, forKey: .rankedOnlyMostRecent)
         }
     }
 
