@@ -32,6 +32,13 @@ struct GalleyCommand: ParsableCommand {
         ]
     )
 
+    /// Whether a command line asks for JSON (`--json`, or validate's `--format json`), read
+    /// from the raw words because it could not be parsed.
+    static func wantsJSON(_ words: ArraySlice<String>) -> Bool {
+        words.contains("--json") || words.contains("--format=json")
+            || zip(words, words.dropFirst()).contains { $0 == "--format" && $1 == "json" }
+    }
+
     /// Runs the command, mapping argument errors to exit status 2 (ArgumentParser uses 64).
     static func main() {
         // The one process-wide setting (docs/architecture.md): libarchive's zip times and name
@@ -51,7 +58,7 @@ struct GalleyCommand: ParsableCommand {
             }
             Terminal.standardError.write(message + "\n")
             // A script that asked for JSON gets a JSON document for a bad command line too.
-            if CommandLine.arguments.dropFirst().contains("--json") {
+            if wantsJSON(CommandLine.arguments.dropFirst()) {
                 let usage = GalleyError(
                     GalleyCommand.message(for: error), id: .usage, hint: "`galley help` and `galley COMMAND --help` list the options.")
                 Terminal.standardOutput.write(JSONDocument.encode(ErrorDocument(usage)))

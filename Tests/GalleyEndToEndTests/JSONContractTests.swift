@@ -48,6 +48,16 @@ import Testing
         ("delete-unconfirmed", "delete", ["delete", issue, "--store", "store", "--json"]),
         ("delete", "delete", ["delete", issue, "--yes", "--store", "store", "--json"]),
         ("usage", "error", ["issues", "--no-such-option", "--json"]),
+        ("usage-format", "error", ["validate", "--format", "json", "--no-such-option"]),
+    ]
+
+    /// What each failing step must say it is (docs/json.md's error ids).
+    static let expectedErrors: [String: String] = [
+        "pack-problems": "input.problems", "pack-missing": "input.not-found", "pack-exists": "output.exists",
+        "validate-config": "config.invalid", "render-unknown": "id.not-found", "issues-no-store": "store.missing",
+        "issue-show-unknown": "id.not-found", "articles-unknown-issue": "id.not-found",
+        "article-meta-missing": "id.not-found", "delete-unconfirmed": "confirmation.missing", "usage": "usage",
+        "usage-format": "usage",
     ]
 
     @Test func everyJSONOutputKeepsTheContract() throws {
@@ -68,12 +78,38 @@ import Testing
             #expect(document["schema_version"] as? Int == 1, "\(context)")
             #expect(Self.keysAreSnakeCase(document), "a key is not snake_case: \(context)")
             #expect(Self.expectedStatus(document) == result.status, "the exit status disagrees with the document: \(context)")
+            let errorID = (document["error"] as? [String: Any])?["id"] as? String
+            #expect(errorID == Self.expectedErrors[name], "\(name): error id \(errorID ?? "none"): \(context)")
+            if errorID != nil {
+                #expect(result.stderr.lowercased().contains("error"), "the error is said in words on standard error too: \(context)")
+            }
             let file = outputs.appending(path: "\(name).json")
             try Data(result.stdout.utf8).write(to: file)
             pairs.append("\(schema)=\(file.path)")
         }
         let check = try Harness.tool("python3", [Self.checker.path, Self.schemas.path] + pairs)
         #expect(check.status == 0, "outputs that break their schema:\n\(check.stdout)\(check.stderr)")
+    }
+
+    /// Under --json the findings still go to standard error in words, as docs/json.md says,
+    /// while standard output holds the document alone.
+    @Test func findingsStayOnStandardErrorUnderJSON() throws {
+        let work = try Harness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let source = Harness.fixtures.appending(path: "sources/unknown-key-warning").path
+        let pack = try Harness.galley(["pack", source, "-o", work.appending(path: "out/").path, "--json"])
+        #expect(pack.status == 0 && pack.json?["warnings"] != nil, "\(pack.stdout)")
+        #expect(pack.stderr.contains("warning source.unknown-key"), "\(pack.stderr)")
+        let refused = try Harness.galley([
+            "import", Harness.fixtures.appending(path: "zips/missing-file-error.zip").path,
+            "--store", work.appending(path: "store").path, "--json",
+        ])
+        #expect(refused.status == 1 && Harness.imports(refused).first?["status"] as? String == "refused")
+        #expect(refused.stderr.contains(": error "), "\(refused.stderr)")
+        let failing = try Harness.galley(["pack", Harness.fixtures.appending(path: "sources/missing-asset-error").path,
+                                          "-o", work.appending(path: "x/").path, "--json"])
+        #expect(failing.status == 1 && (failing.json?["diagnostics"] as? [Any])?.isEmpty == false)
+        #expect(failing.stderr.contains("pack failed: "), "\(failing.stderr)")
     }
 
     /// The schemas themselves are strict: a document with an unknown key or a camelCase key fails.

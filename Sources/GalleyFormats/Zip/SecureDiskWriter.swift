@@ -84,7 +84,7 @@ public final class SecureDiskWriter {
     }
 
     private func refusal(_ name: String, _ why: String) -> GalleyError {
-        GalleyError("refusing to extract `\(name)`: \(why)", id: .outputUnwritable, path: root,
+        GalleyError("refusing to extract `\(name)`: \(why)", id: .inputUnreadable, path: root,
                     hint: "The zip names a file outside its folder, through a link, or twice; `galley validate` reports which.")
     }
 }

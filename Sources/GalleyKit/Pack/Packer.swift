@@ -354,7 +354,7 @@ public struct Packer {
         let status = FileStatus(given.path)
         if options.outputIsFolder {
             guard status == nil || status?.kind == .directory else {
-                throw GalleyError("the output is a file, not a folder", id: .usage, path: given.path,
+                throw GalleyError("the output is a file, not a folder", id: .outputUnwritable, path: given.path,
                                   hint: "Give a folder (the zip goes inside as \(appleID).zip) or a path ending in .zip.")
             }
             return given.appending(path: "\(appleID).zip")

@@ -70,11 +70,12 @@ struct PackCommand: ParsableCommand {
         let interrupts = Interrupts.onInterrupt { [options] in options.removeTemporaries() }
         defer { interrupts.forEach { $0.cancel() } }
         let bar = console.progressBar("packing")
-        defer { bar?.clear() }
         try console.run {
             do {
                 let summary = try console.timed("packed") {
-                    try Packer().pack(options) { state in
+                    // The bar goes before anything else is printed, whatever the pack's end.
+                    defer { bar?.clear() }
+                    return try Packer().pack(options) { state in
                         switch state.phase {
                         case .articles:
                             bar?.update(
@@ -87,24 +88,20 @@ struct PackCommand: ParsableCommand {
                         }
                     }
                 }
-                bar?.clear()
                 var relocatedSummary = summary
                 relocatedSummary.warnings = summary.warnings.map { relocated($0) }
-                if output.json { return console.emit(relocatedSummary) }
                 console.findings(relocatedSummary.warnings)
+                if output.json { return console.emit(relocatedSummary) }
                 console.detail("sha256 \(summary.sha256 ?? "-"), \(summary.entries) entries, last_updated \(summary.lastUpdated)")
                 console.status(
                     "packed \(summary.path) (\(summary.articles) articles, \(summary.assets) assets, \(formatBytes(summary.bytes)))")
             } catch let error as DiagnosticsError {
-                bar?.clear()
+                // Findings point at files as the user named the source.
                 let diagnostics = error.diagnostics.map { relocated($0) }
-                if !output.json {
-                    let errors = diagnostics.filter { $0.severity == .error }.count
-                    console.findings(diagnostics)
-                    console.note("pack failed: \(TextReport.summaryLine(errors: errors, warnings: diagnostics.count - errors))")
-                    throw Status.problems
-                }
-                throw DiagnosticsError(diagnostics)
+                console.fail(problems: diagnostics)
+                let errors = diagnostics.filter { $0.severity == .error }.count
+                console.note("pack failed: \(TextReport.summaryLine(errors: errors, warnings: diagnostics.count - errors))")
+                throw Status.problems
             }
         }
     }

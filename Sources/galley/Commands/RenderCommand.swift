@@ -147,8 +147,8 @@ struct RenderCommand: ParsableCommand {
                 let summary = try console.timed("rendered the site") {
                     try renderer.renderSite(from: inputURL, to: URL(fileURLWithPath: outputPath), force: force)
                 }
-                if output.json { return console.emit(summary) }
                 console.findings(summary.warnings)
+                if output.json { return console.emit(summary) }
                 console.status(
                     "rendered \(summary.articles) articles and \(summary.assets) assets into \(summary.path); open \(summary.path)/index.html")
             }
@@ -159,10 +159,10 @@ struct RenderCommand: ParsableCommand {
     /// standard output; under --json, inside the document.
     private func deliver(_ html: String, _ warnings: [Diagnostic], _ console: Console) throws {
         if let outputPath { try Renderer.write(html: html, to: URL(fileURLWithPath: outputPath), force: force) }
+        console.findings(warnings)
         if output.json {
             return console.emit(ArticleDocument(html: outputPath == nil ? html : nil, path: outputPath, warnings: warnings))
         }
-        console.findings(warnings)
         if outputPath == nil { console.data(html) }
     }
 }

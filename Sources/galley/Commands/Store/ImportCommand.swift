@@ -77,23 +77,23 @@ struct ImportCommand: ParsableCommand {
             do {
                 // Refused zips never open (or create) the store.
                 let passed = try console.timed("\(zip): checked") { try ImportGate.check(zip) }
-                if !output.json { console.findings(passed.warnings) }
+                console.findings(passed.warnings)
                 if opened == nil { opened = try store.open(.create) }
                 guard let opened else { continue }
                 let bar = console.progressBar("importing")
                 let result = try console.timed("\(zip): extracted and written") {
-                    try opened.importZip(zip, force: force, gate: passed) { done, total in
+                    defer { bar?.clear() }
+                    return try opened.importZip(zip, force: force, gate: passed) { done, total in
                         bar?.update(done: done, total: max(total, 1), detail: formatBytes(done))
                     }
                 }
-                bar?.clear()
                 results.append(.done(result))
                 let what = result.status == .unchanged ? "already in the store (same last_updated); nothing changed"
                     : "\(result.status.rawValue): \(result.articles) articles, \(result.assets) assets"
                 console.status("\(result.appleID): \(what)")
             } catch let error as DiagnosticsError {
                 results.append(.refused(path: zip, diagnostics: error.diagnostics))
-                if !output.json { console.findings(error.diagnostics) }
+                console.findings(error.diagnostics)
                 refused = true
             } catch let error as GalleyError {
                 results.append(.failed(path: zip, error: error))
