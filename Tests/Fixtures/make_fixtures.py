@@ -210,6 +210,12 @@ def zips():
     n = "apple-id-mismatch-error.zip"; t = stem(n); write(n, build(issue_entries(t, manifest("org.example.other"))))
     n = "missing-file-error.zip"; write(n, build(issue_entries(stem(n), skip=("photo-1.jpg",))))
     n = "unreferenced-file-warning.zip"; write(n, build(issue_entries(stem(n), files={"leftover.jpg": JPEG})))
+    n = "body-image-missing-error.zip"; t = stem(n)
+    body = "<p>Intro.</p>\n<p><img src=\"chart.png\" alt=\"A chart\"></p>\n<!-- [ASSET: photo-1] -->\n<!-- [ASSET: sound-1] -->\n"
+    write(n, build(issue_entries(t, manifest(t, body=body))))
+    n = "body-link-valid.zip"; t = stem(n)
+    body = "<p>The <a href=\"report.pdf#page=2\">report</a>.</p>\n<!-- [ASSET: photo-1] -->\n<!-- [ASSET: sound-1] -->\n"
+    write(n, build(issue_entries(t, manifest(t, body=body), files={"report.pdf": b"%PDF-1.4\n%%EOF\n"})))
     n = "empty-media-error.zip"; write(n, build(issue_entries(stem(n), files={"photo-1.jpg": b""})))
     n = "unknown-media-warning.zip"; write(n, build(issue_entries(stem(n), files={"photo-1.jpg": b"not a picture\n" * 4})))
     n = "sound-in-images-error.zip"; write(n, build(issue_entries(stem(n), files={"photo-1.jpg": MP3})))
@@ -402,6 +408,28 @@ def sources():
                                 f"articles/{long}/{long}.png": PNG})
     source("repetitive-field-error", {"issue.yaml": ISSUE,
                                       "articles/01-first/article.md": "---\ntitle: A\ndek: " + "all work and no play " * 60_000 + "\n---\nText.\n"})
+    # Pictures and files named in bodies as editors write them: Markdown images and links, and
+    # HTML <img>, <audio src>, <video poster>, one file also listed as an asset.
+    source("local-images-valid", {
+        "issue.yaml": ISSUE,
+        "articles/01-chart/article.md": "---\ntitle: Chart\n---\nSales rose.\n\n![A chart of sales](chart.png \"Sales by month\")\n\n"
+                                        "Read [the report](report.pdf#page=2), or [the chart alone](chart.png).\n",
+        "articles/01-chart/chart.png": PNG,
+        "articles/01-chart/report.pdf": b"%PDF-1.4\n%%EOF\n",
+        "articles/02-quay/article.html": "---\ntitle: Quay\nassets:\n  - file: images/quay.jpg\n    caption: The quay at dawn.\n---\n"
+                                         "<p>Intro.</p>\n<p><img src=\"images/quay.jpg\" alt=\"ignored: the asset has a caption\"></p>\n"
+                                         "<p><img src='images/gull.png' title=\"A gull\"></p>\n"
+                                         "<audio controls src=\"clip.mp3\"></audio>\n<video controls poster=\"images/gull.png\"></video>\n"
+                                         "<p><a href=\"https://example.com/\">Remote</a> and <a href=\"#top\">top</a> stay.</p>\n",
+        "articles/02-quay/images/quay.jpg": JPEG,
+        "articles/02-quay/images/gull.png": PNG,
+        "articles/02-quay/clip.mp3": MP3,
+    })
+    source("local-image-missing-error", {
+        "issue.yaml": ISSUE,
+        "articles/01-chart/article.md": "---\ntitle: Chart\n---\nSales rose.\n\nSee ![A chart](chrat.png).\n",
+        "articles/01-chart/chart.png": PNG,
+    })
     root = os.path.join(SOURCES, "symlink-outside-error")
     source("symlink-outside-error", {"issue.yaml": ISSUE,
                                      "articles/01-first/article.md": "---\ntitle: A\nassets: [photo.png]\n---\n<!-- [ASSET: photo.png] -->\n"})

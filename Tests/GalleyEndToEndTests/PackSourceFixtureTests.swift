@@ -45,6 +45,8 @@ import Testing
         Case(fixture: "svg-script-error", ids: ["media.svg-active"], at: "01-first/chart.svg:3"),
         Case(fixture: "long-names-error", ids: ["zip.name-length"], at: "a.png"),
         Case(fixture: "repetitive-field-error", ids: ["zip.ratio"], at: "latest.json"),
+        Case(fixture: "local-images-valid", ids: []),
+        Case(fixture: "local-image-missing-error", ids: ["source.file-missing"], at: "01-chart/article.md:6:16"),
         Case(fixture: "issue-image-kind-error", ids: ["source.issue-image-kind"], at: "issue.yaml:4:10"),
     ]
 
@@ -165,5 +167,69 @@ import Testing
         let result = try Harness.galley(["pack", root.path, "-o", try Harness.temporaryDirectory().path, "--json"])
         #expect(result.status == 1)
         #expect(Set(Harness.diagnosticIDs(result)) == ["source.type-mismatch", "source.file-missing"])
+    }
+
+    /// Pictures and files a body names beside it (issue 11, point 2): an `<img>` becomes an
+    /// asset (caption from alt, else title; a file already listed stays that asset), every other
+    /// reference names the file as packed, remote and fragment links stay, and the zip, its
+    /// validation and its preview all agree.
+    @Test func localImagesBecomeAssetsAndLinksNameThePackedFiles() throws {
+        let source = Harness.fixtures.appending(path: "sources/local-images-valid")
+        let out = try Harness.temporaryDirectory()
+        let packed = try Harness.galley(["pack", source.path, "-o", out.path + "/"])
+        #expect(packed.status == 0, "\(packed.stderr)")
+        let zip = out.appending(path: "org.example.fixture.zip")
+        let listing = try Harness.tool("unzip", ["-Z1", zip.path]).stdout.split(separator: "\n").map(String.init)
+        #expect(listing.sorted() == ["org.example.fixture/chart-chart.png", "org.example.fixture/chart-report.pdf",
+                                     "org.example.fixture/latest.json", "org.example.fixture/quay-clip.mp3",
+                                     "org.example.fixture/quay-gull.png", "org.example.fixture/quay-quay.jpg"])
+        let text = try Harness.tool("unzip", ["-p", zip.path, "org.example.fixture/latest.json"]).stdout
+        let manifest = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let articles = try #require(manifest["articles"] as? [[String: Any]])
+        func images(_ article: [String: Any]) -> [[String: Any]] {
+            ((article["images"] as? [String: Any])?["ordered"] as? [[String: Any]]) ?? []
+        }
+        let chart = try #require(images(articles[0]).first)
+        #expect(images(articles[0]).count == 1)
+        #expect(chart["file_name"] as? String == "chart-chart.png" && chart["caption"] as? String == "A chart of sales")
+        #expect((chart["metadata"] as? [String: Any])?["alt"] as? String == "A chart of sales")
+        let body0 = try #require(articles[0]["body"] as? String)
+        #expect(body0.contains("\n<!-- [ASSET: \(chart["id"] as? String ?? "?")] -->\n"))
+        #expect(!body0.contains("<img"))
+        #expect(body0.contains("<a href=\"chart-report.pdf#page=2\">the report</a>"))
+        #expect(body0.contains("<a href=\"chart-chart.png\">the chart alone</a>"))
+
+        let quayImages = images(articles[1])
+        #expect(quayImages.map { $0["file_name"] as? String } == ["quay-quay.jpg", "quay-gull.png"])
+        #expect(quayImages.map { $0["caption"] as? String } == ["The quay at dawn.", "A gull"])
+        let body1 = try #require(articles[1]["body"] as? String)
+        for image in quayImages { #expect(body1.contains("<!-- [ASSET: \(image["id"] as? String ?? "?")] -->")) }
+        #expect(body1.contains("<audio controls src=\"quay-clip.mp3\"></audio>"))
+        #expect(body1.contains("poster=\"quay-gull.png\""))
+        #expect(body1.contains("<a href=\"https://example.com/\">Remote</a> and <a href=\"#top\">top</a>"))
+
+        let validated = try Harness.galley(["validate", zip.path, "--json"])
+        #expect(validated.status == 0)
+        #expect(Harness.diagnosticIDs(validated).isEmpty, "\(validated.stdout)")
+        #expect(try Harness.tool("python3", [Harness.checkScript.path, zip.path]).status == 0)
+
+        let site = out.appending(path: "site")
+        #expect(try Harness.galley(["render", zip.path, "--output", site.path]).status == 0)
+        let pages = try FileManager.default.contentsOfDirectory(atPath: site.appending(path: "articles").path).sorted()
+        let page = try String(contentsOf: site.appending(path: "articles/\(pages[0])"), encoding: .utf8)
+        #expect(page.contains("href=\"../assets/chart-report.pdf#page=2\""))
+        #expect(page.contains("src=\"../assets/chart-chart.png\""))
+        #expect(FileManager.default.fileExists(atPath: site.appending(path: "assets/chart-report.pdf").path))
+    }
+
+    @Test func aMarkdownImageNameWithSpacesIsFound() throws {
+        let root = try makeSource(article: "---\ntitle: A\n---\n![Sea](<sea view.png>)\n", files: ["sea view.png": Self.png])
+        let out = try Harness.temporaryDirectory()
+        let result = try Harness.galley(["pack", root.path, "-o", out.path, "--json"])
+        #expect(result.status == 0, "\(result.stdout)")
+        let text = try Harness.tool("unzip", ["-p", out.appending(path: "org.example.fixture.zip").path,
+                                              "org.example.fixture/latest.json"]).stdout
+        #expect(text.contains("\"file_name\": \"first-sea-view.png\""), "\(text)")
+        #expect(!text.contains("<img"))
     }
 }

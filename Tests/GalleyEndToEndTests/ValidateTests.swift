@@ -54,6 +54,8 @@ import Testing
         ("zips/apple-id-mismatch-error.zip", ["manifest.apple-id"]),
         ("zips/missing-file-error.zip", ["ref.file-missing"]),
         ("zips/unreferenced-file-warning.zip", ["ref.unreferenced-file"]),
+        ("zips/body-image-missing-error.zip", ["ref.body-file-missing"]),
+        ("zips/body-link-valid.zip", []),
         ("zips/empty-media-error.zip", ["media.empty"]),
         ("zips/unknown-media-warning.zip", ["media.unknown"]),
         ("zips/sound-in-images-error.zip", ["media.extension", "media.wrong-list"]),

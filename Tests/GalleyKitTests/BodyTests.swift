@@ -177,3 +177,56 @@ import Testing
         }
     }
 }
+
+@Suite struct LocalReferenceTests {
+    @Test func findsTheAttributesThatNameFilesWithTheirPlaces() {
+        let html = """
+            <p>Intro <img src="chart.png" alt="A &amp; B" title='T'></p>
+            <!-- <img src="commented.png"> -->
+            <video controls poster=poster.jpg><source src="clip.mp4" type="video/mp4"></video>
+            <script>var s = '<img src="scripted.png">';</script>
+            <a href="report%20one.pdf#page=2">r</a> <a href="https://example.com/x.png">x</a>
+            <a href="#top">top</a> <a href="mailto:a@example.com">m</a> <img src="/abs.png"> <img src="//cdn/x.png">
+            """
+        let found = LocalReferences.scan(html)
+        #expect(found.map(\.path) == ["chart.png", "poster.jpg", "clip.mp4", "report one.pdf"])
+        #expect(found.map { "\($0.element)@\($0.attribute)" } == ["img@src", "video@poster", "source@src", "a@href"])
+        #expect(found[0].alt == "A & B" && found[0].title == "T" && found[0].isImage)
+        #expect((found[0].line, found[0].column) == (1, 20))
+        #expect((found[1].line, found[1].column) == (3, 24))
+        #expect(found[3].suffix == "#page=2" && found[3].written == "report%20one.pdf#page=2")
+    }
+
+    @Test(arguments: [
+        ("chart.png", true), ("images/a b.png", true), ("../x.pdf", true), ("C:/x.png", true),
+        ("https://x/y.png", false), ("data:image/png;base64,AA", false), ("#frag", false), ("/abs", false),
+        ("//host/x", false), ("?q=1", false), ("", false), ("tel:+1", false), ("x-y+z.1:stuff", false),
+    ])
+    func localMeansRelative(value: String, local: Bool) {
+        #expect(LocalReferences.isLocal(value) == local)
+    }
+
+    @Test func relocatingRewritesOnlyLocalValuesAndKeepsTheirSuffix() {
+        let html = "<a href=\"r.pdf?x=1#p\">r</a><img src='a.png'><img src=\"https://x/b.png\">"
+        let out = LocalReferences.relocating(html) { "../assets/" + $0.path }
+        #expect(out == "<a href=\"../assets/r.pdf?x=1#p\">r</a><img src='../assets/a.png'><img src=\"https://x/b.png\">")
+    }
+
+    @Test func characterReferencesAreDecoded() {
+        #expect(HTMLText.decodeReferences("a&amp;b&#39;c&#x41;&unknown;&") == "a&b'cA&unknown;&")
+    }
+
+    @Test func aMarkdownImageIsLocatedWhereItIsWritten() {
+        let builder = BodyBuilder()
+        let prepared = builder.prepare("Text.\n\nSee ![A chart](charts/q1.png \"Q1\") and [r](<my report.pdf>).\n",
+                                       format: .markdown, file: "a.md", lineOffset: 4)
+        #expect(prepared.references.map(\.reference.path) == ["charts/q1.png", "my report.pdf"])
+        #expect(prepared.references.map { "\($0.location.line ?? 0):\($0.location.column ?? 0)" } == ["7:16", "7:45"])
+        let (body, found) = builder.build(prepared, ids: [:], links: [
+            "charts/q1.png": PreparedBody.Target(name: "a-q1.png", assetID: "id-1"),
+            "my report.pdf": PreparedBody.Target(name: "a-my report.pdf"),
+        ])
+        #expect(found.isEmpty)
+        #expect(body == "<p>Text.</p>\n<p>See\n<!-- [ASSET: id-1] -->\nand <a href=\"a-my%20report.pdf\">r</a>.</p>\n")
+    }
+}

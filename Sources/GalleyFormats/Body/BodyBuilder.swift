@@ -21,11 +21,47 @@ public struct BodyBuilder: Sendable {
     public func build(
         _ text: String, format: BodyFormat, file: String, lineOffset: Int, ids: [String: String]
     ) -> (body: String, diagnostics: [Diagnostic]) {
-        var diagnostics: [Diagnostic] = []
+        build(prepare(text, format: format, file: file, lineOffset: lineOffset), ids: ids)
+    }
+
+    /// Converts the body to HTML (placeholders still naming local keys) and finds its local
+    /// file references, each located in the file as written: what packing needs to know
+    /// before it plans the article's assets.
+    public func prepare(_ text: String, format: BodyFormat, file: String, lineOffset: Int) -> PreparedBody {
         let source = LineEndings.normalize(text)
-        let matches = Placeholder.scan(source)
-        for match in matches {
-            let location = SourceLocation(path: file, line: lineOffset + match.line, column: match.column)
+        let html = format == .markdown ? markdown.html(fromMarkdown: source) : source
+        var references: [PreparedBody.Reference] = []
+        // In Markdown the HTML is cmark's: find each value in the text as written, in order.
+        let sourceBytes = Array(source.utf8)
+        var cursor = 0
+        for reference in LocalReferences.scan(html) {
+            var location = SourceLocation(path: file, line: lineOffset + reference.line, column: reference.column)
+            if format == .markdown {
+                let candidates = [reference.written, reference.path].map { Array($0.utf8) }
+                let found = candidates.lazy.compactMap { Self.find($0, in: sourceBytes, from: cursor) ?? Self.find($0, in: sourceBytes, from: 0) }.first
+                if let found {
+                    cursor = found
+                    let (line, column) = Self.lineAndColumn(of: found, in: sourceBytes)
+                    location = SourceLocation(path: file, line: lineOffset + line, column: column)
+                } else {
+                    location = SourceLocation(path: file, line: lineOffset + 1)
+                }
+            }
+            references.append(PreparedBody.Reference(reference: reference, location: location))
+        }
+        return PreparedBody(source: source, html: html, file: file, lineOffset: lineOffset, references: references)
+    }
+
+    /// The finished body: placeholders checked against `ids` (local key → global id) and
+    /// rewritten, and each local reference rewritten as `links` says (keyed by the reference's
+    /// path): an `<img>` whose target is an asset becomes that asset's placeholder, any other
+    /// reference names the file as packed.
+    public func build(
+        _ prepared: PreparedBody, ids: [String: String], links: [String: PreparedBody.Target] = [:]
+    ) -> (body: String, diagnostics: [Diagnostic]) {
+        var diagnostics: [Diagnostic] = []
+        for match in Placeholder.scan(prepared.source) {
+            let location = SourceLocation(path: prepared.file, line: prepared.lineOffset + match.line, column: match.column)
             if ids[match.key] == nil {
                 let known = ids.keys.sorted()
                 var hint = known.isEmpty
@@ -45,11 +81,39 @@ public struct BodyBuilder: Sendable {
                     at: location, hint: "Write it exactly as `\(Placeholder.text(for: match.key))`."))
             }
         }
-        let rewritten = Placeholder.replace(in: source, matches) { match in
-            ids[match.key].map(Placeholder.text(for:))
+        var edits: [(range: Range<Int>, with: String)] = Placeholder.scan(prepared.html).compactMap { match in
+            ids[match.key].map { (match.utf8Range, Placeholder.text(for: $0)) }
         }
-        let html = format == .markdown ? markdown.html(fromMarkdown: rewritten) : rewritten
-        return (Self.finish(html), diagnostics)
+        for item in prepared.references {
+            let reference = item.reference
+            guard let target = links[reference.path] else { continue }
+            if reference.isImage, let id = target.assetID {
+                edits.append((reference.tagRange, Placeholder.text(for: id)))
+            } else {
+                edits.append((reference.valueRange, HTMLText.attribute(HTMLText.urlPath(target.name) + reference.suffix)))
+            }
+        }
+        return (Self.finish(LocalReferences.replace(in: prepared.html, edits)), diagnostics)
+    }
+
+    private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
+        guard let first = needle.first, needle.count <= haystack.count, start <= haystack.count - needle.count else { return nil }
+        var i = start
+        while i <= haystack.count - needle.count {
+            if haystack[i] == first && haystack[i..<(i + needle.count)].elementsEqual(needle) { return i }
+            i += 1
+        }
+        return nil
+    }
+
+    private static func lineAndColumn(of offset: Int, in bytes: [UInt8]) -> (Int, Int) {
+        var line = 1
+        var lineStart = 0
+        for i in 0..<offset where bytes[i] == 10 {
+            line += 1
+            lineStart = i + 1
+        }
+        return (line, String(decoding: bytes[lineStart..<offset], as: UTF8.self).count + 1)
     }
 
     /// Puts every exact placeholder alone on its line, then pads for Dumpling's search window.
@@ -80,4 +144,35 @@ public struct BodyBuilder: Sendable {
         }
         return body
     }
+}
+
+/// A body converted to HTML, with its local file references found: the first half of
+/// `BodyBuilder.build`, done before the article's assets are planned.
+public struct PreparedBody: Sendable {
+    /// A local reference and where it is written in the body file.
+    public struct Reference: Sendable {
+        public var reference: LocalReference
+        public var location: SourceLocation
+    }
+
+    /// What a local reference becomes in the zip.
+    public struct Target: Sendable, Hashable {
+        /// The file's name in the zip.
+        public var name: String
+        /// The asset an `<img>` becomes, when it becomes one.
+        public var assetID: String?
+
+        public init(name: String, assetID: String? = nil) {
+            self.name = name
+            self.assetID = assetID
+        }
+    }
+
+    /// The text as written, LF line endings.
+    public var source: String
+    /// The HTML (Markdown converted), placeholders still naming local keys.
+    public var html: String
+    public var file: String
+    public var lineOffset: Int
+    public var references: [Reference]
 }

@@ -79,4 +79,10 @@ public struct AssetSource: Sendable {
     public var metadata: JSONValue?
     /// Where the asset is listed.
     public var location: SourceLocation
+
+    public init(key: String, file: SourceFile, location: SourceLocation) {
+        self.key = key
+        self.file = file
+        self.location = location
+    }
 }

@@ -440,6 +440,41 @@ public struct IssueSourceLoader: Sendable {
         return assets
     }
 
+    // MARK: Body references
+
+    /// Reads an article's body (front matter removed) and prepares it: converted to HTML, its
+    /// local file references found and resolved to files of the issue folder, relative to the
+    /// article's folder. A reference to a missing file is an error located where it is
+    /// written, with a "did you mean" when a file's name is close.
+    public func prepareBody(
+        of article: ArticleSource, in source: IssueSource, builder: BodyBuilder
+    ) -> (body: PreparedBody?, files: [String: SourceFile], diagnostics: [Diagnostic]) {
+        let text: String
+        do {
+            text = try String(contentsOf: source.root.appending(path: article.bodyFile), encoding: .utf8)
+        } catch {
+            return (nil, [:], [Diagnostic(.sourceFileUnreadable, "cannot be read any more", at: SourceLocation(path: article.bodyFile))])
+        }
+        let front = FrontMatter.split(text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text)
+        let prepared = builder.prepare(front.body, format: article.bodyFormat, file: article.bodyFile,
+                                       lineOffset: front.bodyLineOffset)
+        let tree = SourceTree(root: source.root)
+        var files: [String: SourceFile] = [:]
+        var diagnostics: [Diagnostic] = []
+        var tried = Set<String>()
+        for item in prepared.references where tried.insert(item.reference.path).inserted {
+            let reference = item.reference
+            let what = reference.isImage ? "image" : reference.attribute == "href" ? "linked" : "media"
+            switch tree.resolveFile(reference.path, from: "articles/\(article.folder)", at: item.location, what: what) {
+            case .file(let file): files[reference.path] = file
+            case .problem(var diagnostic):
+                diagnostic.message += " (`<\(reference.element) \(reference.attribute)>` in the body)"
+                diagnostics.append(diagnostic)
+            }
+        }
+        return (prepared, files, diagnostics)
+    }
+
     // MARK: Files
 
     private func readText(_ url: URL, display: String, _ log: inout DiagnosticLog) -> String? {

@@ -46,14 +46,14 @@ package struct SourceTree {
     }
 
     /// What `resolveFile` found: the file, or the problem with the path.
-    enum Resolved {
+    package enum Resolved {
         case file(SourceFile)
         case problem(Diagnostic)
     }
 
     /// Resolves `written` (as an editor wrote it, relative to the folder `directory`) to a
     /// readable regular file inside the issue folder.
-    func resolveFile(
+    package func resolveFile(
         _ written: String, from directory: String, at location: SourceLocation, what: String
     ) -> Resolved {
         func fail(_ check: Check, _ message: String, _ hint: String) -> Resolved {

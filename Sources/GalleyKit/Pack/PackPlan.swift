@@ -68,7 +68,14 @@ public struct PackPlanner {
     /// Media already probed (by path), e.g. on other cores; anything missing is probed here.
     var probed: [String: MediaProbe] = [:]
 
-    public mutating func plan(_ article: ArticleSource) -> (record: ArticleRecord, assetIDs: [String: String]) {
+    ///
+    /// `body` and `files` are the body's local references and the files they name (by path as
+    /// written): each `<img>` becomes an asset of the article (unless its file is one already),
+    /// with the alt text (else the title) as its caption; every other referenced file is packed
+    /// under the article's naming. `links` says what each reference becomes.
+    public mutating func plan(
+        _ article: ArticleSource, body: [PreparedBody.Reference] = [], files: [String: SourceFile] = [:]
+    ) -> (record: ArticleRecord, assetIDs: [String: String], links: [String: PreparedBody.Target]) {
         articleCount += 1
         let articleID = article.id ?? GlobalID.article(appleID: appleID, slug: article.slug)
         ids.claim(articleID, what: "the article `\(article.folder)`", at: SourceLocation(path: article.fieldsFile),
@@ -108,17 +115,73 @@ public struct PackPlanner {
         record.published = article.published
         record.featured = article.featured
         record.customMeta = article.metadata ?? .object([])
+        let (assets, imageKeys) = Self.bodyImages(article, body: body, files: files)
         var assetIDs: [String: String] = [:]
-        for asset in article.assets {
+        var assetsByFile: [String: PreparedBody.Target] = [:]
+        var byKey: [String: PreparedBody.Target] = [:]
+        for asset in assets {
             guard let assetRecord = assetRecord(asset, owner: article.slug) else { continue }
             assetIDs[asset.key] = assetRecord.id
+            let target = PreparedBody.Target(name: assetRecord.fileName, assetID: assetRecord.id)
+            byKey[asset.key] = target
+            assetsByFile[asset.file.relativePath] = assetsByFile[asset.file.relativePath] ?? target
             switch assetRecord.kind {
             case .image: record.images.append(assetRecord)
             case .sound: record.sounds.append(assetRecord)
             case .video: record.videos.append(assetRecord)
             }
         }
-        return (record, assetIDs)
+        var links: [String: PreparedBody.Target] = [:]
+        for item in body {
+            let path = item.reference.path
+            guard links[path] == nil, let file = files[path] else { continue }
+            if let key = imageKeys[path], let target = byKey[key] {
+                links[path] = target
+            } else if let target = assetsByFile[file.relativePath] {
+                links[path] = PreparedBody.Target(name: target.name)
+            } else {
+                let compressed = probed[file.url.path]?.format.isCompressed ?? false
+                links[path] = PreparedBody.Target(name: names.name(for: file, owner: article.slug, compressed: compressed))
+            }
+        }
+        return (record, assetIDs, links)
+    }
+
+    /// The article's assets with one added for each `<img>` in the body whose file is not an
+    /// asset already, keyed by its path from the article's folder; and, for each image
+    /// reference, the key of its asset.
+    static func bodyImages(
+        _ article: ArticleSource, body: [PreparedBody.Reference], files: [String: SourceFile]
+    ) -> (assets: [AssetSource], keys: [String: String]) {
+        var assets = article.assets
+        var keyByFile: [String: String] = [:]
+        for asset in assets where keyByFile[asset.file.relativePath] == nil { keyByFile[asset.file.relativePath] = asset.key }
+        var taken = Set(assets.map(\.key))
+        var keys: [String: String] = [:]
+        let folder = "articles/\(article.folder)/"
+        for item in body where item.reference.isImage {
+            let reference = item.reference
+            guard keys[reference.path] == nil, let file = files[reference.path] else { continue }
+            if let key = keyByFile[file.relativePath] {
+                keys[reference.path] = key
+                continue
+            }
+            let base = file.relativePath.hasPrefix(folder) ? String(file.relativePath.dropFirst(folder.count)) : file.relativePath
+            var key = base
+            var counter = 2
+            while taken.contains(key) {
+                key = "\(base)-\(counter)"
+                counter += 1
+            }
+            var asset = AssetSource(key: key, file: file, location: item.location)
+            asset.alt = reference.alt
+            asset.caption = reference.alt.isEmpty ? reference.title : reference.alt
+            assets.append(asset)
+            taken.insert(key)
+            keyByFile[file.relativePath] = key
+            keys[reference.path] = key
+        }
+        return (assets, keys)
     }
 
     private mutating func assetRecord(_ asset: AssetSource, owner: String) -> AssetRecord? {
@@ -201,6 +264,11 @@ struct EntryNames {
     private var taken: Set<String> = ["latest.json"]
 
     package mutating func name(for file: SourceFile, owner: String, format: MediaFormat) -> String {
+        name(for: file, owner: owner, compressed: format.isCompressed)
+    }
+
+    /// `compressed`: the file's data is compressed already, so it is stored, not deflated.
+    package mutating func name(for file: SourceFile, owner: String, compressed: Bool) -> String {
         if let existing = bySource[file.relativePath] { return existing.name }
         let base = SourceTree.zipSafeName((file.relativePath as NSString).lastPathComponent)
         let wanted = owner.isEmpty ? base : SourceTree.zipSafeName(owner) + "-" + base
@@ -214,7 +282,7 @@ struct EntryNames {
         }
         taken.insert(candidate.lowercased())
         bySource[file.relativePath] = ZipEntryPlan(
-            name: candidate, path: file.url.path, size: file.size, compression: format.isCompressed ? .store : .deflate)
+            name: candidate, path: file.url.path, size: file.size, compression: compressed ? .store : .deflate)
         return candidate
     }
 

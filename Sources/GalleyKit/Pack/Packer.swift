@@ -289,51 +289,44 @@ public struct Packer {
         let folders = source.articleFolders
         for start in stride(from: 0, to: folders.count, by: Self.batchSize) {
             let batch = Array(folders[start..<min(start + Self.batchSize, folders.count)])
-            // 1. Fields, and the first bytes of every media file, on every core.
-            let loaded = parallelMap(batch) { folder -> (ArticleSource?, [Diagnostic], [String: MediaProbe]) in
+            // 1. Fields, the body converted and its local files found, and the first bytes of
+            //    every media file, on every core.
+            let loaded = parallelMap(batch) { folder -> LoadedArticle in
                 let (article, found) = loader.loadArticle(folder, of: source)
+                guard let article else { return LoadedArticle(article: nil, diagnostics: found) }
+                let (body, files, problems) = loader.prepareBody(of: article, in: source, builder: builder)
                 var probes: [String: MediaProbe] = [:]
-                for asset in article?.assets ?? [] {
-                    for file in [asset.file] + (asset.thumbnail.map { [$0] } ?? []) where file.size > 0 {
-                        if let probe = try? MediaProber.probe(file.url) { probes[file.url.path] = probe }
-                    }
+                let media = article.assets.flatMap { [$0.file] + ($0.thumbnail.map { [$0] } ?? []) } + files.values.sorted { $0.relativePath < $1.relativePath }
+                for file in media where file.size > 0 && probes[file.url.path] == nil {
+                    if let probe = try? MediaProber.probe(file.url) { probes[file.url.path] = probe }
                 }
-                return (article, found, probes)
+                return LoadedArticle(article: article, diagnostics: found + problems, probes: probes, body: body, files: files)
             }
             // 2. Ids, names, dates and media kinds, in issue order.
             var planned: [PlannedBody] = []
-            for (article, found, probes) in loaded {
-                diagnostics += found
-                guard let article else { continue }
-                planner.probed = probes
+            for item in loaded {
+                diagnostics += item.diagnostics
+                guard let article = item.article, let body = item.body else { continue }
+                // A body naming a missing file is reported; its article goes no further.
+                if item.diagnostics.contains(where: { $0.severity == .error }) { continue }
+                planner.probed = item.probes
                 let errorsBefore = planner.diagnostics.errors.count
-                let (record, assetIDs) = planner.plan(article)
+                let plan = planner.plan(article, body: body.references, files: item.files)
                 // An asset that could not be planned would make its placeholders look unknown too.
                 guard planner.diagnostics.errors.count == errorsBefore else { continue }
-                planned.append(PlannedBody(article: article, record: record, assetIDs: assetIDs))
+                planned.append(PlannedBody(article: article, record: plan.record, body: body, assetIDs: plan.assetIDs,
+                                           links: plan.links))
             }
             // 3. Bodies, on every core.
-            let root = source.root
-            let built = parallelMap(planned) { item -> (PlannedBody, Int, [Diagnostic]) in
+            let built = parallelMap(planned) { item -> (PlannedBody, [Diagnostic]) in
                 var item = item
-                let text: String
-                do {
-                    text = try String(contentsOf: root.appending(path: item.article.bodyFile), encoding: .utf8)
-                } catch {
-                    return (item, 0, [Diagnostic(.sourceFileUnreadable, "cannot be read any more",
-                                             at: SourceLocation(path: item.article.bodyFile))])
-                }
-                let front = FrontMatter.split(text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text)
-                let result = builder.build(
-                    front.body, format: item.article.bodyFormat, file: item.article.bodyFile,
-                    lineOffset: front.bodyLineOffset, ids: item.assetIDs)
+                let result = builder.build(item.body, ids: item.assetIDs, links: item.links)
                 item.record.body = result.body
-                return (item, front.bodyLineOffset, result.diagnostics)
+                return (item, result.diagnostics)
             }
-            for (item, offset, found) in built {
+            for (item, found) in built {
                 diagnostics += found
-                if found.contains(where: { $0.is(.sourceFileUnreadable) }) { continue }
-                try sink(item.article, item.record, offset)
+                try sink(item.article, item.record, item.body.lineOffset)
             }
         }
         diagnostics += planner.diagnostics.items
@@ -341,10 +334,21 @@ public struct Packer {
         return diagnostics
     }
 
+    struct LoadedArticle: Sendable {
+        var article: ArticleSource?
+        var diagnostics: [Diagnostic]
+        var probes: [String: MediaProbe] = [:]
+        var body: PreparedBody?
+        /// The files the body names, by the path as written.
+        var files: [String: SourceFile] = [:]
+    }
+
     struct PlannedBody: Sendable {
         package var article: ArticleSource
         package var record: ArticleRecord
+        var body: PreparedBody
         var assetIDs: [String: String]
+        var links: [String: PreparedBody.Target]
     }
 
     /// Where the zip goes: inside `--output` when it is a folder, names a missing path without

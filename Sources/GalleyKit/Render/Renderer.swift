@@ -218,6 +218,9 @@ public struct Renderer: Sendable {
             body = sanitized.html
             removals = Self.report(sanitized.removed, article: record.globalID)
         }
+        // A body's own references to files of the issue (`<a href="report.pdf">`, a
+        // `<video poster>`) point where the render puts those files, as asset URLs do.
+        body = LocalReferences.relocating(body) { markup.url($0.path) }
         let result = expander.expand(body, lookup: lookup)
         let findings = removals + result.missingIDs.map { id in
             Diagnostic(

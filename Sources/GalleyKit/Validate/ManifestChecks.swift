@@ -34,6 +34,13 @@ struct ManifestIndex {
         package var location: SourceLocation
     }
 
+    /// A body's local reference to a file.
+    struct BodyFileRef {
+        package var what: String
+        package var where_: String
+        package var location: SourceLocation
+    }
+
     /// An article's `featured` keys, checked once the issue's id is known.
     struct FeaturedRef {
         package var keys: [String]
@@ -45,6 +52,9 @@ struct ManifestIndex {
     package var assets: [AssetRef] = []
     package var articles: [ArticleRef] = []
     package var placeholders: [PlaceholderRef] = []
+    /// Files the bodies name (`<img src>`, `<a href>`...), relative to the issue folder: the
+    /// first reference to each, for the reference checks once the zip's files are known.
+    package var bodyFiles: [String: BodyFileRef] = [:]
     package var featured: [FeaturedRef] = []
     var previousDate: Int64?
 }

@@ -35,6 +35,14 @@ struct ReferenceChecks {
                 }
             }
         }
+        for (path, reference) in index.bodyFiles.sorted(by: { $0.key < $1.key }) {
+            referenced.insert(path)
+            if let contents, contents.files[path] == nil, Self.pathProblem(path) == nil {
+                findings.add(.refBodyFileMissing, "`\(reference.what)` at \(reference.where_) names `\(path)`, which is not in the zip: the app shows a broken image or link",
+                             at: reference.location,
+                             hint: "Make the picture an asset and put its placeholder in the body (`galley pack` does this for `<img>` in a source folder), or add the file as `\(contents.top)/\(path)`.")
+            }
+        }
         if let contents {
             for name in contents.files.keys.sorted() where name != "latest.json" && !referenced.contains(name) && !name.hasSuffix("/") {
                 findings.add(.refUnreferencedFile, "`\(name)` is in the zip but no asset refers to it",
@@ -51,6 +59,11 @@ struct ReferenceChecks {
         into findings: inout Findings
     ) {
         let location = SourceLocation(path: manifestPath, line: line, jsonPath: "\(articlePath).body")
+        for reference in LocalReferences.scan(body) where index.bodyFiles[reference.path] == nil {
+            index.bodyFiles[reference.path] = ManifestIndex.BodyFileRef(
+                what: "<\(reference.element) \(reference.attribute)>",
+                where_: "line \(reference.line), column \(reference.column) of the body", location: location)
+        }
         let matches = Placeholder.scan(body)
         var lines: [Int: Int] = [:]
         for match in matches {
@@ -119,6 +132,7 @@ extension ReferenceChecks {
         .refPathUnsafe,
         .refFileMissing,
         .refUnreferencedFile,
+        .refBodyFileMissing,
         .refPlaceholderMalformed,
         .refPlaceholderUnknown,
         .refPlaceholderForeign,
@@ -141,6 +155,9 @@ extension Check {
     static let refUnreferencedFile = Check("ref.unreferenced-file", .references, .warning, "A file in the zip is referenced by no asset.",
             explanation: "It only makes the download bigger.",
             triggering: [.fixture("zips/unreferenced-file-warning.zip")], clean: [.validZip])
+    static let refBodyFileMissing = Check("ref.body-file-missing", .references, .error, "A body's `<img src>`, `<source src>`, `<video poster>` or `<a href>` names a file that is not in the zip.",
+            explanation: "A relative reference in a body is a file of the issue folder or nothing: the picture shows broken and the link leads nowhere, in the app and in the preview. Images belong in the article's assets with a placeholder; a file a body links to belongs in the zip under the name the body uses.",
+            triggering: [.fixture("zips/body-image-missing-error.zip")], clean: [.validZip, .fixture("zips/body-link-valid.zip")])
     static let refPlaceholderMalformed = Check("ref.placeholder-malformed", .references, .error, "A placeholder is not spelled exactly `<!-- [ASSET: id] -->`.",
             explanation: "Dumpling's pattern matches case-insensitively but strips the delimiters case-sensitively, so `<!-- [asset: x] -->` matches and is never replaced.",
             triggering: [.body("<!-- [asset: photo-1] -->\n"), .body("<!--[ASSET:photo-1]-->\n")], clean: [.validManifest])
