@@ -27,6 +27,9 @@ let package = Package(
             name: "CLibXML2", pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]),
         .systemLibrary(
+            name: "CVips", pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"]), .brew(["vips"])]),
+        .systemLibrary(
             name: "CCrypto", pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"]), .brew(["openssl"])]),
         // Library targets stacked one way (docs/architecture.md): each imports only those
@@ -38,7 +41,7 @@ let package = Package(
         .target(
             name: "GalleyFormats",
             dependencies: [
-                "GalleyCore", "CArchive", "CCmark", "CLibXML2",
+                "GalleyCore", "CArchive", "CCmark", "CLibXML2", "CVips",
                 .product(name: "Yams", package: "Yams"),
             ]),
         .target(

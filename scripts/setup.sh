@@ -14,6 +14,7 @@ packages=(
   libssl-dev                  # SHA-256 (libcrypto)
   libxml2-dev                 # HTML parsing (validate, render)
   libsqlite3-dev              # the issue store (GRDB)
+  libvips-dev                 # square thumbnails (crop_350_350)
   zip unzip                   # test peers and the benchmark
   python3                     # end-to-end checks with zipfile
 )

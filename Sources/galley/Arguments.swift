@@ -9,3 +9,4 @@ extension RenderStyle: ExpressibleByArgument {}
 extension MissingAssetPolicy: ExpressibleByArgument {}
 extension MediaKind: ExpressibleByArgument {}
 extension ColorMode: ExpressibleByArgument {}
+extension ThumbnailMode: ExpressibleByArgument {}

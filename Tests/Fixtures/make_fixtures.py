@@ -416,14 +416,20 @@ def sources():
                                         "Read [the report](report.pdf#page=2), or [the chart alone](chart.png).\n",
         "articles/01-chart/chart.png": PNG,
         "articles/01-chart/report.pdf": b"%PDF-1.4\n%%EOF\n",
-        "articles/02-quay/article.html": "---\ntitle: Quay\nassets:\n  - file: images/quay.jpg\n    caption: The quay at dawn.\n---\n"
-                                         "<p>Intro.</p>\n<p><img src=\"images/quay.jpg\" alt=\"ignored: the asset has a caption\"></p>\n"
+        "articles/02-quay/article.html": "---\ntitle: Quay\nassets:\n  - file: images/quay.png\n    caption: The quay at dawn.\n---\n"
+                                         "<p>Intro.</p>\n<p><img src=\"images/quay.png\" alt=\"ignored: the asset has a caption\"></p>\n"
                                          "<p><img src='images/gull.png' title=\"A gull\"></p>\n"
                                          "<audio controls src=\"clip.mp3\"></audio>\n<video controls poster=\"images/gull.png\"></video>\n"
                                          "<p><a href=\"https://example.com/\">Remote</a> and <a href=\"#top\">top</a> stay.</p>\n",
-        "articles/02-quay/images/quay.jpg": JPEG,
+        "articles/02-quay/images/quay.png": PNG,
         "articles/02-quay/images/gull.png": PNG,
         "articles/02-quay/clip.mp3": MP3,
+    })
+    # A picture whose header says JPEG but whose data is not one: libvips cannot thumbnail it.
+    source("undecodable-image-warning", {
+        "issue.yaml": ISSUE,
+        "articles/01-first/article.md": "---\ntitle: A\nassets:\n  - photo.jpg\n---\n<!-- [ASSET: photo.jpg] -->\n",
+        "articles/01-first/photo.jpg": JPEG,
     })
     source("local-image-missing-error", {
         "issue.yaml": ISSUE,

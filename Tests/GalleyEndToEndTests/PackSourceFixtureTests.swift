@@ -43,7 +43,8 @@ import Testing
         Case(fixture: "order-unknown-error", ids: ["source.order-unknown"], at: "issue.yaml:4:8"),
         Case(fixture: "slug-duplicate-error", ids: ["source.slug-duplicate"], at: "articles/02-same"),
         Case(fixture: "svg-script-error", ids: ["media.svg-active"], at: "01-first/chart.svg:3"),
-        Case(fixture: "long-names-error", ids: ["zip.name-length"], at: "a.png"),
+        Case(fixture: "long-names-error", ids: ["zip.name-length", "zip.name-length"], at: "a.png"),
+        Case(fixture: "undecodable-image-warning", ids: ["pack.thumbnail-failed"], at: "article.md:4:5"),
         Case(fixture: "repetitive-field-error", ids: ["zip.ratio"], at: "latest.json"),
         Case(fixture: "local-images-valid", ids: []),
         Case(fixture: "local-image-missing-error", ids: ["source.file-missing"], at: "01-chart/article.md:6:16"),
@@ -182,7 +183,9 @@ import Testing
         let listing = try Harness.tool("unzip", ["-Z1", zip.path]).stdout.split(separator: "\n").map(String.init)
         #expect(listing.sorted() == ["org.example.fixture/chart-chart.png", "org.example.fixture/chart-report.pdf",
                                      "org.example.fixture/latest.json", "org.example.fixture/quay-clip.mp3",
-                                     "org.example.fixture/quay-gull.png", "org.example.fixture/quay-quay.jpg"])
+                                     "org.example.fixture/quay-gull.png", "org.example.fixture/quay-quay.png",
+                                     "org.example.fixture/chart-chart-350x350.jpg", "org.example.fixture/quay-gull-350x350.jpg",
+                                     "org.example.fixture/quay-quay-350x350.jpg"].sorted())
         let text = try Harness.tool("unzip", ["-p", zip.path, "org.example.fixture/latest.json"]).stdout
         let manifest = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         let articles = try #require(manifest["articles"] as? [[String: Any]])
@@ -200,7 +203,7 @@ import Testing
         #expect(body0.contains("<a href=\"chart-chart.png\">the chart alone</a>"))
 
         let quayImages = images(articles[1])
-        #expect(quayImages.map { $0["file_name"] as? String } == ["quay-quay.jpg", "quay-gull.png"])
+        #expect(quayImages.map { $0["file_name"] as? String } == ["quay-quay.png", "quay-gull.png"])
         #expect(quayImages.map { $0["caption"] as? String } == ["The quay at dawn.", "A gull"])
         let body1 = try #require(articles[1]["body"] as? String)
         for image in quayImages { #expect(body1.contains("<!-- [ASSET: \(image["id"] as? String ?? "?")] -->")) }

@@ -119,9 +119,12 @@ import Testing
             let packIDs = Set(Harness.diagnosticIDs(pack))
             #expect(validateIDs.subtracting(packIDs).allSatisfy { $0.hasPrefix("body.") && !$0.hasPrefix("body.placeholder") },
                     "\(name)")
-            #expect(validateIDs.isSuperset(of: packIDs), "\(name)")
+            // Validate makes no thumbnails (it writes nothing), so it cannot see a picture libvips fails on.
+            let packOnly: Set<String> = ["pack.thumbnail-failed"]
+            #expect(validateIDs.isSuperset(of: packIDs.subtracting(packOnly)), "\(name)")
             #expect(validate.status == (name.hasSuffix("-error") ? 1 : 0), "\(name)")
-            #expect(validateIDs.isEmpty == name.hasSuffix("-valid"), "\(name): \(validateIDs)")
+            let onlyPackFinds = !packIDs.isEmpty && packIDs.isSubset(of: packOnly)
+            #expect(validateIDs.isEmpty == (name.hasSuffix("-valid") || onlyPackFinds), "\(name): \(validateIDs)")
         }
     }
 

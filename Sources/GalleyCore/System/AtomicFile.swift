@@ -24,7 +24,8 @@ package enum AtomicFile {
             guard name.hasPrefix("."), name.hasSuffix(".galley-tmp"), let owner = Self.owner(of: name) else { continue }
             let url = folder.appending(path: name)
             let remove = pid.map { $0 == owner } ?? (kill(owner, 0) != 0 && errno == ESRCH && Self.untouched(url, for: 60))
-            if remove, unlink(url.path) == 0 { removed.append(name) }
+            // A scratch folder (pack's thumbnails) goes with its contents.
+            if remove, (try? FileManager.default.removeItem(at: url)) != nil { removed.append(name) }
         }
         return removed
     }

@@ -73,6 +73,9 @@ public struct AssetSource: Sendable {
     public var explicitID: String?
     public var file: SourceFile
     public var thumbnail: SourceFile?
+    /// A still picture of a video or sound (its poster frame): its square crop is the
+    /// thumbnail when no `thumbnail` is given.
+    public var poster: SourceFile?
     public var caption: String = ""
     public var credit: String = ""
     public var alt: String = ""

@@ -17,7 +17,7 @@ public struct IssueSourceLoader: Sendable {
         "id", "title", "dek", "description", "section", "type", "author", "author_name", "author_url", "author_bio",
         "keywords", "commentary", "url", "source", "sku", "featured", "published", "date", "metadata", "assets",
     ]
-    package static let assetKeys = ["file", "id", "caption", "credit", "alt", "thumbnail", "metadata"]
+    package static let assetKeys = ["file", "id", "caption", "credit", "alt", "thumbnail", "poster", "metadata"]
 
     public init() {}
 
@@ -419,10 +419,11 @@ public struct IssueSourceLoader: Sendable {
                 asset.credit = entry.string("credit", log: &log) ?? ""
                 asset.alt = entry.string("alt", log: &log) ?? ""
                 asset.metadata = entry.jsonObject("metadata", log: &log)
-                if let thumb = entry.string("thumbnail", log: &log) {
-                    switch tree.resolveFile(thumb, from: directory, at: fields.at(entry.value("thumbnail"), "\(path).thumbnail"),
-                                            what: "thumbnail") {
-                    case .file(let file): asset.thumbnail = file
+                for key in ["thumbnail", "poster"] {
+                    guard let written = entry.string(key, log: &log) else { continue }
+                    switch tree.resolveFile(written, from: directory, at: fields.at(entry.value(key), "\(path).\(key)"), what: key) {
+                    case .file(let file) where key == "thumbnail": asset.thumbnail = file
+                    case .file(let file): asset.poster = file
                     case .problem(let diagnostic): log.add(diagnostic)
                     }
                 }

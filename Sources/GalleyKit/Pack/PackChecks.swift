@@ -3,7 +3,7 @@ import GalleyCore
 /// Findings of `galley pack` about the zip it is asked to write (the source's own findings are
 /// `SourceChecks`).
 enum PackChecks {
-    package static let checks: [Check] = [.packZipName, .packZip64Required]
+    package static let checks: [Check] = [.packZipName, .packZip64Required, .packThumbnailFailed]
 }
 
 extension Check {
@@ -16,5 +16,10 @@ extension Check {
         "pack.zip64-required", .pack, .error, "The issue needs Zip64 (over 65,535 entries or 4 GiB) and `--allow-zip64` is not given.",
         explanation: "Dumpling's minizip 1.01h has no Zip64: such a zip cannot be opened. Pack refuses before writing a byte.",
         triggering: [.pack("sources/minimal-valid", maxEntries: 1)],
+        clean: [.pack("sources/minimal-valid")])
+    static let packThumbnailFailed = Check(
+        "pack.thumbnail-failed", .pack, .warning, "libvips cannot make a picture's 350x350 thumbnail.",
+        explanation: "Pack makes `crop_350_350` for every picture (and a video's `poster`) with libvips. A picture it cannot decode (truncated, or in a format this libvips lacks) keeps its own file as the thumbnail, as Linechef did: apps then scale the full picture.",
+        triggering: [.pack("sources/undecodable-image-warning")],
         clean: [.pack("sources/minimal-valid")])
 }

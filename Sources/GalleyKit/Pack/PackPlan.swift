@@ -10,6 +10,9 @@ public struct ZipEntryPlan: Sendable, Hashable {
     public var path: String
     public var size: Int64
     public var compression: ZipCompression
+    /// The source file it stands for, when `path` is made from it (a thumbnail): where
+    /// findings about the entry point.
+    public var origin: String?
 }
 
 /// Everything about an issue that is known before its bodies are converted: ids, file names in
@@ -33,7 +36,12 @@ public struct PackPlanner {
 
     /// Plans the issue itself and its own images. `lastUpdated` (milliseconds since 1970), when
     /// given, replaces the source's `last_updated` (`pack --bump`).
-    public init(_ source: IssueSource, sourceDateEpoch: Int64?, lastUpdated override: Int64? = nil) {
+    /// `thumbnails` holds the square thumbnails made for the issue's own images (by source path).
+    public init(
+        _ source: IssueSource, sourceDateEpoch: Int64?, lastUpdated override: Int64? = nil,
+        thumbnails: [String: ThumbnailMaker.Outcome] = [:]
+    ) {
+        self.thumbnails = thumbnails
         appleID = source.appleID
         let issueID = source.globalID ?? GlobalID.issue(appleID: source.appleID)
         let lastUpdated = source.lastUpdated ?? source.publishDate
@@ -67,6 +75,9 @@ public struct PackPlanner {
     /// everything but the body; `assetIDs` maps local keys to global ids for the body.
     /// Media already probed (by path), e.g. on other cores; anything missing is probed here.
     var probed: [String: MediaProbe] = [:]
+    /// Square thumbnails made for the next article's pictures (by source path). A picture
+    /// without one (validate does not make them) keeps its own file as `crop_350_350`.
+    var thumbnails: [String: ThumbnailMaker.Outcome] = [:]
 
     ///
     /// `body` and `files` are the body's local references and the files they name (by path as
@@ -198,7 +209,30 @@ public struct PackPlanner {
             }
             thumbnailName = names.name(for: thumbnail, owner: owner, format: thumbProbe.format)
         }
+        if let poster = asset.poster {
+            guard let posterProbe = probeMedia(poster, at: asset.location) else { return nil }
+            if posterProbe.format.kind != .image {
+                diagnostics.add(Diagnostic(
+                    .sourceThumbnailKind,
+                    "the poster `\(poster.relativePath)` is a \(posterProbe.format.kind.rawValue) file, not an image",
+                    at: asset.location, hint: "Use a JPEG or PNG still of the video as its poster."))
+                return nil
+            }
+        }
         let fileName = names.name(for: asset.file, owner: owner, format: probe.format)
+        // A thumbnail the source gives wins; else a picture gets the square one made for it.
+        if thumbnailName == nil, let made = Self.thumbnailSource(asset, kind: probe.format.kind) {
+            switch thumbnails[made.relativePath] {
+            case .made(let file)?:
+                thumbnailName = names.name(forThumbnail: file, of: made, owner: owner)
+            case .failed(let reason)?:
+                diagnostics.add(Diagnostic(
+                    .packThumbnailFailed,
+                    "cannot make the 350x350 thumbnail of `\(made.relativePath)`: \(reason); crop_350_350 names the picture itself",
+                    at: asset.location, hint: "Check that the picture opens in an image viewer, or give the asset a `thumbnail:`."))
+            case nil: break
+            }
+        }
         let id = asset.explicitID ?? GlobalID.asset(appleID: appleID, owner: owner, key: asset.key)
         ids.claim(id, what: "the asset `\(asset.file.relativePath)`", at: asset.location, &diagnostics)
         assetCount += 1
@@ -219,6 +253,16 @@ public struct PackPlanner {
         return AssetRecord(
             id: id, kind: probe.format.kind, caption: asset.caption, source: asset.credit, fileName: fileName,
             crop350: thumbnailName ?? fileName, metadata: .object(metadata))
+    }
+
+    /// The picture a square thumbnail is made from, when one is made: an image without a
+    /// `thumbnail`, or a video's `poster`.
+    static func thumbnailSource(_ asset: AssetSource, kind: MediaKind) -> SourceFile? {
+        guard asset.thumbnail == nil else { return nil }
+        switch kind {
+        case .image: return asset.file
+        case .video, .sound: return asset.poster
+        }
     }
 
     private mutating func probeMedia(_ file: SourceFile, at location: SourceLocation) -> MediaProbe? {
@@ -272,6 +316,27 @@ struct EntryNames {
         if let existing = bySource[file.relativePath] { return existing.name }
         let base = SourceTree.zipSafeName((file.relativePath as NSString).lastPathComponent)
         let wanted = owner.isEmpty ? base : SourceTree.zipSafeName(owner) + "-" + base
+        let candidate = unique(wanted)
+        bySource[file.relativePath] = ZipEntryPlan(
+            name: candidate, path: file.url.path, size: file.size, compression: compressed ? .store : .deflate)
+        return candidate
+    }
+
+    /// The name of a picture's square thumbnail: `<owner>-<picture's stem>-350x350.jpg`,
+    /// written from `file` (made in a scratch folder).
+    package mutating func name(forThumbnail file: SourceFile, of picture: SourceFile, owner: String) -> String {
+        let key = "\u{0}thumbnail/" + picture.relativePath
+        if let existing = bySource[key] { return existing.name }
+        let stem = ((picture.relativePath as NSString).lastPathComponent as NSString).deletingPathExtension
+        let base = SourceTree.zipSafeName(stem + "-350x350.jpg")
+        let wanted = owner.isEmpty ? base : SourceTree.zipSafeName(owner) + "-" + base
+        let name = unique(wanted)
+        bySource[key] = ZipEntryPlan(name: name, path: file.url.path, size: file.size, compression: .store,
+                                     origin: picture.url.path)
+        return name
+    }
+
+    private mutating func unique(_ wanted: String) -> String {
         var candidate = wanted
         var counter = 2
         while taken.contains(candidate.lowercased()) {
@@ -281,8 +346,6 @@ struct EntryNames {
             counter += 1
         }
         taken.insert(candidate.lowercased())
-        bySource[file.relativePath] = ZipEntryPlan(
-            name: candidate, path: file.url.path, size: file.size, compression: compressed ? .store : .deflate)
         return candidate
     }
 

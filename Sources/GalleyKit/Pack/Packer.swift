@@ -14,6 +14,8 @@ public struct PackOptions: Sendable {
     /// `--bump`: the issue's `last_updated` for this pack (milliseconds since 1970), instead of
     /// the source's, so that apps and stores see a new version of an edited issue.
     public var lastUpdated: Int64?
+    /// Whether and how square thumbnails are made (`--thumbnails`).
+    public var thumbnails: ThumbnailMode = .attention
     /// Compute the zip's SHA-256 while writing it.
     public var computeSHA256 = true
     /// What a reader without Zip64 can open; exceeding it is an error unless `allowZip64`.
@@ -47,6 +49,24 @@ public struct PackOptions: Sendable {
     public func removeTemporaries() { AtomicFile.removeTemporaries(in: outputFolder, of: getpid()) }
 }
 
+
+/// `galley pack --thumbnails`: how each picture's 350x350 `crop_350_350` is made.
+public enum ThumbnailMode: String, Sendable, CaseIterable {
+    /// Cut around the most interesting part of the picture (libvips's attention crop).
+    case attention
+    /// Cut from the middle.
+    case centre
+    /// Make none: `crop_350_350` names the picture itself, as Linechef did.
+    case none
+
+    public var crop: ThumbnailCrop? {
+        switch self {
+        case .attention: .attention
+        case .centre: .centre
+        case .none: nil
+        }
+    }
+}
 
 public struct PackSummary: Sendable, Codable {
     public var path: String
@@ -102,9 +122,7 @@ public struct Packer {
         let loaded = try loader.load(options.source)
         var diagnostics = loaded.diagnostics
         guard let source = loaded.source else { throw DiagnosticsError(diagnostics) }
-        var planner = PackPlanner(source, sourceDateEpoch: options.sourceDateEpoch, lastUpdated: options.lastUpdated)
-
-        let output = try outputPath(options, appleID: planner.issue.appleID)
+        let output = try outputPath(options, appleID: source.appleID)
         let directory = output.deletingLastPathComponent()
         // Output folders are created as needed, and removed again (when still empty) if the pack fails.
         let created = try FolderMaker.make(directory)
@@ -112,6 +130,16 @@ public struct Packer {
         defer { if !succeeded { FolderMaker.removeEmpty(created) } }
         // What a pack killed outright (SIGKILL, power loss) left here.
         AtomicFile.removeTemporaries(in: directory)
+        // Thumbnails are made in a scratch folder beside the output, removed at the end.
+        var maker: ThumbnailMaker?
+        if let crop = options.thumbnails.crop {
+            let scratch = AtomicFile.temporaryName(for: directory.appending(path: "thumbnails"))
+            try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: false)
+            maker = ThumbnailMaker(folder: scratch, crop: crop)
+        }
+        defer { if let maker { try? FileManager.default.removeItem(at: maker.folder) } }
+        var planner = PackPlanner(source, sourceDateEpoch: options.sourceDateEpoch, lastUpdated: options.lastUpdated,
+                                  thumbnails: Self.thumbnails(of: source.images, maker: maker))
         let manifestURL = AtomicFile.temporaryName(for: directory.appending(path: "\(planner.issue.appleID).json"))
         let zipURL = AtomicFile.temporaryName(for: output)
         defer {
@@ -124,7 +152,7 @@ public struct Packer {
         var reading = PackProgress(bytesDone: 0, bytesTotal: 0, entriesDone: 0, entriesTotal: 0)
         reading.phase = .articles
         reading.articlesTotal = source.articleFolders.count
-        diagnostics += try buildArticles(source, &planner) { _, record, _ in
+        diagnostics += try buildArticles(source, &planner, thumbnails: maker) { _, record, _ in
             reading.articlesDone += 1
             progress?(reading)
             try manifest.append(record)
@@ -252,7 +280,8 @@ public struct Packer {
         -> [(name: String, size: UInt64, at: SourceLocation)] {
         let base = root.standardizedFileURL.path + "/"
         return [("\(appleID)/latest.json", UInt64(max(manifestBytes, 0)), SourceLocation(path: ""))] + entries.map { entry in
-            let relative = entry.path.hasPrefix(base) ? String(entry.path.dropFirst(base.count)) : entry.path
+            let path = entry.origin ?? entry.path
+            let relative = path.hasPrefix(base) ? String(path.dropFirst(base.count)) : path
             return ("\(appleID)/\(entry.name)", UInt64(max(entry.size, 0)), SourceLocation(path: relative))
         }
     }
@@ -279,7 +308,7 @@ public struct Packer {
     /// Reads, plans and converts each article in issue order, handing each finished record to
     /// `sink`; returns every finding, the planner's included, errors first.
     func buildArticles(
-        _ source: IssueSource, _ planner: inout PackPlanner,
+        _ source: IssueSource, _ planner: inout PackPlanner, thumbnails maker: ThumbnailMaker? = nil,
         sink: (ArticleSource, ArticleRecord, _ bodyLineOffset: Int) throws -> Void
     ) throws -> [Diagnostic] {
         let loader = IssueSourceLoader()
@@ -296,11 +325,18 @@ public struct Packer {
                 guard let article else { return LoadedArticle(article: nil, diagnostics: found) }
                 let (body, files, problems) = loader.prepareBody(of: article, in: source, builder: builder)
                 var probes: [String: MediaProbe] = [:]
-                let media = article.assets.flatMap { [$0.file] + ($0.thumbnail.map { [$0] } ?? []) } + files.values.sorted { $0.relativePath < $1.relativePath }
+                let media = article.assets.flatMap { [$0.file] + ($0.thumbnail.map { [$0] } ?? []) + ($0.poster.map { [$0] } ?? []) }
+                    + files.values.sorted { $0.relativePath < $1.relativePath }
                 for file in media where file.size > 0 && probes[file.url.path] == nil {
                     if let probe = try? MediaProber.probe(file.url) { probes[file.url.path] = probe }
                 }
-                return LoadedArticle(article: article, diagnostics: found + problems, probes: probes, body: body, files: files)
+                var thumbnails: [String: ThumbnailMaker.Outcome] = [:]
+                if let maker {
+                    let assets = PackPlanner.bodyImages(article, body: body?.references ?? [], files: files).assets
+                    thumbnails = Self.thumbnails(of: assets, maker: maker, probes: probes)
+                }
+                return LoadedArticle(article: article, diagnostics: found + problems, probes: probes, body: body, files: files,
+                                     thumbnails: thumbnails)
             }
             // 2. Ids, names, dates and media kinds, in issue order.
             var planned: [PlannedBody] = []
@@ -310,6 +346,7 @@ public struct Packer {
                 // A body naming a missing file is reported; its article goes no further.
                 if item.diagnostics.contains(where: { $0.severity == .error }) { continue }
                 planner.probed = item.probes
+                planner.thumbnails = item.thumbnails
                 let errorsBefore = planner.diagnostics.errors.count
                 let plan = planner.plan(article, body: body.references, files: item.files)
                 // An asset that could not be planned would make its placeholders look unknown too.
@@ -341,6 +378,33 @@ public struct Packer {
         var body: PreparedBody?
         /// The files the body names, by the path as written.
         var files: [String: SourceFile] = [:]
+        var thumbnails: [String: ThumbnailMaker.Outcome] = [:]
+    }
+
+    /// The square thumbnails of the pictures among `assets` that get one (by source path):
+    /// images without a `thumbnail`, and videos' and sounds' posters. One at a time here:
+    /// callers already run on every core, except for the issue's few images.
+    static func thumbnails(
+        of assets: [AssetSource], maker: ThumbnailMaker?, probes: [String: MediaProbe]? = nil
+    ) -> [String: ThumbnailMaker.Outcome] {
+        guard let maker else { return [:] }
+        func probe(_ file: SourceFile) -> MediaProbe? {
+            probes?[file.url.path] ?? (try? MediaProber.probe(file.url)) ?? nil
+        }
+        var made: [String: ThumbnailMaker.Outcome] = [:]
+        for asset in assets where asset.file.size > 0 {
+            guard let kind = probe(asset.file)?.format.kind, let picture = PackPlanner.thumbnailSource(asset, kind: kind),
+                  made[picture.relativePath] == nil, picture.size > 0 else { continue }
+            // A picture whose header claims more pixels than any magazine needs is a
+            // decompression bomb or a mistake: libvips would spend minutes on it.
+            if let size = probe(picture)?.pixelSize, size.width * size.height > ThumbnailMaker.maxPixels {
+                made[picture.relativePath] = .failed(
+                    "it is \(size.width)x\(size.height) pixels, past the \(ThumbnailMaker.maxPixels / 1_000_000)-megapixel limit")
+                continue
+            }
+            made[picture.relativePath] = maker.thumbnail(of: picture)
+        }
+        return made
     }
 
     struct PlannedBody: Sendable {

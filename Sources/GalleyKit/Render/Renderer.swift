@@ -115,7 +115,10 @@ public struct Renderer: Sendable {
             let (body, found) = try expand(article.record, lookup: article.lookup, markup: markup)
             warnings += found
             let file = "articles/\(pad(entries.count + 1, 3))-\(SourceTree.zipSafeName(article.record.globalID)).html"
+            // The article's picture: its first image's thumbnail, else a sound's or video's own
+            // thumbnail (an audio article's cover), never the media file itself.
             let thumb = article.record.images.first
+                ?? (article.record.sounds + article.record.videos).first { !$0.crop350.isEmpty && $0.crop350 != $0.fileName }
             entries.append(PageRenderer.Entry(
                 title: article.record.title, dek: article.record.dek, href: file,
                 thumbnail: thumb.map { thumbBase + HTMLText.urlPath($0.crop350) },
@@ -307,11 +310,20 @@ public struct Renderer: Sendable {
     ) throws -> ReadIssue {
         let loaded = try IssueSourceLoader().load(root)
         guard let source = loaded.source else { throw DiagnosticsError(loaded.diagnostics) }
-        var planner = PackPlanner(source, sourceDateEpoch: nil)
+        // A site gets the thumbnails pack would make (its index shows them), made beside the
+        // assets folder and removed once copied.
+        var maker: ThumbnailMaker?
+        if let extractTo {
+            let scratch = extractTo.deletingLastPathComponent().appending(path: ".thumbnails")
+            try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+            maker = ThumbnailMaker(folder: scratch)
+        }
+        defer { if let maker { try? FileManager.default.removeItem(at: maker.folder) } }
+        var planner = PackPlanner(source, sourceDateEpoch: nil, thumbnails: Packer.thumbnails(of: source.images, maker: maker))
         let issueImages = planner.issue.images
         var stop = false
         var pending: [(ArticleSource, ArticleRecord)] = []
-        let diagnostics = try Packer().buildArticles(source, &planner) { article, record, _ in
+        let diagnostics = try Packer().buildArticles(source, &planner, thumbnails: maker) { article, record, _ in
             pending.append((article, record))
         }
         if diagnostics.contains(where: { $0.severity == .error }) { throw DiagnosticsError(diagnostics) }

@@ -24,6 +24,10 @@ struct PackCommand: ParsableCommand {
               galley pack Examples/winter-2026
               galley pack Examples/winter-2026 --output dist/ --force
               galley pack Examples/winter-2026 --output out/issue.zip --json
+              galley pack Examples/winter-2026 --output dist/ --force --thumbnails centre
+
+            Every picture gets a square 350x350 JPEG thumbnail (crop_350_350) made with \
+            libvips, and a video its poster's; a thumbnail: given in the source is used as it is.
 
             With --json, standard output is the summary (path, bytes, sha256, apple_id, \
             last_updated, counts, warnings), or {"error": ...} with the findings that stopped \
@@ -44,6 +48,11 @@ struct PackCommand: ParsableCommand {
     @Flag(help: "Pack an issue over 4 GiB or 65,535 files using Zip64 (Dumpling cannot read it).")
     var allowZip64 = false
 
+    @Option(help: ArgumentHelp(
+        "How each picture's 350x350 thumbnail (crop_350_350) is made: cut around its most interesting part, from its middle, or none (the picture itself). A thumbnail: given in the source always wins.",
+        valueName: "crop"))
+    var thumbnails: ThumbnailMode = .attention
+
     @OptionGroup var output: OutputOptions
 
     @Flag(help: "Set the issue's last_updated to now (to the second) instead of the source's, so that stores and apps take an edited issue as a new version. The zip then differs from run to run.")
@@ -55,6 +64,7 @@ struct PackCommand: ParsableCommand {
             source: URL(fileURLWithPath: source), output: outputPath.map { URL(fileURLWithPath: $0) })
         options.force = force
         options.allowZip64 = allowZip64
+        options.thumbnails = thumbnails
         if bump { options.lastUpdated = Int64(Date().timeIntervalSince1970) * 1000 }
         try console.run {
             options.configuration = try ValidationConfiguration.resolve(

@@ -1,0 +1,62 @@
+internal import CVips
+import Foundation
+import GalleyCore
+
+/// How a square thumbnail is cut from a picture that is not square.
+public enum ThumbnailCrop: String, Sendable, CaseIterable {
+    /// libvips's attention crop: the part with the most skin, saturation and edges.
+    case attention
+    /// The middle of the picture.
+    case centre
+}
+
+/// Square JPEG thumbnails (`crop_350_350`) made with libvips (the only file that touches
+/// CVips, docs/architecture.md). Each picture is streamed from its file; the same picture and
+/// libvips version give the same bytes (no metadata, no dates).
+public struct ThumbnailMaker: Sendable {
+    public static let side = 350
+    /// The largest picture a thumbnail is made of (a 20,000 x 10,000 panorama fits).
+    public static let maxPixels = 200_000_000
+    static let quality: Int32 = 82
+
+    /// Where the thumbnails are written, one file per source picture.
+    public let folder: URL
+    public var crop: ThumbnailCrop
+
+    private static let started: Bool = galley_vips_start() == 0
+
+    public init(folder: URL, crop: ThumbnailCrop = .attention) {
+        self.folder = folder
+        self.crop = crop
+    }
+
+    /// A made thumbnail, or why it could not be made.
+    public enum Outcome: Sendable, Hashable {
+        case made(SourceFile)
+        case failed(String)
+    }
+
+    /// The thumbnail of the picture at `source` (a path inside the issue folder, which names
+    /// the thumbnail's file, so the same picture is made once however often it is used).
+    public func thumbnail(of source: SourceFile) -> Outcome {
+        guard Self.started else { return .failed("libvips could not start") }
+        let output = folder.appending(path: "\(SHA256Hasher.hex(of: source.relativePath).prefix(32)).jpg")
+        if let status = FileStatus(output.path), status.kind == .file {
+            return .made(SourceFile(relativePath: source.relativePath, url: output, size: status.size))
+        }
+        let fd = open(source.url.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .failed(String(cString: strerror(errno))) }
+        defer { close(fd) }
+        // Written under a temporary name and renamed: a thumbnail file is whole or absent.
+        let partial = folder.appending(path: "\(output.lastPathComponent).\(UInt32.random(in: 0...UInt32.max)).part.jpg")
+        var message = [CChar](repeating: 0, count: 512)
+        let status = galley_vips_square_jpeg(fd, partial.path, Int32(Self.side), crop == .attention ? 1 : 0, Self.quality,
+                                             &message, message.count)
+        guard status == 0, rename(partial.path, output.path) == 0, let written = FileStatus(output.path) else {
+            unlink(partial.path)
+            let words = String(cString: message).split(separator: "\n").first.map(String.init) ?? "libvips failed"
+            return .failed(words.isEmpty ? "libvips failed" : words)
+        }
+        return .made(SourceFile(relativePath: source.relativePath, url: output, size: written.size))
+    }
+}

@@ -1,0 +1,132 @@
+import Foundation
+import Testing
+
+/// Square thumbnails (issue 11, point 5): pack makes a real 350x350 JPEG `crop_350_350` for
+/// every picture with libvips, the same bytes every run; the source's own thumbnail wins; a
+/// video's poster is cropped; the preview index shows them.
+@Suite struct ThumbnailTests {
+    /// Packs `source` and unpacks the zip: the issue folder and its latest.json.
+    func packAndUnpack(_ source: URL, _ extra: [String] = []) throws -> (folder: URL, manifest: [String: Any], zip: URL) {
+        let out = try Harness.temporaryDirectory()
+        let packed = try Harness.galley(["pack", source.path, "-o", out.path + "/"] + extra)
+        #expect(packed.status == 0, "\(packed.stderr)")
+        let zip = try #require(try FileManager.default.contentsOfDirectory(atPath: out.path).first { $0.hasSuffix(".zip") })
+        let unpacked = out.appending(path: "unpacked")
+        #expect(try Harness.tool("unzip", ["-q", out.appending(path: zip).path, "-d", unpacked.path]).status == 0)
+        let top = try #require(try FileManager.default.contentsOfDirectory(atPath: unpacked.path).first)
+        let folder = unpacked.appending(path: top)
+        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appending(path: "latest.json")))
+        return (folder, try #require(manifest as? [String: Any]), out.appending(path: zip))
+    }
+
+    static func assets(_ manifest: [String: Any]) -> [[String: Any]] {
+        func ordered(_ object: [String: Any], _ key: String) -> [[String: Any]] {
+            ((object[key] as? [String: Any])?["ordered"] as? [[String: Any]]) ?? []
+        }
+        let articles = manifest["articles"] as? [[String: Any]] ?? []
+        return ordered(manifest, "images") + articles.flatMap { ordered($0, "images") + ordered($0, "sound_files") + ordered($0, "videos") }
+    }
+
+    /// A JPEG's frame size and whether it is baseline, from its SOF marker.
+    static func jpegSize(_ data: Data) -> (width: Int, height: Int)? {
+        let bytes = [UInt8](data)
+        guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
+        var i = 2
+        while i + 9 < bytes.count, bytes[i] == 0xFF {
+            let marker = bytes[i + 1]
+            let length = Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
+            if marker == 0xC0 || marker == 0xC2 {
+                return (Int(bytes[i + 7]) << 8 | Int(bytes[i + 8]), Int(bytes[i + 5]) << 8 | Int(bytes[i + 6]))
+            }
+            i += 2 + length
+        }
+        return nil
+    }
+
+    @Test func everyPictureGetsARealSquareThumbnailAndTheSourcesOwnWins() throws {
+        let (folder, manifest, _) = try packAndUnpack(Harness.example)
+        var made = 0
+        for asset in Self.assets(manifest) {
+            let file = try #require(asset["file_name"] as? String)
+            let crop = try #require(asset["crop_350_350"] as? String)
+            #expect(FileManager.default.fileExists(atPath: folder.appending(path: crop).path), "\(crop)")
+            switch file {
+            case "cover.jpg": #expect(crop == "cover-350x350.jpg", "the source's thumbnail wins")
+            case "night-ferry-interview.mp3": #expect(crop == "night-ferry-interview-thumb.jpg")
+            case "harbour-in-motion-harbour.mp4": #expect(crop == "harbour-in-motion-harbour-poster.jpg")
+            default:
+                #expect(crop == (file as NSString).deletingPathExtension + "-350x350.jpg")
+                let size = Self.jpegSize(try Data(contentsOf: folder.appending(path: crop)))
+                #expect(size?.width == 350 && size?.height == 350, "\(crop): \(String(describing: size))")
+                made += 1
+            }
+        }
+        #expect(made == 5)
+    }
+
+    @Test func thumbnailsAreTheSameBytesEveryRunAndTheCropModeCounts() throws {
+        let first = try packAndUnpack(Harness.example)
+        let second = try packAndUnpack(Harness.example)
+        #expect(try Data(contentsOf: first.zip) == Data(contentsOf: second.zip))
+        let name = "the-lighthouse-keepers-lamp-room-350x350.jpg"
+        let centre = try packAndUnpack(Harness.example, ["--thumbnails", "centre"])
+        #expect(try Data(contentsOf: centre.folder.appending(path: name)) != Data(contentsOf: first.folder.appending(path: name)),
+                "a 640x427 picture cut around its most interesting part differs from its middle")
+        let none = try packAndUnpack(Harness.example, ["--thumbnails", "none"])
+        for asset in Self.assets(none.manifest) where (asset["file_name"] as? String) == "the-lighthouse-keepers-lamp-room.jpg" {
+            #expect(asset["crop_350_350"] as? String == "the-lighthouse-keepers-lamp-room.jpg")
+        }
+        #expect(!FileManager.default.fileExists(atPath: none.folder.appending(path: name).path))
+    }
+
+    /// An issue with one article whose folder holds `files`.
+    func source(article: String, files: [String: Data]) throws -> URL {
+        let root = try Harness.temporaryDirectory().appending(path: "issue")
+        let folder = root.appending(path: "articles/01-first")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try Data("title: T\napple_id: org.example.fixture\npublish_date: 2020-03-01\n".utf8).write(to: root.appending(path: "issue.yaml"))
+        try Data(article.utf8).write(to: folder.appending(path: "article.md"))
+        for (name, data) in files { try data.write(to: folder.appending(path: name)) }
+        return root
+    }
+
+    static let mp4 = Data([0, 0, 0, 0x18] + Array("ftypmp42".utf8) + [0, 0, 0, 0] + Array("mp42isom".utf8))
+    static func picture() throws -> Data {
+        try Data(contentsOf: Harness.example.appending(path: "articles/01-the-lighthouse-keepers/lamp-room.jpg"))
+    }
+
+    @Test func aVideosPosterIsCroppedAndAnAudioArticlesPictureIsOnTheIndex() throws {
+        let root = try source(
+            article: "---\ntitle: Clip\nassets:\n  - file: clip.mp4\n    poster: still.jpg\n---\n<!-- [ASSET: clip.mp4] -->\n",
+            files: ["clip.mp4": Self.mp4, "still.jpg": try Self.picture()])
+        let (folder, manifest, _) = try packAndUnpack(root)
+        let video = try #require(Self.assets(manifest).first)
+        #expect(video["crop_350_350"] as? String == "first-still-350x350.jpg")
+        #expect(Self.jpegSize(try Data(contentsOf: folder.appending(path: "first-still-350x350.jpg")))?.width == 350)
+
+        let audio = try source(
+            article: "---\ntitle: Talk\ntype: audio\nassets:\n  - file: talk.mp3\n    thumbnail: speaker.jpg\n---\n<!-- [ASSET: talk.mp3] -->\n",
+            files: ["talk.mp3": Data([0x49, 0x44, 0x33, 4, 0, 0, 0, 0, 0, 0, 0xFF, 0xFB, 0x90, 0] + [UInt8](repeating: 0, count: 400)),
+                    "speaker.jpg": try Self.picture()])
+        let site = try Harness.temporaryDirectory().appending(path: "site")
+        let rendered = try Harness.galley(["render", audio.path, "--output", site.path])
+        #expect(rendered.status == 0, "\(rendered.stderr)")
+        let index = try String(contentsOf: site.appending(path: "index.html"), encoding: .utf8)
+        #expect(index.contains("<img src=\"assets/first-speaker.jpg\""), "\(index)")
+    }
+
+    @Test func aPictureTooLargeOrUndecodableKeepsItsOwnFileWithAWarning() throws {
+        // A PNG header claiming 30,000 x 30,000 pixels: a decompression bomb's shape.
+        var png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8))
+        png.append(contentsOf: [0, 0, 0x75, 0x30, 0, 0, 0x75, 0x30, 8, 2, 0, 0, 0, 0, 0, 0, 0])
+        png.append(Data(count: 64))
+        let root = try source(article: "---\ntitle: A\nassets: [huge.png]\n---\n<!-- [ASSET: huge.png] -->\n", files: ["huge.png": png])
+        let out = try Harness.temporaryDirectory()
+        let result = try Harness.galley(["pack", root.path, "-o", out.path, "--json"])
+        #expect(result.status == 0)
+        #expect(Harness.diagnosticIDs(result) == ["pack.thumbnail-failed"])
+        #expect(result.stdout.contains("30000x30000 pixels, past the 200-megapixel limit"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path) == ["org.example.fixture.zip"],
+                "the scratch folder of thumbnails is gone")
+    }
+}
