@@ -25,9 +25,27 @@ package enum AtomicFile {
             let url = folder.appending(path: name)
             let remove = pid.map { $0 == owner } ?? (kill(owner, 0) != 0 && errno == ESRCH && Self.untouched(url, for: 60))
             // A scratch folder (pack's thumbnails) goes with its contents.
-            if remove, (try? FileManager.default.removeItem(at: url)) != nil { removed.append(name) }
+            if remove, removeFolderOrFile(url) { removed.append(name) }
         }
         return removed
+    }
+
+    /// Removes a file, or a folder and what is in it, even while other threads of this
+    /// process still add files to it (a signal's clean-up runs beside pack's workers): a file
+    /// that appears during the removal makes it try again, and once the folder is gone nothing
+    /// can be written into it (nothing makes it again).
+    @discardableResult
+    package static func removeFolderOrFile(_ url: URL) -> Bool {
+        for _ in 0..<50 {
+            do {
+                try FileManager.default.removeItem(at: url)
+                return true
+            } catch {
+                if FileStatus(url.path, follow: false) == nil { return true }
+                usleep(2_000)
+            }
+        }
+        return false
     }
 
     private static func untouched(_ url: URL, for seconds: TimeInterval) -> Bool {

@@ -15,8 +15,12 @@ public struct CommonMark: Sendable {
     /// The GitHub extensions every body is read with.
     static let extensions = ["table", "strikethrough", "autolink", "tasklist"]
 
+    /// cmark-gfm's extension registry is process-wide and its registration is not thread-safe:
+    /// a Swift static is initialised exactly once, whichever thread comes first.
+    private static let registered: Void = { cmark_gfm_core_extensions_ensure_registered() }()
+
     public func html(fromMarkdown markdown: String) -> String {
-        cmark_gfm_core_extensions_ensure_registered()
+        _ = Self.registered
         let options = CMARK_OPT_UNSAFE | CMARK_OPT_FOOTNOTES
         guard let parser = cmark_parser_new(options) else { return "" }
         defer { cmark_parser_free(parser) }

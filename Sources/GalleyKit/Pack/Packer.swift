@@ -130,22 +130,23 @@ public struct Packer {
         defer { if !succeeded { FolderMaker.removeEmpty(created) } }
         // What a pack killed outright (SIGKILL, power loss) left here.
         AtomicFile.removeTemporaries(in: directory)
-        // Thumbnails are made in a scratch folder beside the output, removed at the end.
+        // Every temporary of this run (latest.json, the zip, the thumbnails) goes in one folder
+        // beside the output, made once and removed at the end. A signal's clean-up removes the
+        // folder (AtomicFile.removeFolderOrFile), after which nothing can be written into it:
+        // loose temporaries could appear after the clean-up had looked.
+        let work = AtomicFile.temporaryName(for: directory.appending(path: "pack"))
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: false)
+        defer { AtomicFile.removeFolderOrFile(work) }
         var maker: ThumbnailMaker?
         if let crop = options.thumbnails.crop {
-            let scratch = AtomicFile.temporaryName(for: directory.appending(path: "thumbnails"))
+            let scratch = work.appending(path: "thumbnails")
             try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: false)
             maker = ThumbnailMaker(folder: scratch, crop: crop)
         }
-        defer { if let maker { try? FileManager.default.removeItem(at: maker.folder) } }
         var planner = PackPlanner(source, sourceDateEpoch: options.sourceDateEpoch, lastUpdated: options.lastUpdated,
                                   thumbnails: Self.thumbnails(of: source.images, maker: maker))
-        let manifestURL = AtomicFile.temporaryName(for: directory.appending(path: "\(planner.issue.appleID).json"))
-        let zipURL = AtomicFile.temporaryName(for: output)
-        defer {
-            try? FileManager.default.removeItem(at: manifestURL)
-            try? FileManager.default.removeItem(at: zipURL)
-        }
+        let manifestURL = work.appending(path: "latest.json")
+        let zipURL = work.appending(path: output.lastPathComponent)
 
         // 1. latest.json, one article at a time: read its fields, plan it, convert its body.
         let manifest = try ManifestFileWriter(url: manifestURL, issue: planner.issue)

@@ -318,7 +318,7 @@ public struct Renderer: Sendable {
             try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
             maker = ThumbnailMaker(folder: scratch)
         }
-        defer { if let maker { try? FileManager.default.removeItem(at: maker.folder) } }
+        defer { if let maker { AtomicFile.removeFolderOrFile(maker.folder) } }
         var planner = PackPlanner(source, sourceDateEpoch: nil, thumbnails: Packer.thumbnails(of: source.images, maker: maker))
         let issueImages = planner.issue.images
         var stop = false
