@@ -6,13 +6,17 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "galley", targets: ["galley"]),
-        .library(name: "GalleyKit", targets: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore"]),
+        .library(name: "GalleyKit", targets: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyServe"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.1.1"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1", traits: ["FullFoundation"]),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // One system-library target per C library. Only the matching wrapper file in
@@ -57,10 +61,19 @@ let package = Package(
                 "GalleyCore", "GalleyFormats", "GalleyKit",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]),
+        .target(
+            name: "GalleyServe",
+            dependencies: [
+                "GalleyCore", "GalleyKit", "GalleyStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]),
         .executableTarget(
             name: "galley",
             dependencies: [
-                "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore",
+                "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyServe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         .testTarget(
@@ -69,6 +82,12 @@ let package = Package(
         .testTarget(
             name: "GalleyStoreTests",
             dependencies: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore"]),
+        .testTarget(
+            name: "GalleyServeTests",
+            dependencies: [
+                "GalleyCore", "GalleyKit", "GalleyStore", "GalleyServe",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]),
         .testTarget(
             name: "GalleyEndToEndTests",
             dependencies: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "galley"]),

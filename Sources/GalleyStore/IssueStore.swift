@@ -42,6 +42,11 @@ public protocol IssueStore: AnyObject, Sendable {
     func assets(_ filter: AssetFilter) throws -> [StoredAsset]
     func search(_ text: String, options: SearchOptions) throws -> SearchResults
 
+    /// A number that grows with every import or delete: equal revisions mean equal answers.
+    func revision() throws -> Int64
+    /// One file of an issue, by its name in the zip, with its recorded size and SHA-256.
+    func file(_ name: String, issue: String) throws -> StoredFile
+
     /// Removes an issue's rows and files; returns what was removed.
     func delete(_ id: String) throws -> StoredIssue
     /// Integrity: the database, every file with its size and checksum, no orphans.

@@ -52,9 +52,11 @@ public struct StoredArticle: Sendable, Codable {
     public var snippet: String?
     /// Search results only: the matched words in the title and the snippet.
     public var highlights: [SearchHighlight]?
+    /// Listings with `ArticleFilter.withBodies` only: the body HTML.
+    public var body: String?
 
     package enum CodingKeys: String, CodingKey {
-        case placement, title, dek, section, type, author, date, featured, keywords, snippet, highlights
+        case placement, title, dek, section, type, author, date, featured, keywords, snippet, highlights, body
         case globalID = "global_id"
         case issueGlobalID = "issue_global_id"
     }
@@ -80,6 +82,7 @@ public struct StoredArticle: Sendable, Codable {
         try container.encode(keywordList, forKey: .keywords)
         try container.encodeIfPresent(snippet, forKey: .snippet)
         try container.encodeIfPresent(highlights, forKey: .highlights)
+        try container.encodeIfPresent(body, forKey: .body)
     }
 }
 
@@ -108,6 +111,8 @@ public struct ArticleFilter: Sendable {
     public var byDate = false
     public var limit: Int?
     public var page = 0
+    /// Each article's body too (`serve`'s version 1 lists).
+    public var withBodies = false
 
     public init(
         issue: String? = nil, type: String? = nil, excludeType: String? = nil, featured: Bool = false,
@@ -240,4 +245,17 @@ public struct AssetFilter: Sendable {
     public init(issue: String? = nil, article: String? = nil, kind: MediaKind? = nil, issueOwn: Bool = false, first: Bool = false) {
         (self.issue, self.article, self.kind, self.issueOwn, self.first) = (issue, article, kind, issueOwn, first)
     }
+}
+
+/// One file of an imported issue, as recorded at import.
+public struct StoredFile: Sendable, Hashable {
+    /// Its name in the zip (below the issue folder).
+    public var name: String
+    /// Where it is in the store.
+    public var path: String
+    public var size: Int64
+    /// Lowercase hex.
+    public var sha256: String
+    /// The issue's last_updated (RFC 3339), for `Last-Modified`.
+    public var lastUpdated: String
 }

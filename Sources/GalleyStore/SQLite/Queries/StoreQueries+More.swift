@@ -5,6 +5,26 @@ import GalleyFormats
 import GalleyKit
 
 extension SQLiteStore {
+    public func revision() throws -> Int64 {
+        try database.read { db in try Int64.fetchOne(db, sql: "SELECT value FROM storeRevision WHERE id = 1") ?? 0 }
+    }
+
+    public func file(_ name: String, issue: String) throws -> StoredFile {
+        try database.read { db in
+            let summary = try issueSummary(issue, db)
+            guard let row = try Row.fetchOne(db, sql: """
+                SELECT f.name, f.size, f.sha256, i.folder FROM file f JOIN issue i ON i.id = f.issueId
+                WHERE i.globalID = ? AND f.name = ?
+                """, arguments: [summary.globalID, name]) else {
+                throw GalleyError("no file `\(name)` in issue `\(issue)`", id: .notFound, path: root.path,
+                                  hint: "`galley assets --issue \(issue)` lists its files.")
+            }
+            let folder: String = row["folder"]
+            return StoredFile(name: row["name"], path: issuesFolder.appending(path: folder).appending(path: name).path,
+                              size: row["size"], sha256: row["sha256"], lastUpdated: DumplingDate.rfc3339(summary.lastUpdated))
+        }
+    }
+
     /// A `StoredAsset` (its path still empty) from `asset s JOIN issue i LEFT JOIN article a`.
     static let assetColumns = """
         s.globalID AS global_id, i.globalID AS issue_global_id, a.globalID AS article_global_id, s.kind,

@@ -74,7 +74,8 @@ extension SQLiteStore {
                 query.add("(',' || a.keywords || ',') LIKE ? ESCAPE '\\'", ["%,\(escaped),%"])
             }
             let order = filter.byDate ? "a.dateMS DESC, i.appleID, a.placement" : "i.publishDay DESC, i.appleID, a.placement"
-            var sql = "SELECT \(Self.articleColumns) FROM article a JOIN issue i ON i.id = a.issueId" + query.whereSQL
+            let columns = Self.articleColumns + (filter.withBodies ? ", a.body" : "")
+            var sql = "SELECT \(columns) FROM article a JOIN issue i ON i.id = a.issueId" + query.whereSQL
             sql += " ORDER BY \(order)"
             var arguments = query.arguments
             if let limit = filter.limit {

@@ -1,0 +1,81 @@
+import Foundation
+import GalleyCore
+import GalleyFormats
+import GalleyStore
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+extension GalleyServer {
+    /// `GET`/`HEAD /issues/{id}/files/{name}`: one file of an issue, streamed in chunks (memory
+    /// stays flat at any size), with its SHA-256 as a strong ETag, `Last-Modified`, a single
+    /// `Range` (206, or 416 when nothing of the file is in it) honoured only while `If-Range`
+    /// still names this file, and the content type sniffed from its bytes. Only names the
+    /// store recorded for that issue are served: nothing else of the disk is reachable.
+    func download(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        do {
+            let id = try context.parameters.require("id")
+            let name = try context.parameters.require("name")
+            guard Self.isPlainName(name) else {
+                throw GalleyError("no file `\(name)` in issue `\(id)`", id: .notFound)
+            }
+            let file = try store.file(name, issue: id)
+            let tag = "\"\(file.sha256)\""
+            var headers: HTTPFields = [.eTag: tag, .acceptRanges: "bytes", .cacheControl: "public, max-age=31536000, immutable"]
+            headers[.contentType] = (try? MediaProber.probe(URL(fileURLWithPath: file.path)))??.format.mimeType
+                ?? (name.lowercased().hasSuffix(".json") ? Self.json : "application/octet-stream")
+            if let modified = Self.httpDate(rfc3339: file.lastUpdated) { headers[.lastModified] = modified }
+            if Self.matches(request.headers[.ifNoneMatch], tag) {
+                return Response(status: .notModified, headers: headers)
+            }
+            // If-Range with another validator: the client's partial copy is stale, send it all.
+            let ifRange = request.headers[.ifRange]
+            let rangeHeader = ifRange == nil || ifRange == tag ? request.headers[.range] : nil
+            let range = ByteRange(header: rangeHeader, size: file.size)
+            let bytes: ClosedRange<Int64>?
+            var status = HTTPResponse.Status.ok
+            switch range {
+            case .whole: bytes = file.size > 0 ? 0...(file.size - 1) : nil
+            case .part(let part):
+                bytes = part
+                status = .partialContent
+                headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound)/\(file.size)"
+            case .unsatisfiable:
+                headers[.contentRange] = "bytes */\(file.size)"
+                return Response(status: .rangeNotSatisfiable, headers: headers)
+            }
+            let length = bytes.map { $0.upperBound - $0.lowerBound + 1 } ?? 0
+            headers[.contentLength] = String(length)
+            if request.method == .head {
+                return Response(status: status, headers: headers)
+            }
+            guard let bytes else { return Response(status: status, headers: headers) }
+            let body = try await FileIO().loadFile(
+                path: file.path, range: Int(bytes.lowerBound)...Int(bytes.upperBound), context: context)
+            return Response(status: status, headers: headers, body: body)
+        } catch let error as GalleyError {
+            return errorResponse(error, status: Self.status(for: error), version: nil)
+        }
+    }
+
+    /// One name as the store records them: no folders, no `..`, nothing hidden or invisible.
+    static func isPlainName(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.count <= 255 && !name.hasPrefix(".") && !name.contains("/") && !name.contains("\\")
+            && !name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+    }
+
+    /// An RFC 3339 instant as an HTTP date (`Sun, 04 Jan 2026 18:30:00 GMT`).
+    static func httpDate(rfc3339 text: String) -> String? {
+        let parser = ISO8601DateFormatter()
+        parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        guard let date = parser.date(from: text) ?? ISO8601DateFormatter().date(from: text) else { return nil }
+        var seconds = time_t(date.timeIntervalSince1970)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+    }
+}

@@ -1,0 +1,262 @@
+import Foundation
+import GalleyCore
+import GalleyFormats
+import GalleyKit
+import GalleyStore
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+
+public struct ServeOptions: Sendable {
+    public var host = "127.0.0.1"
+    public var port = 8080
+    public var logLevel: Logger.Level = .info
+
+    public init(host: String = "127.0.0.1", port: Int = 8080) {
+        self.host = host
+        self.port = port
+    }
+}
+
+/// `galley serve`: the store as a versioned, read-only JSON API with file downloads
+/// (docs/serve.md). Every answer is built from the `IssueStore` protocol, so any backend serves.
+public struct GalleyServer: Sendable {
+    public let store: any IssueStore
+
+    public init(store: any IssueStore) {
+        self.store = store
+    }
+
+    static let json = "application/json;charset=UTF-8"
+    static let contentVersion = HTTPField.Name("Content-Version")!
+    static let acceptVersion = HTTPField.Name("Accept-Version")!
+    static let deprecation = HTTPField.Name("Deprecation")!
+    static let sunset = HTTPField.Name("Sunset")!
+
+    /// The routes: each resource at `/PATH` (version from `Accept-Version`), `/v1/PATH` and
+    /// `/v2/PATH`.
+    public func router() -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.get("healthz") { _, _ in try self.health() }
+        register(router.group(), fixed: nil)
+        for version in APIVersion.allCases {
+            register(router.group(RouterPath(version.prefix)), fixed: version)
+        }
+        return router
+    }
+
+    private func register(_ group: RouterGroup<BasicRequestContext>, fixed: APIVersion?) {
+        func route(_ path: String, _ answer: @escaping @Sendable (Request, BasicRequestContext, APIVersion) throws -> any Encodable) {
+            group.get(RouterPath(path)) { request, context in
+                try self.resource(request, version: fixed, context) { version in try answer(request, context, version) }
+            }
+        }
+        route("issues") { _, _, _ in ListAnswer(items: try self.store.issues()) }
+        route("issues/{id}") { _, context, version in
+            let id = try context.parameters.require("id")
+            let summary = try self.store.issueSummary(id)
+            var filter = ArticleFilter(issue: id)
+            filter.withBodies = version.listsBodies
+            return IssueAnswer(issue: summary, articles: try self.store.articles(filter))
+        }
+        route("issues/{id}/articles") { request, context, version in
+            var filter = try Self.articleFilter(request)
+            filter.issue = try context.parameters.require("id")
+            filter.withBodies = version.listsBodies
+            return ListAnswer(items: try self.store.articles(filter))
+        }
+        route("articles") { request, _, version in
+            var filter = try Self.articleFilter(request)
+            filter.issue = request.uri.queryParameters["issue"].map(String.init)
+            filter.withBodies = version.listsBodies
+            return ListAnswer(items: try self.store.articles(filter))
+        }
+        route("articles/{id}") { _, context, _ in
+            try self.store.article(try context.parameters.require("id"), issue: nil)
+        }
+        route("assets") { request, _, _ in
+            let query = request.uri.queryParameters
+            var filter = AssetFilter()
+            filter.issue = query["issue"].map(String.init)
+            filter.article = query["article"].map(String.init)
+            if let kind = query["kind"] {
+                guard let parsed = MediaKind(rawValue: String(kind)) else {
+                    throw GalleyError("`kind` must be image, sound or video", id: .usage, hint: "For example /assets?kind=image.")
+                }
+                filter.kind = parsed
+            }
+            return ListAnswer(items: try self.store.assets(filter))
+        }
+        route("search") { request, _, _ in
+            guard let text = request.uri.queryParameters["q"], !text.isEmpty else {
+                throw GalleyError("give the words to search for in `q`", id: .usage, hint: "For example /search?q=lighthouse.")
+            }
+            var options = SearchOptions()
+            options.issue = request.uri.queryParameters["issue"].map(String.init)
+            let results = try self.store.search(String(text), options: options)
+            return SearchAnswer(query: String(text), items: results.articles, rankedOnlyMostRecent: results.rankedOnlyMostRecent)
+        }
+        for method in [HTTPRequest.Method.get, .head] {
+            group.on(RouterPath("issues/{id}/files/{name}"), method: method) { request, context in
+                try await self.download(request, context)
+            }
+        }
+    }
+
+    struct IssueAnswer: Encodable {
+        var issue: StoredIssue
+        var articles: [StoredArticle]
+    }
+
+    struct ListAnswer<Item: Encodable>: Encodable {
+        var items: [Item]
+    }
+
+    struct SearchAnswer: Encodable {
+        var query: String
+        var items: [StoredArticle]
+        @JSONNullable var rankedOnlyMostRecent: Int?
+
+        enum CodingKeys: String, CodingKey {
+            case query, items
+            case rankedOnlyMostRecent = "ranked_only_most_recent"
+        }
+    }
+
+    static func articleFilter(_ request: Request) throws -> ArticleFilter {
+        let query = request.uri.queryParameters
+        var filter = ArticleFilter()
+        filter.type = query["type"].map(String.init)
+        filter.excludeType = query["exclude_type"].map(String.init)
+        filter.keyword = query["keyword"].map(String.init)
+        filter.featured = query["featured"].map { $0 == "true" || $0 == "1" } ?? false
+        filter.byDate = query["order"] == "date"
+        if let limit = query["limit"] {
+            guard let value = Int(limit), (1...100).contains(value) else {
+                throw GalleyError("`limit` must be a number from 1 to 100", id: .usage, hint: "For example ?limit=20.")
+            }
+            filter.limit = value
+        }
+        if let page = query["page"] {
+            guard let value = Int(page), value >= 0 else {
+                throw GalleyError("`page` must be 0 or more", id: .usage, hint: "Pages count from 0.")
+            }
+            filter.page = value
+        }
+        return filter
+    }
+
+    // MARK: Answers
+
+    /// A JSON resource: the version negotiated, a strong ETag from the store's revision and the
+    /// request (so a revalidation costs one row read and no listing query), then the answer.
+    func resource(
+        _ request: Request, version fixed: APIVersion?, _ context: BasicRequestContext,
+        _ answer: (APIVersion) throws -> any Encodable
+    ) throws -> Response {
+        let version: APIVersion
+        if let fixed {
+            version = fixed
+        } else if let header = request.headers[Self.acceptVersion] {
+            guard let asked = APIVersion(header: header) else {
+                let supported = APIVersion.allCases.map(\.rawValue).joined(separator: ", ")
+                return errorResponse(
+                    GalleyError("no API version `\(header)`; this server speaks \(supported)", id: .usage,
+                                hint: "Send Accept-Version: \(APIVersion.current.rawValue), or use a /v1 or /v2 path."),
+                    status: .notAcceptable, version: nil)
+            }
+            version = asked
+        } else {
+            version = .current
+        }
+        do {
+            let revision = try store.revision()
+            let tag = "\"r\(revision)-\(version.prefix)-\(SHA256Hasher.hex(of: request.uri.description).prefix(16))\""
+            var headers = Self.headers(version)
+            headers[.eTag] = tag
+            headers[.cacheControl] = "no-cache"
+            headers[.vary] = "Accept-Version"
+            if Self.matches(request.headers[.ifNoneMatch], tag) {
+                return Response(status: .notModified, headers: headers)
+            }
+            let text = JSONDocument.encode(AnyEncodable(try answer(version)))
+            headers[.contentType] = Self.json
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+        } catch let error as GalleyError {
+            return errorResponse(error, status: Self.status(for: error), version: version)
+        }
+    }
+
+    func health() throws -> Response {
+        do {
+            let revision = try store.revision()
+            let text = "{\"revision\": \(revision), \"status\": \"ok\"}\n"
+            return Response(status: .ok, headers: [.contentType: Self.json, .cacheControl: "no-store"],
+                            body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+        } catch let error as GalleyError {
+            return errorResponse(error, status: .serviceUnavailable, version: nil)
+        }
+    }
+
+    static func headers(_ version: APIVersion) -> HTTPFields {
+        var headers: HTTPFields = [contentVersion: version.rawValue]
+        if version.isRetired {
+            headers[deprecation] = APIVersion.deprecation
+            headers[sunset] = APIVersion.sunset
+        }
+        return headers
+    }
+
+    /// Whether `If-None-Match` names `tag` (or is `*`).
+    static func matches(_ header: String?, _ tag: String) -> Bool {
+        guard let header else { return false }
+        return header.split(separator: ",").contains {
+            let candidate = $0.trimmingCharacters(in: .whitespaces)
+            return candidate == "*" || candidate == tag || candidate == "W/" + tag
+        }
+    }
+
+    static func status(for error: GalleyError) -> HTTPResponse.Status {
+        switch error.id {
+        case .notFound: .notFound
+        case .usage: .badRequest
+        case .storeMissing: .serviceUnavailable
+        default: .internalServerError
+        }
+    }
+
+    /// Errors in the scripts' contract's one shape: `{"schema_version", "error": {"id", ...}}`.
+    func errorResponse(_ error: GalleyError, status: HTTPResponse.Status, version: APIVersion?) -> Response {
+        var shown = error
+        // The store's folder is the operator's business, not the client's.
+        if shown.path == store.root.path { shown.path = nil }
+        var headers = version.map(Self.headers) ?? [:]
+        headers[.contentType] = Self.json
+        headers[.cacheControl] = "no-store"
+        return Response(status: status, headers: headers,
+                        body: ResponseBody(byteBuffer: ByteBuffer(string: JSONDocument.encode(ErrorDocument(shown)))))
+    }
+}
+
+/// Lets `resource` encode whichever answer a route gives.
+struct AnyEncodable: Encodable {
+    let value: any Encodable
+    init(_ value: any Encodable) { self.value = value }
+    func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+}
+
+extension GalleyServer {
+    /// Serves until SIGINT or SIGTERM, letting requests in flight finish. `onListening` gets the
+    /// bound port (useful with port 0).
+    public func run(_ options: ServeOptions, onListening: @escaping @Sendable (Int) -> Void) async throws {
+        var logger = Logger(label: "galley.serve")
+        logger.logLevel = options.logLevel
+        let app = Application(
+            router: router(),
+            configuration: .init(address: .hostname(options.host, port: options.port), serverName: "galley"),
+            onServerRunning: { channel in onListening(channel.localAddress?.port ?? options.port) },
+            logger: logger)
+        try await app.runService()
+    }
+}

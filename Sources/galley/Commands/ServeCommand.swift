@@ -1,0 +1,80 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import GalleyCore
+import GalleyServe
+import GalleyStore
+
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the issue store as a read-only JSON API with file downloads.",
+        discussion: """
+            Answers GET /issues, /issues/{id}, /issues/{id}/articles, /articles, \
+            /articles/{id}, /assets, /search?q= and /healthz in JSON, and each issue's files at \
+            /issues/{id}/files/{name} (ETag, Range, If-Range, HEAD). Version 2 (the default) \
+            lists articles without bodies; version 1 lists them with bodies and is deprecated. \
+            Choose one with a /v1 or /v2 path prefix or the Accept-Version header; every answer \
+            says Content-Version. Every JSON answer has a strong ETag: If-None-Match gets 304. \
+            docs/serve.md describes each resource.
+
+            Stops on Ctrl-C or SIGTERM, letting requests in flight finish.
+
+            Examples:
+              galley serve --store store
+              galley serve --store store --host 0.0.0.0 --port 8080
+            """)
+
+    @Option(help: ArgumentHelp("The issue store (default: $GALLEY_STORE, else ~/.local/share/galley).", valueName: "dir"),
+            completion: .directory)
+    var store: String?
+
+    @Option(help: "The address to listen on (127.0.0.1: this machine only; 0.0.0.0: every interface).")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port to listen on (0: any free port, printed when listening).")
+    var port = 8080
+
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
+    }
+
+    func run() throws {
+        let console = output.console
+        try console.run {
+            let location = StoreLocation.resolve(given: store, environment: ProcessInfo.processInfo.environment)
+            let opened = try StoreLocation.open(location, access: .read)
+            let server = GalleyServer(store: opened)
+            var options = ServeOptions(host: host, port: port)
+            options.logLevel = output.verbose ? .info : .warning
+            let finished = DispatchSemaphore(value: 0)
+            let failure = FailureBox()
+            let (host, quiet) = (host, output.quiet)
+            Task {
+                do {
+                    try await server.run(options) { port in
+                        if !quiet {
+                            // Scripts and tests read the port from this line (with --port 0).
+                            Terminal.standardOutput.write("serving \(location.path) on http://\(host):\(port)\n")
+                        }
+                    }
+                } catch {
+                    failure.error = error
+                }
+                finished.signal()
+            }
+            finished.wait()
+            if let error = failure.error {
+                throw GalleyError("the server stopped: \(error)", id: .failed,
+                                  hint: "Is the port taken? Choose another with --port.")
+            }
+        }
+    }
+}
+
+/// The server task's error, handed to the waiting main thread.
+final class FailureBox: @unchecked Sendable {
+    var error: (any Error)?
+}

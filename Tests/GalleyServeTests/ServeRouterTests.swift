@@ -1,0 +1,232 @@
+import Foundation
+import GalleyCore
+import GalleyFormats
+import GalleyKit
+import GalleyServe
+import GalleyStore
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+
+/// `galley serve`'s routes in process (Hummingbird's router test client), on a real store with
+/// the example issue imported. The first tests port the Grails seed's functional tests.
+@Suite struct ServeRouterTests {
+    let store: SQLiteStore
+    let appleID = "com.example.harbour.2026-01"
+
+    init() throws {
+        ProcessEnvironment.configureForArchives()
+        let root = FileManager.default.temporaryDirectory.appending(path: "galley-serve-\(UUID().uuidString)")
+        let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appending(path: "Examples/winter-2026")
+        let summary = try Packer().pack(PackOptions(source: example, output: root.appending(path: "dist/")))
+        store = try SQLiteStore(at: root.appending(path: "store"), access: .create)
+        _ = try store.importZip(summary.path, force: false, gate: nil, progress: nil)
+    }
+
+    func test(_ body: @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        let app = Application(router: GalleyServer(store: store).router())
+        try await app.test(.router, body)
+    }
+
+    static func json(_ response: TestResponse) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])
+    }
+
+    @Test func version1ListsCarryBodiesAndVersion2ListsDoNot() async throws {
+        try await test { client in
+            for (header, bodies) in [("1.0", true), ("2.0", false)] {
+                try await client.execute(uri: "/issues/\(appleID)/articles", method: .get,
+                                         headers: [HTTPField.Name("Accept-Version")!: header]) { response in
+                    #expect(response.status == .ok)
+                    #expect(response.headers[.contentType] == "application/json;charset=UTF-8")
+                    #expect(response.headers[HTTPField.Name("Content-Version")!] == header)
+                    let items = try #require(try Self.json(response)["items"] as? [[String: Any]])
+                    #expect(items.count == 4)
+                    for item in items {
+                        #expect(item["global_id"] is String && item["title"] is String)
+                        #expect((item["body"] is String) == bodies, "version \(header)")
+                    }
+                    #expect((response.headers[HTTPField.Name("Deprecation")!] != nil) == (header == "1.0"))
+                    #expect((response.headers[HTTPField.Name("Sunset")!] != nil) == (header == "1.0"))
+                }
+            }
+            // The paths say the same as the header, and the detail endpoint has the body in both.
+            try await client.execute(uri: "/v1/articles?issue=\(appleID)&limit=2", method: .get) { response in
+                let items = try #require(try Self.json(response)["items"] as? [[String: Any]])
+                #expect(items.count == 2 && items.allSatisfy { $0["body"] is String })
+                #expect(response.headers[HTTPField.Name("Content-Version")!] == "1.0")
+            }
+            let first = try await client.execute(uri: "/v2/issues/\(appleID)", method: .get) { response in
+                let articles = try #require(try Self.json(response)["articles"] as? [[String: Any]])
+                #expect(articles.allSatisfy { $0["body"] == nil })
+                return try #require(articles.first?["global_id"] as? String)
+            }
+            for prefix in ["/v1", "/v2"] {
+                try await client.execute(uri: "\(prefix)/articles/\(first)", method: .get) { response in
+                    #expect(response.status == .ok)
+                    let detail = try Self.json(response)
+                    #expect(detail["body"] is String)
+                }
+            }
+        }
+    }
+
+    @Test func anUnknownVersionIs406NamingTheSupportedOnes() async throws {
+        try await test { client in
+            try await client.execute(uri: "/issues", method: .get, headers: [HTTPField.Name("Accept-Version")!: "3.0"]) { response in
+                #expect(response.status == .notAcceptable)
+                let error = try #require(try Self.json(response)["error"] as? [String: Any])
+                #expect(error["id"] as? String == "usage")
+                #expect((error["message"] as? String)?.contains("1.0, 2.0") == true)
+            }
+        }
+    }
+
+    @Test func aRevalidationIs304UntilTheStoreChanges() async throws {
+        try await test { client in
+            let tag = try await client.execute(uri: "/issues", method: .get) { response in
+                try #require(response.headers[.eTag])
+            }
+            #expect(tag.hasPrefix("\"") && !tag.hasPrefix("W/"), "a strong ETag")
+            try await client.execute(uri: "/issues", method: .get, headers: [.ifNoneMatch: tag]) { response in
+                #expect(response.status == .notModified)
+                #expect(response.body.readableBytes == 0)
+            }
+            // Another resource, or another version, has another tag.
+            try await client.execute(uri: "/v1/issues", method: .get, headers: [.ifNoneMatch: tag]) { response in
+                #expect(response.status == .ok)
+            }
+            _ = try store.delete(appleID)
+            try await client.execute(uri: "/issues", method: .get, headers: [.ifNoneMatch: tag]) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.eTag] != tag)
+                let items = try Self.json(response)["items"] as? [Any]
+                #expect(items?.isEmpty == true)
+            }
+        }
+    }
+
+    @Test func unknownIdsAndBadParametersAreErrorsInTheOneShape() async throws {
+        try await test { client in
+            for (uri, status, id) in [
+                ("/issues/nope", HTTPResponse.Status.notFound, "id.not-found"),
+                ("/articles/nope", .notFound, "id.not-found"),
+                ("/articles?limit=1000", .badRequest, "usage"),
+                ("/search", .badRequest, "usage"),
+                ("/assets?kind=pdf", .badRequest, "usage"),
+            ] {
+                try await client.execute(uri: uri, method: .get) { response in
+                    #expect(response.status == status, "\(uri)")
+                    let error = try #require(try Self.json(response)["error"] as? [String: Any])
+                    #expect(error["id"] as? String == id, "\(uri)")
+                    #expect(!(error["message"] as? String ?? "").isEmpty)
+                }
+            }
+            try await client.execute(uri: "/search?q=lighthouse", method: .get) { response in
+                #expect(response.status == .ok)
+                let items = try Self.json(response)["items"] as? [Any]
+                #expect(items?.isEmpty == false)
+            }
+        }
+    }
+
+    @Test func filesDownloadWithRangesAndStrongETags() async throws {
+        let file = try store.file("cover.jpg", issue: appleID)
+        let whole = try Data(contentsOf: URL(fileURLWithPath: file.path))
+        try await test { client in
+            let uri = "/issues/\(appleID)/files/cover.jpg"
+            try await client.execute(uri: uri, method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(Data(buffer: response.body) == whole)
+                #expect(response.headers[.eTag] == "\"\(file.sha256)\"")
+                #expect(response.headers[.contentType] == "image/jpeg")
+                #expect(response.headers[.acceptRanges] == "bytes")
+                #expect(response.headers[.lastModified] == "Sun, 04 Jan 2026 18:30:00 GMT")
+            }
+            // A resumed download: only the missing bytes, while If-Range still names this file.
+            let half = whole.count / 2
+            try await client.execute(uri: uri, method: .get,
+                                     headers: [.range: "bytes=\(half)-", .ifRange: "\"\(file.sha256)\""]) { response in
+                #expect(response.status == .partialContent)
+                #expect(response.headers[.contentRange] == "bytes \(half)-\(whole.count - 1)/\(whole.count)")
+                #expect(Data(buffer: response.body) == whole[half...])
+            }
+            try await client.execute(uri: uri, method: .get, headers: [.range: "bytes=-10"]) { response in
+                #expect(Data(buffer: response.body) == whole.suffix(10))
+            }
+            // The file changed since (another validator): the whole file again.
+            try await client.execute(uri: uri, method: .get, headers: [.range: "bytes=10-", .ifRange: "\"stale\""]) { response in
+                #expect(response.status == .ok)
+                #expect(response.body.readableBytes == whole.count)
+            }
+            try await client.execute(uri: uri, method: .get, headers: [.range: "bytes=\(whole.count)-"]) { response in
+                #expect(response.status == .rangeNotSatisfiable)
+                #expect(response.headers[.contentRange] == "bytes */\(whole.count)")
+            }
+            try await client.execute(uri: uri, method: .get, headers: [.ifNoneMatch: "\"\(file.sha256)\""]) { response in
+                #expect(response.status == .notModified)
+            }
+            try await client.execute(uri: uri, method: .head) { response in
+                #expect(response.status == .ok)
+                #expect(response.body.readableBytes == 0)
+                #expect(response.headers[.contentLength] == String(whole.count))
+            }
+        }
+    }
+
+    @Test(arguments: [
+        "..%2F..%2Fstore.sqlite", "%2e%2e%2fstore.sqlite", "..%252F..%252Fstore.sqlite", "cover.jpg%00.txt",
+        "..%5C..%5Cstore.sqlite", ".lock", "latest.json%2F..%2F..%2F..%2Fstore.sqlite", String(repeating: "a", count: 5000),
+    ])
+    func noPathLeavesTheIssuesFiles(name: String) async throws {
+        try await test { client in
+            try await client.execute(uri: "/issues/\(appleID)/files/\(name)", method: .get) { response in
+                #expect(response.status == .notFound, "\(name)")
+                #expect(!Data(buffer: response.body).starts(with: Data("SQLite format".utf8)))
+            }
+            try await client.execute(uri: "/issues/..%2F..%2F/files/store.sqlite", method: .get) { response in
+                #expect(response.status == .notFound)
+            }
+        }
+    }
+
+    @Test func healthzAnswersWithTheRevision() async throws {
+        try await test { client in
+            try await client.execute(uri: "/healthz", method: .get) { response in
+                #expect(response.status == .ok)
+                let health = try Self.json(response)
+                #expect(health["status"] as? String == "ok")
+            }
+        }
+    }
+
+    @Test(arguments: [("2", APIVersion.v2), ("2.0", .v2), ("v1", .v1), ("1.x", .v1)])
+    func acceptVersionIsReadAsClientsWriteIt(header: String, version: APIVersion) {
+        #expect(APIVersion(header: header) == version)
+    }
+
+    @Test(arguments: ["3", "1.5", "", "x"])
+    func unknownVersionsAreRefused(header: String) {
+        #expect(APIVersion(header: header) == nil)
+    }
+
+    @Test func rangesAreParsedAsRFC9110Says() {
+        #expect(ByteRange(header: "bytes=0-9", size: 100) == .part(0...9))
+        #expect(ByteRange(header: "bytes=90-200", size: 100) == .part(90...99))
+        #expect(ByteRange(header: "bytes=-5", size: 100) == .part(95...99))
+        #expect(ByteRange(header: "bytes=100-", size: 100) == .unsatisfiable)
+        #expect(ByteRange(header: "bytes=0-1,5-6", size: 100) == .whole)
+        #expect(ByteRange(header: "bytes=9-1", size: 100) == .whole)
+        #expect(ByteRange(header: "items=0-1", size: 100) == .whole)
+        #expect(ByteRange(header: "bytes=abc", size: 100) == .whole)
+        #expect(ByteRange(header: nil, size: 100) == .whole)
+    }
+}
+
+extension Data {
+    init(buffer: ByteBuffer) {
+        self = Data(buffer.readableBytesView)
+    }
+}
