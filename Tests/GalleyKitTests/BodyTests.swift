@@ -200,7 +200,7 @@ import Testing
     @Test(arguments: [
         ("chart.png", true), ("images/a b.png", true), ("../x.pdf", true), ("C:/x.png", true),
         ("https://x/y.png", false), ("data:image/png;base64,AA", false), ("#frag", false), ("/abs", false),
-        ("//host/x", false), ("?q=1", false), ("", false), ("tel:+1", false), ("x-y+z.1:stuff", false),
+        ("//host/x", false), ("\\\\host\\x", false), ("?q=1", false), ("", false), ("tel:+1", false), ("x-y+z.1:stuff", false),
     ])
     func localMeansRelative(value: String, local: Bool) {
         #expect(LocalReferences.isLocal(value) == local)

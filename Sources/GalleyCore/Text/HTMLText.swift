@@ -22,41 +22,47 @@ public enum HTMLText {
         return out
     }
 
-    /// An attribute value as a browser reads it: numeric character references and the named
-    /// ones a URL or a caption plausibly holds (`&amp;`, `&lt;`, `&gt;`, `&quot;`, `&apos;`,
-    /// `&nbsp;`) decoded; anything else is kept as written.
+    /// The named references decoded: those a URL, a caption or a body's text plausibly holds.
+    static let named: [Substring: Unicode.Scalar] = [
+        "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": "\u{A0}", "rsquo": "\u{2019}",
+        "lsquo": "\u{2018}", "rdquo": "\u{201D}", "ldquo": "\u{201C}", "mdash": "\u{2014}", "ndash": "\u{2013}",
+        "hellip": "\u{2026}", "shy": "\u{00AD}",
+    ]
+
+    /// The character reference (`&name;`, `&#123;` or `&#x7B;`) at the start of `rest`, which
+    /// follows an `&`: its scalar and what comes after; nil when it is none (the `&` is then
+    /// text). The one decoder of references: search's index text and local file references.
+    package static func characterReference(
+        _ rest: Substring.UnicodeScalarView
+    ) -> (Unicode.Scalar, Substring.UnicodeScalarView)? {
+        guard let end = rest.prefix(12).firstIndex(of: ";") else { return nil }
+        let name = Substring(rest[rest.startIndex..<end])
+        let after = rest[rest.index(after: end)...]
+        if name.hasPrefix("#") {
+            let digits = name.dropFirst()
+            let value = digits.first == "x" || digits.first == "X" ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits)
+            guard let value, let scalar = Unicode.Scalar(value) else { return nil }
+            return (scalar, after)
+        }
+        guard let scalar = named[name] else { return nil }
+        return (scalar, after)
+    }
+
+    /// An attribute value as a browser reads it, its character references decoded; anything
+    /// that is not one is kept as written.
     public static func decodeReferences(_ value: String) -> String {
         guard value.utf8.contains(UInt8(ascii: "&")) else { return value }
-        let named: [Substring: String] = ["amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": "\u{A0}"]
-        var out = ""
-        var rest = value[...]
-        while let ampersand = rest.firstIndex(of: "&") {
-            out += rest[..<ampersand]
-            let after = rest[rest.index(after: ampersand)...]
-            guard let semicolon = after.prefix(12).firstIndex(of: ";") else {
-                out += "&"
-                rest = after
-                continue
-            }
-            let name = after[..<semicolon]
-            var decoded: String?
-            if name.hasPrefix("#x") || name.hasPrefix("#X") {
-                decoded = UInt32(name.dropFirst(2), radix: 16).flatMap(Unicode.Scalar.init).map { String($0) }
-            } else if name.hasPrefix("#") {
-                decoded = UInt32(name.dropFirst()).flatMap(Unicode.Scalar.init).map { String($0) }
+        var out = String.UnicodeScalarView()
+        var scalars = value.unicodeScalars[...]
+        while let scalar = scalars.popFirst() {
+            if scalar == "&", let (decoded, rest) = characterReference(scalars) {
+                out.append(decoded)
+                scalars = rest
             } else {
-                decoded = named[name]
-            }
-            if let decoded {
-                out += decoded
-                rest = after[after.index(after: semicolon)...]
-            } else {
-                out += "&"
-                rest = after
+                out.append(scalar)
             }
         }
-        out += rest
-        return out
+        return String(out)
     }
 
     /// A relative path made URL-safe: each segment percent-encoded (RFC 3986 `pchar`), `/` kept.

@@ -93,7 +93,7 @@ public struct BodyBuilder: Sendable {
                 edits.append((reference.valueRange, HTMLText.attribute(HTMLText.urlPath(target.name) + reference.suffix)))
             }
         }
-        return (Self.finish(LocalReferences.replace(in: prepared.html, edits)), diagnostics)
+        return (Self.finish(prepared.html.replacingUTF8Ranges(edits)), diagnostics)
     }
 
     private static func find(_ needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {

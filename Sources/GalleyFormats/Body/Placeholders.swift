@@ -80,21 +80,6 @@ public enum Placeholder {
 
     /// Replaces each match with `replacement(match)` (or leaves it when that returns `nil`).
     public static func replace(in text: String, _ matches: [Match], _ replacement: (Match) -> String?) -> String {
-        guard !matches.isEmpty else { return text }
-        let bytes = Array(text.utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count)
-        var position = 0
-        for match in matches {
-            out.append(contentsOf: bytes[position..<match.utf8Range.lowerBound])
-            if let new = replacement(match) {
-                out.append(contentsOf: new.utf8)
-            } else {
-                out.append(contentsOf: bytes[match.utf8Range])
-            }
-            position = match.utf8Range.upperBound
-        }
-        out.append(contentsOf: bytes[position...])
-        return String(decoding: out, as: UTF8.self)
+        text.replacingUTF8Ranges(matches.compactMap { match in replacement(match).map { (match.utf8Range, $0) } })
     }
 }

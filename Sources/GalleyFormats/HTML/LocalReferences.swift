@@ -43,20 +43,14 @@ public enum LocalReferences {
     ]
 
     /// Whether an attribute value names a file relative to the body: not a URL with a scheme
-    /// (`https:`, `mailto:`, `data:`), not protocol-relative, absolute, a query or a fragment.
+    /// (`https:`, `mailto:`, `data:`, read as browsers and the other checks read it,
+    /// `URLScheme`), not protocol-relative, absolute, a query or a fragment. A one-letter
+    /// "scheme" is a drive path (`C:/x.png`): local, for the source checks to refuse.
     public static func isLocal(_ value: String) -> Bool {
         let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let first = trimmed.unicodeScalars.first, !"#/?".unicodeScalars.contains(first) else { return false }
-        // A scheme is a letter then letters, digits, `+`, `-` or `.`, then `:`; one letter
-        // and a colon is a drive path (`C:`), which is a local path the source checks refuse.
-        var schemeLength = 0
-        for scalar in trimmed.unicodeScalars {
-            if scalar == ":" { return schemeLength < 2 }
-            let allowed = scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || "+-.".unicodeScalars.contains(scalar))
-            if !allowed || (schemeLength == 0 && !CharacterSet.letters.contains(scalar)) { return true }
-            schemeLength += 1
-        }
-        return true
+        guard let first = trimmed.unicodeScalars.first, !"#/?\\".unicodeScalars.contains(first) else { return false }
+        guard let scheme = URLScheme.of(trimmed) else { return true }
+        return scheme.count == 1
     }
 
     /// Every local reference in `html`, in document order.
@@ -81,22 +75,6 @@ public enum LocalReferences {
         return found
     }
 
-    /// Replaces UTF-8 ranges of `text` (which must not overlap) with new text.
-    public static func replace(in text: String, _ edits: [(range: Range<Int>, with: String)]) -> String {
-        guard !edits.isEmpty else { return text }
-        let bytes = Array(text.utf8)
-        var out: [UInt8] = []
-        out.reserveCapacity(bytes.count + 64 * edits.count)
-        var position = 0
-        for edit in edits.sorted(by: { $0.range.lowerBound < $1.range.lowerBound }) where edit.range.lowerBound >= position {
-            out.append(contentsOf: bytes[position..<edit.range.lowerBound])
-            out.append(contentsOf: edit.with.utf8)
-            position = edit.range.upperBound
-        }
-        out.append(contentsOf: bytes[position...])
-        return String(decoding: out, as: UTF8.self)
-    }
-
     /// `html` with every local reference's value replaced by `relocate(path)` (then its suffix),
     /// attribute-escaped; a reference for which it returns `nil` is left as written.
     public static func relocating(_ html: String, _ relocate: (LocalReference) -> String?) -> String {
@@ -104,7 +82,7 @@ public enum LocalReferences {
             guard let url = relocate(reference) else { return nil }
             return (reference.valueRange, HTMLText.attribute(url + reference.suffix))
         }
-        return replace(in: html, edits)
+        return html.replacingUTF8Ranges(edits)
     }
 
     /// Fills in each reference's line and column, in one pass over the text.

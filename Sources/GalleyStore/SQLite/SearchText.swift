@@ -1,4 +1,5 @@
 import GRDB
+import GalleyCore
 
 /// The text the search index holds, and how it is split into words: one place, used when
 /// importing, when migrating an older index and when reading a query, so that all three agree.
@@ -37,7 +38,7 @@ enum SearchText {
                 scalars = scalars.firstIndex(of: ">").map { scalars[scalars.index(after: $0)...] } ?? scalars[scalars.endIndex...]
                 builder.wordBreak()
             case "&":
-                if let (decoded, rest) = entity(scalars) {
+                if let (decoded, rest) = HTMLText.characterReference(scalars) {
                     builder.append(decoded)
                     scalars = rest
                 } else {
@@ -117,28 +118,6 @@ enum SearchText {
             t.column("keywords")
             t.column("body")
         }
-    }
-
-    private static let named: [Substring: Unicode.Scalar] = [
-        "amp": "&", "lt": "<", "gt": ">", "quot": "\"", "apos": "'", "nbsp": " ", "rsquo": "\u{2019}",
-        "lsquo": "\u{2018}", "rdquo": "\u{201D}", "ldquo": "\u{201C}", "mdash": "\u{2014}", "ndash": "\u{2013}",
-        "hellip": "\u{2026}", "shy": "\u{00AD}",
-    ]
-
-    /// `&name;`, `&#123;` or `&#x7B;` at the start of `rest` (after the `&`): the scalar and
-    /// what follows; nil when it is none of them (the `&` is then text).
-    private static func entity(_ rest: Substring.UnicodeScalarView) -> (Unicode.Scalar, Substring.UnicodeScalarView)? {
-        guard let end = rest.prefix(12).firstIndex(of: ";") else { return nil }
-        let name = Substring(rest[rest.startIndex..<end])
-        let after = rest[rest.index(after: end)...]
-        if name.hasPrefix("#") {
-            let digits = name.dropFirst()
-            let value = digits.first == "x" || digits.first == "X" ? UInt32(digits.dropFirst(), radix: 16) : UInt32(digits)
-            guard let value, let scalar = Unicode.Scalar(value) else { return nil }
-            return (scalar, after)
-        }
-        guard let scalar = named[name] else { return nil }
-        return (scalar, after)
     }
 
     /// A snippet or highlight as FTS5 marked it: the text without markers, and each marked
