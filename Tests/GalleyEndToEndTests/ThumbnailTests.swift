@@ -129,4 +129,14 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path) == ["org.example.fixture.zip"],
                 "the scratch folder of thumbnails is gone")
     }
+
+    @Test func aPosterThatIsNotAPictureIsAnErrorWhereItIsListed() throws {
+        let root = try source(
+            article: "---\ntitle: Clip\nassets:\n  - file: clip.mp4\n    poster: talk.mp3\n---\n<!-- [ASSET: clip.mp4] -->\n",
+            files: ["clip.mp4": Self.mp4, "talk.mp3": Data([0x49, 0x44, 0x33, 4, 0, 0, 0, 0, 0, 0, 0xFF, 0xFB, 0x90, 0] + [UInt8](repeating: 0, count: 400))])
+        let result = try Harness.galley(["pack", root.path, "-o", try Harness.temporaryDirectory().path, "--json"])
+        #expect(result.status == 1)
+        #expect(Harness.diagnosticIDs(result) == ["source.thumbnail-kind"])
+        #expect(result.stdout.contains("the poster `articles/01-first/talk.mp3` is a sound file, not an image"))
+    }
 }

@@ -450,13 +450,11 @@ public struct IssueSourceLoader: Sendable {
     public func prepareBody(
         of article: ArticleSource, in source: IssueSource, builder: BodyBuilder
     ) -> (body: PreparedBody?, files: [String: SourceFile], diagnostics: [Diagnostic]) {
-        let text: String
-        do {
-            text = try String(contentsOf: source.root.appending(path: article.bodyFile), encoding: .utf8)
-        } catch {
-            return (nil, [:], [Diagnostic(.sourceFileUnreadable, "cannot be read any more", at: SourceLocation(path: article.bodyFile))])
+        var log = DiagnosticLog()
+        guard let text = readText(source.root.appending(path: article.bodyFile), display: article.bodyFile, &log) else {
+            return (nil, [:], log.items)
         }
-        let front = FrontMatter.split(text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text)
+        let front = FrontMatter.split(text)
         let prepared = builder.prepare(front.body, format: article.bodyFormat, file: article.bodyFile,
                                        lineOffset: front.bodyLineOffset)
         let tree = SourceTree(root: source.root)

@@ -36,11 +36,13 @@ public struct PackPlanner {
 
     /// Plans the issue itself and its own images. `lastUpdated` (milliseconds since 1970), when
     /// given, replaces the source's `last_updated` (`pack --bump`).
-    /// `thumbnails` holds the square thumbnails made for the issue's own images (by source path).
+    /// `probed` and `thumbnails` hold what was read of the issue's own images, and the square
+    /// thumbnails made for them, by path (`Packer.issuePlanner` does both).
     public init(
         _ source: IssueSource, sourceDateEpoch: Int64?, lastUpdated override: Int64? = nil,
-        thumbnails: [String: ThumbnailMaker.Outcome] = [:]
+        probed: [String: MediaProbe] = [:], thumbnails: [String: ThumbnailMaker.Outcome] = [:]
     ) {
+        self.probed = probed
         self.thumbnails = thumbnails
         appleID = source.appleID
         let issueID = source.globalID ?? GlobalID.issue(appleID: source.appleID)
@@ -80,12 +82,11 @@ public struct PackPlanner {
     var thumbnails: [String: ThumbnailMaker.Outcome] = [:]
 
     ///
-    /// `body` and `files` are the body's local references and the files they name (by path as
-    /// written): each `<img>` becomes an asset of the article (unless its file is one already),
-    /// with the alt text (else the title) as its caption; every other referenced file is packed
-    /// under the article's naming. `links` says what each reference becomes.
+    /// `body` is what the body names (`BodyFiles.resolve`, which already added an asset to the
+    /// article for each `<img>`): every other referenced file is packed under the article's
+    /// naming. `links` says what each reference becomes.
     public mutating func plan(
-        _ article: ArticleSource, body: [PreparedBody.Reference] = [], files: [String: SourceFile] = [:]
+        _ article: ArticleSource, body: BodyFiles = BodyFiles()
     ) -> (record: ArticleRecord, assetIDs: [String: String], links: [String: PreparedBody.Target]) {
         articleCount += 1
         let articleID = article.id ?? GlobalID.article(appleID: appleID, slug: article.slug)
@@ -126,11 +127,10 @@ public struct PackPlanner {
         record.published = article.published
         record.featured = article.featured
         record.customMeta = article.metadata ?? .object([])
-        let (assets, imageKeys) = Self.bodyImages(article, body: body, files: files)
         var assetIDs: [String: String] = [:]
         var assetsByFile: [String: PreparedBody.Target] = [:]
         var byKey: [String: PreparedBody.Target] = [:]
-        for asset in assets {
+        for asset in article.assets {
             guard let assetRecord = assetRecord(asset, owner: article.slug) else { continue }
             assetIDs[asset.key] = assetRecord.id
             let target = PreparedBody.Target(name: assetRecord.fileName, assetID: assetRecord.id)
@@ -143,10 +143,10 @@ public struct PackPlanner {
             }
         }
         var links: [String: PreparedBody.Target] = [:]
-        for item in body {
+        for item in body.references {
             let path = item.reference.path
-            guard links[path] == nil, let file = files[path] else { continue }
-            if let key = imageKeys[path], let target = byKey[key] {
+            guard links[path] == nil, let file = body.files[path] else { continue }
+            if let key = body.imageKeys[path], let target = byKey[key] {
                 links[path] = target
             } else if let target = assetsByFile[file.relativePath] {
                 links[path] = PreparedBody.Target(name: target.name)
@@ -158,66 +158,17 @@ public struct PackPlanner {
         return (record, assetIDs, links)
     }
 
-    /// The article's assets with one added for each `<img>` in the body whose file is not an
-    /// asset already, keyed by its path from the article's folder; and, for each image
-    /// reference, the key of its asset.
-    static func bodyImages(
-        _ article: ArticleSource, body: [PreparedBody.Reference], files: [String: SourceFile]
-    ) -> (assets: [AssetSource], keys: [String: String]) {
-        var assets = article.assets
-        var keyByFile: [String: String] = [:]
-        for asset in assets where keyByFile[asset.file.relativePath] == nil { keyByFile[asset.file.relativePath] = asset.key }
-        var taken = Set(assets.map(\.key))
-        var keys: [String: String] = [:]
-        let folder = "articles/\(article.folder)/"
-        for item in body where item.reference.isImage {
-            let reference = item.reference
-            guard keys[reference.path] == nil, let file = files[reference.path] else { continue }
-            if let key = keyByFile[file.relativePath] {
-                keys[reference.path] = key
-                continue
-            }
-            let base = file.relativePath.hasPrefix(folder) ? String(file.relativePath.dropFirst(folder.count)) : file.relativePath
-            var key = base
-            var counter = 2
-            while taken.contains(key) {
-                key = "\(base)-\(counter)"
-                counter += 1
-            }
-            var asset = AssetSource(key: key, file: file, location: item.location)
-            asset.alt = reference.alt
-            asset.caption = reference.alt.isEmpty ? reference.title : reference.alt
-            assets.append(asset)
-            taken.insert(key)
-            keyByFile[file.relativePath] = key
-            keys[reference.path] = key
-        }
-        return (assets, keys)
-    }
-
     private mutating func assetRecord(_ asset: AssetSource, owner: String) -> AssetRecord? {
         guard let probe = probeMedia(asset.file, at: asset.location) else { return nil }
         var thumbnailName: String?
         if let thumbnail = asset.thumbnail {
-            guard let thumbProbe = probeMedia(thumbnail, at: asset.location) else { return nil }
-            if thumbProbe.format.kind != .image {
-                diagnostics.add(Diagnostic(
-                    .sourceThumbnailKind,
-                    "the thumbnail `\(thumbnail.relativePath)` is a \(thumbProbe.format.kind.rawValue) file, not an image",
-                    at: asset.location, hint: "Use a JPEG or PNG picture as the thumbnail."))
-                return nil
-            }
-            thumbnailName = names.name(for: thumbnail, owner: owner, format: thumbProbe.format)
+            guard let format = stillPicture(thumbnail, role: "thumbnail", of: asset,
+                                            hint: "Use a JPEG or PNG picture as the thumbnail.") else { return nil }
+            thumbnailName = names.name(for: thumbnail, owner: owner, format: format)
         }
         if let poster = asset.poster {
-            guard let posterProbe = probeMedia(poster, at: asset.location) else { return nil }
-            if posterProbe.format.kind != .image {
-                diagnostics.add(Diagnostic(
-                    .sourceThumbnailKind,
-                    "the poster `\(poster.relativePath)` is a \(posterProbe.format.kind.rawValue) file, not an image",
-                    at: asset.location, hint: "Use a JPEG or PNG still of the video as its poster."))
-                return nil
-            }
+            guard stillPicture(poster, role: "poster", of: asset,
+                               hint: "Use a JPEG or PNG still of the video as its poster.") != nil else { return nil }
         }
         let fileName = names.name(for: asset.file, owner: owner, format: probe.format)
         // A thumbnail the source gives wins; else a picture gets the square one made for it.
@@ -253,6 +204,19 @@ public struct PackPlanner {
         return AssetRecord(
             id: id, kind: probe.format.kind, caption: asset.caption, source: asset.credit, fileName: fileName,
             crop350: thumbnailName ?? fileName, metadata: .object(metadata))
+    }
+
+    /// The format of an asset's `thumbnail` or `poster`, which must be an image; nil (with the
+    /// finding) otherwise.
+    private mutating func stillPicture(_ file: SourceFile, role: String, of asset: AssetSource, hint: String) -> MediaFormat? {
+        guard let probe = probeMedia(file, at: asset.location) else { return nil }
+        guard probe.format.kind == .image else {
+            diagnostics.add(Diagnostic(
+                .sourceThumbnailKind, "the \(role) `\(file.relativePath)` is a \(probe.format.kind.rawValue) file, not an image",
+                at: asset.location, hint: hint))
+            return nil
+        }
+        return probe.format
     }
 
     /// The picture a square thumbnail is made from, when one is made: an image without a
@@ -296,6 +260,57 @@ public struct PackPlanner {
                 .sourceMediaExtensionMismatch,
                 "`\(file.relativePath)` holds \(result.format.mimeType) data, which its extension `.\(ext)` does not suggest",
                 at: location, hint: "Rename it to `.\(result.format.extensions[0])` so that apps and servers treat it right."))
+        }
+        return result
+    }
+}
+
+/// What an article's body names, resolved to files of the issue folder; each `<img>` already
+/// made an asset of the article (`resolve`).
+public struct BodyFiles: Sendable {
+    /// The body's local references, in document order.
+    public var references: [PreparedBody.Reference] = []
+    /// The file each reference names, by its path as written.
+    public var files: [String: SourceFile] = [:]
+    /// For each `<img>`'s path as written, the key of the asset it is.
+    public var imageKeys: [String: String] = [:]
+
+    public init() {}
+
+    /// Adds an asset to `article` for each `<img>` in the body whose file is not an asset of it
+    /// already, keyed by its path from the article's folder, with the alt text (else the title)
+    /// as its caption; a file already listed stays that asset, with its own caption.
+    public static func resolve(
+        _ references: [PreparedBody.Reference], files: [String: SourceFile], into article: inout ArticleSource
+    ) -> BodyFiles {
+        var result = BodyFiles()
+        result.references = references
+        result.files = files
+        var keyByFile: [String: String] = [:]
+        for asset in article.assets where keyByFile[asset.file.relativePath] == nil { keyByFile[asset.file.relativePath] = asset.key }
+        var taken = Set(article.assets.map(\.key))
+        let folder = "articles/\(article.folder)/"
+        for item in references where item.reference.isImage {
+            let reference = item.reference
+            guard result.imageKeys[reference.path] == nil, let file = files[reference.path] else { continue }
+            if let key = keyByFile[file.relativePath] {
+                result.imageKeys[reference.path] = key
+                continue
+            }
+            let base = file.relativePath.hasPrefix(folder) ? String(file.relativePath.dropFirst(folder.count)) : file.relativePath
+            var key = base
+            var counter = 2
+            while taken.contains(key) {
+                key = "\(base)-\(counter)"
+                counter += 1
+            }
+            var asset = AssetSource(key: key, file: file, location: item.location)
+            asset.alt = reference.alt
+            asset.caption = reference.alt.isEmpty ? reference.title : reference.alt
+            article.assets.append(asset)
+            taken.insert(key)
+            keyByFile[file.relativePath] = key
+            result.imageKeys[reference.path] = key
         }
         return result
     }

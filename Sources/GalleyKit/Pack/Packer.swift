@@ -143,8 +143,8 @@ public struct Packer {
             try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: false)
             maker = ThumbnailMaker(folder: scratch, crop: crop)
         }
-        var planner = PackPlanner(source, sourceDateEpoch: options.sourceDateEpoch, lastUpdated: options.lastUpdated,
-                                  thumbnails: Self.thumbnails(of: source.images, maker: maker))
+        var planner = Self.issuePlanner(source, sourceDateEpoch: options.sourceDateEpoch, lastUpdated: options.lastUpdated,
+                                        thumbnails: maker)
         let manifestURL = work.appending(path: "latest.json")
         let zipURL = work.appending(path: output.lastPathComponent)
 
@@ -296,7 +296,7 @@ public struct Packer {
     ) throws -> (issue: IssueRecord?, entries: [ZipEntryPlan], diagnostics: [Diagnostic]) {
         let loaded = try IssueSourceLoader().load(root)
         guard let source = loaded.source else { return (nil, [], loaded.diagnostics) }
-        var planner = PackPlanner(source, sourceDateEpoch: nil)
+        var planner = Self.issuePlanner(source, sourceDateEpoch: nil, thumbnails: nil)
         try onIssue?(planner.issue)
         let diagnostics = try buildArticles(source, &planner, sink: sink)
         return (planner.issue, planner.entries, loaded.diagnostics + diagnostics)
@@ -322,22 +322,14 @@ public struct Packer {
             // 1. Fields, the body converted and its local files found, and the first bytes of
             //    every media file, on every core.
             let loaded = parallelMap(batch) { folder -> LoadedArticle in
-                let (article, found) = loader.loadArticle(folder, of: source)
-                guard let article else { return LoadedArticle(article: nil, diagnostics: found) }
+                let (read, found) = loader.loadArticle(folder, of: source)
+                guard var article = read else { return LoadedArticle(article: nil, diagnostics: found) }
                 let (body, files, problems) = loader.prepareBody(of: article, in: source, builder: builder)
-                var probes: [String: MediaProbe] = [:]
-                let media = article.assets.flatMap { [$0.file] + ($0.thumbnail.map { [$0] } ?? []) + ($0.poster.map { [$0] } ?? []) }
-                    + files.values.sorted { $0.relativePath < $1.relativePath }
-                for file in media where file.size > 0 && probes[file.url.path] == nil {
-                    if let probe = try? MediaProber.probe(file.url) { probes[file.url.path] = probe }
-                }
-                var thumbnails: [String: ThumbnailMaker.Outcome] = [:]
-                if let maker {
-                    let assets = PackPlanner.bodyImages(article, body: body?.references ?? [], files: files).assets
-                    thumbnails = Self.thumbnails(of: assets, maker: maker, probes: probes)
-                }
-                return LoadedArticle(article: article, diagnostics: found + problems, probes: probes, body: body, files: files,
-                                     thumbnails: thumbnails)
+                // Each <img> of the body becomes an asset here, once, so thumbnails and planning see it.
+                let bodyFiles = BodyFiles.resolve(body?.references ?? [], files: files, into: &article)
+                let probes = Self.probes(of: article.assets, and: files.values.sorted { $0.relativePath < $1.relativePath })
+                return LoadedArticle(article: article, diagnostics: found + problems, probes: probes, body: body,
+                                     bodyFiles: bodyFiles, thumbnails: Self.thumbnails(of: article.assets, maker: maker, probes: probes))
             }
             // 2. Ids, names, dates and media kinds, in issue order.
             var planned: [PlannedBody] = []
@@ -349,7 +341,7 @@ public struct Packer {
                 planner.probed = item.probes
                 planner.thumbnails = item.thumbnails
                 let errorsBefore = planner.diagnostics.errors.count
-                let plan = planner.plan(article, body: body.references, files: item.files)
+                let plan = planner.plan(article, body: item.bodyFiles)
                 // An asset that could not be planned would make its placeholders look unknown too.
                 guard planner.diagnostics.errors.count == errorsBefore else { continue }
                 planned.append(PlannedBody(article: article, record: plan.record, body: body, assetIDs: plan.assetIDs,
@@ -377,28 +369,45 @@ public struct Packer {
         var diagnostics: [Diagnostic]
         var probes: [String: MediaProbe] = [:]
         var body: PreparedBody?
-        /// The files the body names, by the path as written.
-        var files: [String: SourceFile] = [:]
+        var bodyFiles = BodyFiles()
         var thumbnails: [String: ThumbnailMaker.Outcome] = [:]
+    }
+
+    /// The planner of `source`'s issue, its own images read once and their thumbnails made
+    /// (when `thumbnails` is given): for pack, validate and render alike.
+    static func issuePlanner(
+        _ source: IssueSource, sourceDateEpoch: Int64?, lastUpdated: Int64? = nil, thumbnails maker: ThumbnailMaker?
+    ) -> PackPlanner {
+        let probes = Self.probes(of: source.images)
+        return PackPlanner(source, sourceDateEpoch: sourceDateEpoch, lastUpdated: lastUpdated, probed: probes,
+                           thumbnails: Self.thumbnails(of: source.images, maker: maker, probes: probes))
+    }
+
+    /// The first bytes of every file of `assets` (their thumbnails and posters too) and of
+    /// `others`, read once, by path; a file that cannot be read is left for the planner to report.
+    static func probes(of assets: [AssetSource], and others: [SourceFile] = []) -> [String: MediaProbe] {
+        var probes: [String: MediaProbe] = [:]
+        let files = assets.flatMap { [$0.file] + ($0.thumbnail.map { [$0] } ?? []) + ($0.poster.map { [$0] } ?? []) } + others
+        for file in files where file.size > 0 && probes[file.url.path] == nil {
+            if let probe = try? MediaProber.probe(file.url) { probes[file.url.path] = probe }
+        }
+        return probes
     }
 
     /// The square thumbnails of the pictures among `assets` that get one (by source path):
     /// images without a `thumbnail`, and videos' and sounds' posters. One at a time here:
     /// callers already run on every core, except for the issue's few images.
     static func thumbnails(
-        of assets: [AssetSource], maker: ThumbnailMaker?, probes: [String: MediaProbe]? = nil
+        of assets: [AssetSource], maker: ThumbnailMaker?, probes: [String: MediaProbe]
     ) -> [String: ThumbnailMaker.Outcome] {
         guard let maker else { return [:] }
-        func probe(_ file: SourceFile) -> MediaProbe? {
-            probes?[file.url.path] ?? (try? MediaProber.probe(file.url)) ?? nil
-        }
         var made: [String: ThumbnailMaker.Outcome] = [:]
-        for asset in assets where asset.file.size > 0 {
-            guard let kind = probe(asset.file)?.format.kind, let picture = PackPlanner.thumbnailSource(asset, kind: kind),
-                  made[picture.relativePath] == nil, picture.size > 0 else { continue }
+        for asset in assets {
+            guard let kind = probes[asset.file.url.path]?.format.kind, let picture = PackPlanner.thumbnailSource(asset, kind: kind),
+                  made[picture.relativePath] == nil, let probe = probes[picture.url.path] else { continue }
             // A picture whose header claims more pixels than any magazine needs is a
             // decompression bomb or a mistake: libvips would spend minutes on it.
-            if let size = probe(picture)?.pixelSize, size.width * size.height > ThumbnailMaker.maxPixels {
+            if let size = probe.pixelSize, size.width * size.height > ThumbnailMaker.maxPixels {
                 made[picture.relativePath] = .failed(
                     "it is \(size.width)x\(size.height) pixels, past the \(ThumbnailMaker.maxPixels / 1_000_000)-megapixel limit")
                 continue

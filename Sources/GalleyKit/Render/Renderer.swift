@@ -319,7 +319,7 @@ public struct Renderer: Sendable {
             maker = ThumbnailMaker(folder: scratch)
         }
         defer { if let maker { AtomicFile.removeFolderOrFile(maker.folder) } }
-        var planner = PackPlanner(source, sourceDateEpoch: nil, thumbnails: Packer.thumbnails(of: source.images, maker: maker))
+        var planner = Packer.issuePlanner(source, sourceDateEpoch: nil, thumbnails: maker)
         let issueImages = planner.issue.images
         var stop = false
         var pending: [(ArticleSource, ArticleRecord)] = []
