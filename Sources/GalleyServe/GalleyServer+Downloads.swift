@@ -20,14 +20,19 @@ extension GalleyServer {
                 throw GalleyError("no file `\(name)` in issue `\(id)`", id: .notFound)
             }
             let file = try store.file(name, issue: id)
+            guard FileStatus(file.path)?.kind == .file else {
+                throw GalleyError("the store lists `\(name)` of issue `\(id)` but its file is gone", id: .storeFailed,
+                                  hint: "`galley store check` lists what is missing; import the issue again to mend it.")
+            }
             let tag = "\"\(file.sha256)\""
             var headers: HTTPFields = [.eTag: tag, .acceptRanges: "bytes", .cacheControl: "public, max-age=31536000, immutable"]
-            headers[.contentType] = (try? MediaProber.probe(URL(fileURLWithPath: file.path)))??.format.mimeType
-                ?? (name.lowercased().hasSuffix(".json") ? Self.json : "application/octet-stream")
             if let modified = Self.httpDate(rfc3339: file.lastUpdated) { headers[.lastModified] = modified }
+            // A revalidation reads nothing of the file.
             if Self.matches(request.headers[.ifNoneMatch], tag) {
                 return Response(status: .notModified, headers: headers)
             }
+            headers[.contentType] = (try? MediaProber.probe(URL(fileURLWithPath: file.path)))??.format.mimeType
+                ?? (name.lowercased().hasSuffix(".json") ? Self.json : "application/octet-stream")
             // If-Range with another validator: the client's partial copy is stale, send it all.
             let ifRange = request.headers[.ifRange]
             let rangeHeader = ifRange == nil || ifRange == tag ? request.headers[.range] : nil
@@ -53,8 +58,9 @@ extension GalleyServer {
             let body = try await FileIO().loadFile(
                 path: file.path, range: Int(bytes.lowerBound)...Int(bytes.upperBound), context: context)
             return Response(status: status, headers: headers, body: body)
-        } catch let error as GalleyError {
-            return errorResponse(error, status: Self.status(for: error), version: nil)
+        } catch {
+            let known = Self.galleyError(error)
+            return errorResponse(known, status: Self.status(for: known), version: nil)
         }
     }
 
@@ -66,16 +72,13 @@ extension GalleyServer {
 
     /// An RFC 3339 instant as an HTTP date (`Sun, 04 Jan 2026 18:30:00 GMT`).
     static func httpDate(rfc3339 text: String) -> String? {
-        let parser = ISO8601DateFormatter()
-        parser.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        guard let date = parser.date(from: text) ?? ISO8601DateFormatter().date(from: text) else { return nil }
-        var seconds = time_t(date.timeIntervalSince1970)
+        guard let instant = ISODateTime(parsing: text) else { return nil }
+        var seconds = time_t(instant.millisecondsSinceEpoch / 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)
         let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(months[Int(parts.tm_mon)]) \(parts.tm_year + 1900) "
-            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(ISODateTime.monthNames[Int(parts.tm_mon)].prefix(3)) "
+            + "\(parts.tm_year + 1900) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
     }
 }

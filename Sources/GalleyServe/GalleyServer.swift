@@ -38,7 +38,7 @@ public struct GalleyServer: Sendable {
     /// `/v2/PATH`.
     public func router() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
-        router.get("healthz") { _, _ in try self.health() }
+        router.get("healthz") { _, _ in self.health() }
         register(router.group(), fixed: nil)
         for version in APIVersion.allCases {
             register(router.group(RouterPath(version.prefix)), fixed: version)
@@ -183,19 +183,20 @@ public struct GalleyServer: Sendable {
             let text = JSONDocument.encode(AnyEncodable(try answer(version)))
             headers[.contentType] = Self.json
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
-        } catch let error as GalleyError {
-            return errorResponse(error, status: Self.status(for: error), version: version)
+        } catch {
+            let known = Self.galleyError(error)
+            return errorResponse(known, status: Self.status(for: known), version: version)
         }
     }
 
-    func health() throws -> Response {
+    func health() -> Response {
         do {
             let revision = try store.revision()
             let text = "{\"revision\": \(revision), \"status\": \"ok\"}\n"
             return Response(status: .ok, headers: [.contentType: Self.json, .cacheControl: "no-store"],
                             body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
-        } catch let error as GalleyError {
-            return errorResponse(error, status: .serviceUnavailable, version: nil)
+        } catch {
+            return errorResponse(Self.galleyError(error), status: .serviceUnavailable, version: nil)
         }
     }
 
@@ -215,6 +216,13 @@ public struct GalleyServer: Sendable {
             let candidate = $0.trimmingCharacters(in: .whitespaces)
             return candidate == "*" || candidate == tag || candidate == "W/" + tag
         }
+    }
+
+    /// Any failure as the one error shape: a `GalleyError` as it is, anything else (a database
+    /// error) as `store.failed`, never Hummingbird's plain-text 500.
+    static func galleyError(_ error: any Error) -> GalleyError {
+        error as? GalleyError ?? GalleyError("the store failed: \(error)", id: .storeFailed,
+                                             hint: "`galley store check` tells what is wrong with it.")
     }
 
     static func status(for error: GalleyError) -> HTTPResponse.Status {

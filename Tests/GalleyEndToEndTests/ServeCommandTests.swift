@@ -48,4 +48,41 @@ import Testing
         #expect((result.json?["error"] as? [String: Any])?["id"] as? String == "store.missing")
         #expect(!FileManager.default.fileExists(atPath: missing.path))
     }
+
+    /// With --json the listening line is one document (docs/json/serve.schema.json); a port
+    /// another server holds is exit 2 with the error document, not a crash or a hang.
+    @Test func jsonSaysWhereItListensAndATakenPortIsExit2() throws {
+        let store = try Harness.temporaryDirectory().appending(path: "store")
+        #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path,
+                                    "--store", store.path, "-q"]).status == 0)
+        let process = Process()
+        process.executableURL = Harness.galley
+        process.arguments = ["serve", "--store", store.path, "--port", "0", "--json"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var text = Data()
+        let deadline = Date().addingTimeInterval(20)
+        while !text.contains(UInt8(ascii: "}")), Date() < deadline {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text.append(chunk)
+        }
+        let listening = try #require(try JSONSerialization.jsonObject(with: text) as? [String: Any])
+        let port = try #require(listening["port"] as? Int)
+        #expect(listening["url"] as? String == "http://127.0.0.1:\(port)")
+        let file = try Harness.temporaryDirectory().appending(path: "serve.json")
+        try text.write(to: file)
+        let schema = try Harness.tool("python3", [Harness.root.appending(path: "Tests/Support/check_json_schema.py").path,
+                                                  Harness.root.appending(path: "docs/json").path, "serve=\(file.path)"])
+        #expect(schema.status == 0, "\(schema.stdout)\(schema.stderr)")
+
+        let second = try Harness.galley(["serve", "--store", store.path, "--port", String(port), "--json"])
+        #expect(second.status == 2)
+        let error = try #require(second.json?["error"] as? [String: Any])
+        #expect(error["id"] as? String == "run.failed")
+        #expect((error["message"] as? String)?.hasPrefix("cannot listen on 127.0.0.1:\(port)") == true, "\(error)")
+    }
 }

@@ -192,6 +192,19 @@ import Testing
         }
     }
 
+    @Test func aRecordedFileGoneFromDiskIsA500InTheOneShape() async throws {
+        let file = try store.file("cover.jpg", issue: appleID)
+        try FileManager.default.removeItem(atPath: file.path)
+        try await test { client in
+            try await client.execute(uri: "/issues/\(appleID)/files/cover.jpg", method: .get) { response in
+                #expect(response.status == .internalServerError)
+                let error = try #require(try Self.json(response)["error"] as? [String: Any])
+                #expect(error["id"] as? String == "store.failed")
+                #expect((error["hint"] as? String)?.contains("galley store check") == true)
+            }
+        }
+    }
+
     @Test func healthzAnswersWithTheRevision() async throws {
         try await test { client in
             try await client.execute(uri: "/healthz", method: .get) { response in

@@ -51,13 +51,18 @@ struct ServeCommand: ParsableCommand {
             options.logLevel = output.verbose ? .info : .warning
             let finished = DispatchSemaphore(value: 0)
             let failure = FailureBox()
-            let (host, quiet) = (host, output.quiet)
+            let (host, quiet, json) = (host, output.quiet, output.json)
             Task {
                 do {
                     try await server.run(options) { port in
-                        if !quiet {
-                            // Scripts and tests read the port from this line (with --port 0).
-                            Terminal.standardOutput.write("serving \(location.path) on http://\(host):\(port)\n")
+                        failure.listening = true
+                        // Scripts and tests read the port from this line (with --port 0); with
+                        // --json it is one document (docs/json/serve.schema.json).
+                        let listening = ServeListening(url: "http://\(host):\(port)", port: port, store: location.path)
+                        if json {
+                            Terminal.standardOutput.write(JSONDocument.encode(listening))
+                        } else if !quiet {
+                            Terminal.standardOutput.write("serving \(location.path) on \(listening.url)\n")
                         }
                     }
                 } catch {
@@ -67,14 +72,26 @@ struct ServeCommand: ParsableCommand {
             }
             finished.wait()
             if let error = failure.error {
-                throw GalleyError("the server stopped: \(error)", id: .failed,
-                                  hint: "Is the port taken? Choose another with --port.")
+                guard failure.listening else {
+                    throw GalleyError("cannot listen on \(host):\(port): \(error)", id: .failed,
+                                      hint: "Another program may have the port: choose another with --port (0 takes any free one).")
+                }
+                throw GalleyError("the server stopped: \(error)", id: .failed)
             }
         }
     }
 }
 
+/// What `serve --json` prints once it listens.
+struct ServeListening: Encodable {
+    var url: String
+    var port: Int
+    var store: String
+}
+
 /// The server task's error, handed to the waiting main thread.
+/// (The semaphore the main thread waits on orders these writes before its reads.)
 final class FailureBox: @unchecked Sendable {
     var error: (any Error)?
+    var listening = false
 }
