@@ -47,6 +47,12 @@ public protocol IssueStore: AnyObject, Sendable {
     /// One file of an issue, by its name in the zip, with its recorded size and SHA-256.
     func file(_ name: String, issue: String) throws -> StoredFile
 
+    /// Every issue's package (the zip it was imported from, kept), newest first; withheld
+    /// ones too, with why.
+    func packages() throws -> [StoredPackage]
+    /// One issue's package, by apple_id or global id.
+    func package(_ id: String) throws -> StoredPackage
+
     /// Removes an issue's rows and files; returns what was removed.
     func delete(_ id: String) throws -> StoredIssue
     /// Integrity: the database, every file with its size and checksum, no orphans.

@@ -259,3 +259,21 @@ public struct StoredFile: Sendable, Hashable {
     /// The issue's last_updated (RFC 3339), for `Last-Modified`.
     public var lastUpdated: String
 }
+
+/// An issue's package: the zip it was imported from, kept in the store for `serve`'s feed.
+public struct StoredPackage: Sendable, Hashable {
+    public var appleID: String
+    public var globalID: String
+    /// One more with every import that changed the issue (never reused, even after a delete).
+    public var version: Int64
+    /// Lowercase hex; also the kept file's name.
+    public var sha256: String
+    public var size: Int64
+    /// The issue's last_updated (RFC 3339).
+    public var lastUpdated: String
+    /// Where the zip is in the store.
+    public var path: String
+    /// Why the feed leaves it out (an older Linechef format that crashes current Dumpling
+    /// builds), or nil when it is served.
+    public var withheld: String?
+}

@@ -7,8 +7,8 @@ import GalleyKit
 /// A local issue store: one SQLite database (GRDB, versioned migrations) and one folder of files
 /// per issue. Readers see committed issues only; writers hold `StoreLock`.
 ///
-/// Layout: `store.sqlite`, `issues/<apple_id>.<token>/` (the zip's files), `staging/` (imports in
-/// progress), `.lock`.
+/// Layout: `store.sqlite`, `issues/<apple_id>.<token>/` (the zip's files), `packages/<sha256>.zip`
+/// (the zips imported, for `serve`'s feed), `staging/` (imports in progress), `.lock`.
 public final class SQLiteStore: IssueStore {
     public let root: URL
     public let access: StoreAccess
@@ -103,7 +103,7 @@ public final class SQLiteStore: IssueStore {
 
     private static func openForWriting(_ root: URL) throws -> DatabasePool {
         do {
-            for folder in ["issues", "staging"] {
+            for folder in ["issues", "staging", "packages"] {
                 try FileManager.default.createDirectory(at: root.appending(path: folder), withIntermediateDirectories: true)
             }
             var configuration = Configuration()
@@ -126,20 +126,25 @@ public final class SQLiteStore: IssueStore {
     var issuesFolder: URL { root.appending(path: "issues") }
     var stagingFolder: URL { root.appending(path: "staging") }
 
-    /// The names in `staging/`, and the folders in `issues/` no issue row points at.
-    private func leftovers() throws -> (staging: [String], issues: [String]) {
+    /// The names in `staging/`, the folders in `issues/` no issue row points at, and the zips in
+    /// `packages/` no issue row names.
+    private func leftovers() throws -> (staging: [String], issues: [String], packages: [String]) {
         let staging = (try? FileManager.default.contentsOfDirectory(atPath: stagingFolder.path)) ?? []
         let folders = (try? FileManager.default.contentsOfDirectory(atPath: issuesFolder.path)) ?? []
-        if folders.isEmpty { return (staging, []) }
-        let referenced = Set(try database.read { db in try String.fetchAll(db, sql: "SELECT folder FROM issue") })
-        return (staging, folders.filter { !referenced.contains($0) })
+        let zips = (try? FileManager.default.contentsOfDirectory(atPath: packagesFolder.path)) ?? []
+        if folders.isEmpty && zips.isEmpty { return (staging, [], []) }
+        let (referenced, packages) = try database.read { db in
+            (Set(try String.fetchAll(db, sql: "SELECT folder FROM issue")),
+             Set(try String.fetchAll(db, sql: "SELECT packageSHA256 || '.zip' FROM issue WHERE packageSHA256 IS NOT NULL")))
+        }
+        return (staging, folders.filter { !referenced.contains($0) }, zips.filter { !packages.contains($0) })
     }
 
     /// Whether an interrupted import or deletion left something behind (cheap: two directory
     /// listings and one query).
     func hasLeftovers() throws -> Bool {
         let found = try leftovers()
-        return !found.staging.isEmpty || !found.issues.isEmpty
+        return !found.staging.isEmpty || !found.issues.isEmpty || !found.packages.isEmpty
     }
 
     /// Staging folders, and issue folders no issue row points at: what an interrupted import or
@@ -155,6 +160,10 @@ public final class SQLiteStore: IssueStore {
         for name in found.issues {
             try? FileManager.default.removeItem(at: issuesFolder.appending(path: name))
             removed.append("issues/\(name)")
+        }
+        for name in found.packages {
+            try? FileManager.default.removeItem(at: packagesFolder.appending(path: name))
+            removed.append("packages/\(name)")
         }
         return removed
     }

@@ -24,11 +24,23 @@ public struct ImportResult: Sendable, Codable {
     public var articles: Int
     public var assets: Int
     public var files: Int
+    /// The zip as the store keeps it for `serve`'s package feed (null only for an unchanged
+    /// issue imported before Galley kept zips).
+    @JSONNullable public var package: Package?
     /// What validate warned about (the import went ahead).
     public var warnings: [Diagnostic] = []
 
+    /// The kept zip: its SHA-256 and size, its feed version, and whether the feed serves it.
+    public struct Package: Sendable, Codable, Hashable {
+        public var sha256: String
+        public var size: Int64
+        public var version: Int64
+        /// Why the feed leaves it out (an older Linechef format), or null when it is served.
+        @JSONNullable public var withheld: String?
+    }
+
     package enum CodingKeys: String, CodingKey {
-        case path, status, articles, assets, files, warnings
+        case path, status, articles, assets, files, warnings, package
         case appleID = "apple_id"
         case globalID = "global_id"
         case lastUpdated = "last_updated"
@@ -92,7 +104,8 @@ extension SQLiteStore {
                          try AssetRow.filter(AssetRow.Columns.issueId == existing.id).fetchCount(db))
                     }
                     return ImportResult(path: path, status: .unchanged, appleID: issue.appleID, globalID: issue.globalID,
-                                        lastUpdated: DumplingDate.rfc3339(issue.lastUpdated), articles: counts.0, assets: counts.1, files: passed.fileCount)
+                                        lastUpdated: DumplingDate.rfc3339(issue.lastUpdated), articles: counts.0, assets: counts.1,
+                                        files: passed.fileCount, package: existing.package)
                 case .orderedAscending:
                     throw DiagnosticsError([Diagnostic(
                         .importOlder, "the store has a newer version of \(stored) (last updated \(existing.lastUpdated)) than this zip (\(issue.lastUpdated))",
@@ -108,6 +121,11 @@ extension SQLiteStore {
         // written: open the writing connection now (it also re-creates the store's folders).
         _ = try writer()
         let token = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        // The zip itself, kept for the package feed (copied and hashed in one read); removed
+        // again unless the import commits.
+        let kept = try keepPackage(path, token: token)
+        var committed = false
+        defer { if !committed && kept.created { removeUnusedPackages([kept.digest.sha256]) } }
         let staging = stagingFolder.appending(path: token)
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: staging) }
@@ -118,13 +136,16 @@ extension SQLiteStore {
         let folder = "\(SourceTree.zipSafeName(issue.appleID)).\(token)"
         try FileManager.default.moveItem(at: staging, to: issuesFolder.appending(path: folder))
         var counts = (articles: 0, assets: 0)
+        var package = ImportResult.Package(sha256: kept.digest.sha256, size: kept.digest.size, version: 0,
+                                           withheld: Self.withheldReason(passed))
         do {
             try writer().write { db in
+                package.version = try Self.nextPackageVersion(issue.appleID, db)
                 if let id = existing?.id {
                     try db.execute(sql: "DELETE FROM articleSearch WHERE rowid IN (SELECT id FROM article WHERE issueId = ?)", arguments: [id])
                     try db.execute(sql: "DELETE FROM issue WHERE id = ?", arguments: [id])
                 }
-                counts = try insert(issue, contentDigest: passed.contentDigest,
+                counts = try insert(issue, contentDigest: passed.contentDigest, package: package,
                                     manifest: issuesFolder.appending(path: folder).appending(path: "latest.json"),
                                     display: path, files: files, folder: folder, db: db)
             }
@@ -132,12 +153,14 @@ extension SQLiteStore {
             try? FileManager.default.removeItem(at: issuesFolder.appending(path: folder))
             throw SQLiteStore.failure("cannot write the store", error, root)
         }
+        committed = true
         if let oldFolder = existing?.folder {
             try? FileManager.default.removeItem(at: issuesFolder.appending(path: oldFolder))
         }
+        if let old = existing?.packageSHA256, old != kept.digest.sha256 { removeUnusedPackages([old]) }
         return ImportResult(path: path, status: status, appleID: issue.appleID, globalID: issue.globalID,
                             lastUpdated: DumplingDate.rfc3339(issue.lastUpdated), articles: counts.articles, assets: counts.assets,
-                            files: files.count)
+                            files: files.count, package: package)
     }
 
     struct ExtractedFile {
@@ -186,10 +209,14 @@ extension SQLiteStore {
     /// (with its search text and assets), and its files. A repeated article or asset id keeps the
     /// first (validate warns about it), as Dumpling does.
     private func insert(
-        _ issue: IssueRecord, contentDigest: String, manifest: URL, display: String, files: [ExtractedFile], folder: String, db: Database
+        _ issue: IssueRecord, contentDigest: String, package: ImportResult.Package, manifest: URL, display: String, files: [ExtractedFile], folder: String, db: Database
     ) throws -> (articles: Int, assets: Int) {
         let writer = JSONWriter(pretty: false)
         var issueRow = IssueRow(issue, folder: folder, contentDigest: contentDigest, writer: writer)
+        issueRow.packageSHA256 = package.sha256
+        issueRow.packageSize = package.size
+        issueRow.packageVersion = package.version
+        issueRow.packageWithheld = package.withheld
         try issueRow.insert(db)
         guard let issueID = issueRow.id else { throw GalleyError("the store did not number the issue's row", path: root.path) }
         var counts = (articles: 0, assets: 0)

@@ -29,6 +29,13 @@ struct IssueRow: Codable, FetchableRecord, MutablePersistableRecord {
     var folder: String
     /// `ImportGate.Passed.contentDigest` of the zip imported (nil for stores older than v3).
     var contentDigest: String?
+    /// The kept zip: its SHA-256 (its name in `packages/`), size and feed version (nil for
+    /// issues imported before v6).
+    var packageSHA256: String?
+    var packageSize: Int64?
+    var packageVersion: Int64?
+    /// Why `serve`'s feed leaves the package out (an older Linechef format), or nil.
+    var packageWithheld: String?
 
     enum Columns {
         static let id = Column(CodingKeys.id)
@@ -39,6 +46,12 @@ struct IssueRow: Codable, FetchableRecord, MutablePersistableRecord {
     }
 
     mutating func didInsert(_ inserted: InsertionSuccess) { id = inserted.rowID }
+
+    /// The kept zip as an import reports it, when there is one.
+    var package: ImportResult.Package? {
+        guard let packageSHA256, let packageSize, let packageVersion else { return nil }
+        return ImportResult.Package(sha256: packageSHA256, size: packageSize, version: packageVersion, withheld: packageWithheld)
+    }
 
     /// The row of `issue`, stored in `folder`.
     init(_ issue: IssueRecord, folder: String, contentDigest: String?, writer: JSONWriter) {

@@ -102,6 +102,22 @@ enum StoreSchema {
                 CREATE INDEX articleGlobalID ON article(globalID);
                 """)
         }
+        // The zip each issue was imported from, kept content-addressed in `packages/` for
+        // `serve`'s package feed, with the feed's version: one more with every import that
+        // changes the issue. `packageVersion` outlives a deletion, so an issue deleted and
+        // imported again never goes back to a version an app has already seen.
+        migrator.registerMigration("v6: packages") { db in
+            try db.alter(table: "issue") { t in
+                t.add(column: "packageSHA256", .text)
+                t.add(column: "packageSize", .integer)
+                t.add(column: "packageVersion", .integer)
+                t.add(column: "packageWithheld", .text)
+            }
+            try db.create(table: "packageVersion") { t in
+                t.primaryKey("appleID", .text)
+                t.column("version", .integer).notNull()
+            }
+        }
         return migrator
     }
 }

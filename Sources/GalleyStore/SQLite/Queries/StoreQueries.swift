@@ -90,13 +90,14 @@ extension SQLiteStore {
     public func delete(_ id: String) throws -> StoredIssue {
         try withWriterLock {
             let issue = try issueSummary(id)
-            let folder = try writer().write { db -> String? in
+            let removed = try writer().write { db -> IssueRow? in
                 guard let row = try IssueRow.filter(IssueRow.Columns.globalID == issue.globalID).fetchOne(db) else { return nil }
                 try db.execute(sql: "DELETE FROM articleSearch WHERE rowid IN (SELECT id FROM article WHERE issueId = ?)", arguments: [row.id])
                 try row.delete(db)
-                return row.folder
+                return row
             }
-            if let folder { try? FileManager.default.removeItem(at: issuesFolder.appending(path: folder)) }
+            if let folder = removed?.folder { try? FileManager.default.removeItem(at: issuesFolder.appending(path: folder)) }
+            if let package = removed?.packageSHA256 { removeUnusedPackages([package]) }
             return issue
         }
     }
@@ -146,6 +147,24 @@ extension SQLiteStore {
                     SELECT fileName FROM asset WHERE issueId = ? AND fileName NOT IN (SELECT name FROM file WHERE issueId = ?)
                     """, arguments: [row.id, row.id])
                 for name in missingAssets { problems.append("issue \(row.appleID): asset file `\(name)` has no file row") }
+            }
+            let kept = Dictionary(folders.compactMap { row in row.packageSHA256.map { ($0, row.packageSize ?? -1) } },
+                                  uniquingKeysWith: { first, _ in first })
+            for (sha, size) in kept.sorted(by: { $0.key < $1.key }) {
+                let url = packageURL(sha)
+                guard let status = FileStatus(url.path), status.kind == .file else {
+                    problems.append("packages/\(sha).zip: missing (re-import the issue with --force)")
+                    continue
+                }
+                if status.size != size {
+                    problems.append("packages/\(sha).zip: \(status.size) bytes, recorded \(size)")
+                } else if (try? FileDigest.of(url.path).sha256) != sha {
+                    problems.append("packages/\(sha).zip: content differs from its name")
+                }
+            }
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: packagesFolder.path)) ?? []
+            where !kept.keys.contains(String(name.dropLast(4))) || !name.hasSuffix(".zip") {
+                problems.append("packages/\(name): no issue uses this zip (leftover; `galley store gc` removes it)")
             }
             let referenced = Set(folders.map(\.folder))
             for name in (try? FileManager.default.contentsOfDirectory(atPath: issuesFolder.path)) ?? [] where !referenced.contains(name) {

@@ -91,6 +91,9 @@ struct ImportCommand: ParsableCommand {
                 let what = result.status == .unchanged ? "already in the store (same last_updated); nothing changed"
                     : "\(result.status.rawValue): \(result.articles) articles, \(result.assets) assets"
                 console.status("\(result.appleID): \(what)")
+                if let withheld = result.package?.withheld {
+                    console.status("\(result.appleID): kept out of `galley serve`'s package feed: \(withheld); pack it again with this Galley to serve it")
+                }
             } catch let error as DiagnosticsError {
                 results.append(.refused(path: zip, diagnostics: error.diagnostics))
                 console.findings(error.diagnostics)
