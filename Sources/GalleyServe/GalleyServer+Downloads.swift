@@ -7,11 +7,8 @@ import Hummingbird
 import NIOCore
 
 extension GalleyServer {
-    /// `GET`/`HEAD /issues/{id}/files/{name}`: one file of an issue, streamed in chunks (memory
-    /// stays flat at any size), with its SHA-256 as a strong ETag, `Last-Modified`, a single
-    /// `Range` (206, or 416 when nothing of the file is in it) honoured only while `If-Range`
-    /// still names this file, and the content type sniffed from its bytes. Only names the
-    /// store recorded for that issue are served: nothing else of the disk is reachable.
+    /// `GET`/`HEAD /issues/{id}/files/{name}`: one file of an issue. Only names the store
+    /// recorded for that issue are served: nothing else of the disk is reachable.
     func download(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
         do {
             let id = try context.parameters.require("id")
@@ -20,48 +17,91 @@ extension GalleyServer {
                 throw GalleyError("no file `\(name)` in issue `\(id)`", id: .notFound)
             }
             let file = try store.file(name, issue: id)
-            guard FileStatus(file.path)?.kind == .file else {
-                throw GalleyError("the store lists `\(name)` of issue `\(id)` but its file is gone", id: .storeFailed,
-                                  hint: "`galley store check` lists what is missing; import the issue again to mend it.")
+            return try await send(file, request, context) {
+                (try? MediaProber.probe(URL(fileURLWithPath: file.path)))??.format.mimeType
+                    ?? (name.lowercased().hasSuffix(".json") ? Self.json : "application/octet-stream")
             }
-            let tag = "\"\(file.sha256)\""
-            var headers: HTTPFields = [.eTag: tag, .acceptRanges: "bytes", .cacheControl: "public, max-age=31536000, immutable"]
-            if let modified = Self.httpDate(rfc3339: file.lastUpdated) { headers[.lastModified] = modified }
-            // A revalidation reads nothing of the file.
-            if Self.matches(request.headers[.ifNoneMatch], tag) {
-                return Response(status: .notModified, headers: headers)
-            }
-            headers[.contentType] = (try? MediaProber.probe(URL(fileURLWithPath: file.path)))??.format.mimeType
-                ?? (name.lowercased().hasSuffix(".json") ? Self.json : "application/octet-stream")
-            // If-Range with another validator: the client's partial copy is stale, send it all.
-            let ifRange = request.headers[.ifRange]
-            let rangeHeader = ifRange == nil || ifRange == tag ? request.headers[.range] : nil
-            let range = ByteRange(header: rangeHeader, size: file.size)
-            let bytes: ClosedRange<Int64>?
-            var status = HTTPResponse.Status.ok
-            switch range {
-            case .whole: bytes = file.size > 0 ? 0...(file.size - 1) : nil
-            case .part(let part):
-                bytes = part
-                status = .partialContent
-                headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound)/\(file.size)"
-            case .unsatisfiable:
-                headers[.contentRange] = "bytes */\(file.size)"
-                return Response(status: .rangeNotSatisfiable, headers: headers)
-            }
-            let length = bytes.map { $0.upperBound - $0.lowerBound + 1 } ?? 0
-            headers[.contentLength] = String(length)
-            if request.method == .head {
-                return Response(status: status, headers: headers)
-            }
-            guard let bytes else { return Response(status: status, headers: headers) }
-            let body = try await FileIO().loadFile(
-                path: file.path, range: Int(bytes.lowerBound)...Int(bytes.upperBound), context: context)
-            return Response(status: status, headers: headers, body: body)
         } catch {
             let known = Self.galleyError(error)
             return errorResponse(known, status: Self.status(for: known), version: nil)
         }
+    }
+
+    /// `GET`/`HEAD /packages/{id}/{sha256}.zip`: an issue's kept zip, at an address named by
+    /// its content (so it is cached for good); an address of a replaced zip is a 404 whose
+    /// hint points at the feed.
+    func packageDownload(_ request: Request, _ context: BasicRequestContext) async throws -> Response {
+        do {
+            let id = try context.parameters.require("id")
+            let name = try context.parameters.require("file")
+            let package = try store.package(id)
+            guard package.withheld == nil else { throw Self.withheld(package) }
+            guard name == "\(package.sha256).zip" else {
+                throw GalleyError("issue `\(package.appleID)` has no package `\(name)`", id: .notFound,
+                                  hint: "GET /packages/\(package.appleID) names its current one.")
+            }
+            let file = StoredFile(name: name, path: package.path, size: package.size, sha256: package.sha256, lastUpdated: package.lastUpdated)
+            return try await send(file, request, context, disposition: "\(SourceTree.zipSafeName(package.appleID)).zip") { "application/zip" }
+        } catch {
+            let known = Self.galleyError(error)
+            return errorResponse(known, status: Self.status(for: known), version: nil)
+        }
+    }
+
+    /// Sends one stored file, streamed in chunks (memory stays flat at any size), with its
+    /// SHA-256 as a strong ETag, `Last-Modified`, a single `Range` (206, or 416 when nothing of
+    /// the file is in it) honoured only while `If-Range` still names this file. `contentType`
+    /// runs only when the body is sent: a revalidation reads nothing of the file.
+    func send(
+        _ file: StoredFile, _ request: Request, _ context: BasicRequestContext, disposition: String? = nil,
+        contentType: () -> String
+    ) async throws -> Response {
+        guard FileStatus(file.path)?.kind == .file else {
+            throw GalleyError("the store lists `\(file.name)` but its file is gone", id: .storeFailed,
+                              hint: "`galley store check` lists what is missing; import the issue again to mend it.")
+        }
+        let tag = "\"\(file.sha256)\""
+        var headers: HTTPFields = [.eTag: tag, .acceptRanges: "bytes", .cacheControl: "public, max-age=31536000, immutable"]
+        if let modified = Self.httpDate(rfc3339: file.lastUpdated) { headers[.lastModified] = modified }
+        if Self.matches(request.headers[.ifNoneMatch], tag) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentType] = contentType()
+        if let disposition { headers[.contentDisposition] = "attachment; filename=\"\(disposition)\"" }
+        // RFC 9530: the whole file's digest, whatever part is sent.
+        if let digest = Self.base64(hex: file.sha256) { headers[Self.reprDigest] = "sha-256=:\(digest):" }
+        // If-Range with another validator: the client's partial copy is stale, send it all.
+        let ifRange = request.headers[.ifRange]
+        let rangeHeader = ifRange == nil || ifRange == tag ? request.headers[.range] : nil
+        let bytes: ClosedRange<Int64>?
+        var status = HTTPResponse.Status.ok
+        switch ByteRange(header: rangeHeader, size: file.size) {
+        case .whole: bytes = file.size > 0 ? 0...(file.size - 1) : nil
+        case .part(let part):
+            bytes = part
+            status = .partialContent
+            headers[.contentRange] = "bytes \(part.lowerBound)-\(part.upperBound)/\(file.size)"
+        case .unsatisfiable:
+            headers[.contentRange] = "bytes */\(file.size)"
+            return Response(status: .rangeNotSatisfiable, headers: headers)
+        }
+        headers[.contentLength] = String(bytes.map { $0.upperBound - $0.lowerBound + 1 } ?? 0)
+        guard request.method != .head, let bytes else { return Response(status: status, headers: headers) }
+        let body = try await FileIO().loadFile(path: file.path, range: Int(bytes.lowerBound)...Int(bytes.upperBound), context: context)
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    static let reprDigest = HTTPField.Name("Repr-Digest")!
+
+    /// 64 hex digits as base64 (RFC 9530's byte sequence).
+    static func base64(hex: String) -> String? {
+        var bytes: [UInt8] = []
+        var iterator = hex.utf8.makeIterator()
+        while let high = iterator.next(), let low = iterator.next() {
+            guard let value = UInt8(String(decoding: [high, low], as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(value)
+        }
+        return Data(bytes).base64EncodedString()
     }
 
     /// One name as the store records them: no folders, no `..`, nothing hidden or invisible.

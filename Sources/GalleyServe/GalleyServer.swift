@@ -12,6 +12,9 @@ public struct ServeOptions: Sendable {
     public var host = "127.0.0.1"
     public var port = 8080
     public var logLevel: Logger.Level = .info
+    /// The address apps reach this server at (`https://cdn.example.com`), for the feed's
+    /// `file_path`s; nil takes each request's `Host`.
+    public var publicURL: String?
 
     public init(host: String = "127.0.0.1", port: Int = 8080) {
         self.host = host
@@ -23,9 +26,12 @@ public struct ServeOptions: Sendable {
 /// (docs/serve.md). Every answer is built from the `IssueStore` protocol, so any backend serves.
 public struct GalleyServer: Sendable {
     public let store: any IssueStore
+    /// See `ServeOptions.publicURL`.
+    public let publicURL: String?
 
-    public init(store: any IssueStore) {
+    public init(store: any IssueStore, publicURL: String? = nil) {
         self.store = store
+        self.publicURL = publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
     }
 
     static let json = "application/json;charset=UTF-8"
@@ -97,11 +103,77 @@ public struct GalleyServer: Sendable {
             let results = try self.store.search(String(text), options: options)
             return SearchAnswer(query: String(text), items: results.articles, rankedOnlyMostRecent: results.rankedOnlyMostRecent)
         }
+        route("feed") { request, _, _ in
+            let base = self.baseURL(request)
+            return FeedAnswer(revision: try self.store.revision(),
+                              packages: try self.store.packages().filter { $0.withheld == nil }.map { PackageAnswer($0, base: base) })
+        }
+        route("packages/{id}") { request, context, _ in
+            let package = try self.store.package(try context.parameters.require("id"))
+            guard package.withheld == nil else { throw Self.withheld(package) }
+            return PackageAnswer(package, base: self.baseURL(request))
+        }
         for method in [HTTPRequest.Method.get, .head] {
             group.on(RouterPath("issues/{id}/files/{name}"), method: method) { request, context in
                 try await self.download(request, context)
             }
+            group.on(RouterPath("packages/{id}/{file}"), method: method) { request, context in
+                try await self.packageDownload(request, context)
+            }
         }
+    }
+
+    /// The Drupal packager's `{version, file_path}`, with what a client checks a download
+    /// against.
+    struct PackageAnswer: Encodable {
+        var appleID: String
+        var globalID: String
+        var version: Int64
+        var filePath: String
+        var size: Int64
+        var sha256: String
+        var lastUpdated: String
+
+        init(_ package: StoredPackage, base: String) {
+            appleID = package.appleID
+            globalID = package.globalID
+            version = package.version
+            filePath = "\(base)/packages/\(package.appleID.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? package.appleID)/\(package.sha256).zip"
+            size = package.size
+            sha256 = package.sha256
+            lastUpdated = package.lastUpdated
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case version, size, sha256
+            case appleID = "apple_id"
+            case globalID = "global_id"
+            case filePath = "file_path"
+            case lastUpdated = "last_updated"
+        }
+    }
+
+    struct FeedAnswer: Encodable {
+        /// The store's revision: grows with every import and delete.
+        var revision: Int64
+        var packages: [PackageAnswer]
+    }
+
+    static func withheld(_ package: StoredPackage) -> GalleyError {
+        GalleyError("issue `\(package.appleID)` is kept out of the feed: \(package.withheld ?? "withheld")", id: .packageWithheld,
+                    hint: "Pack its source again with this Galley and import the new zip.")
+    }
+
+    /// Where this server is, as apps reach it: `--public-url`, else `http://` and the request's
+    /// Host (kept to the characters a host and port may have), else nothing (relative paths).
+    func baseURL(_ request: Request) -> String {
+        if let publicURL { return publicURL }
+        guard let host = request.head.authority,
+              !host.isEmpty, host.utf8.count <= 255,
+              host.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || ".-:[]".unicodeScalars.contains($0) }) else {
+            return ""
+        }
+        return "http://\(host)"
     }
 
     struct IssueAnswer: Encodable {
@@ -227,7 +299,7 @@ public struct GalleyServer: Sendable {
 
     static func status(for error: GalleyError) -> HTTPResponse.Status {
         switch error.id {
-        case .notFound: .notFound
+        case .notFound, .packageWithheld: .notFound
         case .usage: .badRequest
         case .storeMissing: .serviceUnavailable
         default: .internalServerError

@@ -176,6 +176,89 @@ import Testing
         }
     }
 
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appending(path: "Fixtures")
+
+    /// The Drupal packager's endpoint and the feed: `{version, file_path}` per issue, the version
+    /// growing with each import that changes it, the zip at a content-named address with ranges,
+    /// and older-format zips kept out.
+    @Test func thePackageFeedNamesEachIssuesZipAndItsVersion() async throws {
+        let root = FileManager.default.temporaryDirectory.appending(path: "galley-serve-feed-\(UUID().uuidString)")
+        let feedStore = try SQLiteStore(at: root, access: .create)
+        let older = Self.fixtures.appending(path: "versions/example-valid.zip").path
+        let newer = Self.fixtures.appending(path: "zips/example-valid.zip").path
+        _ = try feedStore.importZip(older, force: false, gate: nil, progress: nil)
+        let olderSHA = try FileDigest.of(older).sha256
+        let zip = try Data(contentsOf: URL(fileURLWithPath: newer))
+        let newerDigest = try FileDigest.of(newer)
+        let app = Application(router: GalleyServer(store: feedStore, publicURL: "https://cdn.example.com/").router())
+        try await app.test(.router) { client in
+            let tag = try await client.execute(uri: "/packages/example-valid", method: .get) { response in
+                #expect(response.status == .ok)
+                let answer = try Self.json(response)
+                #expect(answer["version"] as? Int == 1)
+                #expect(answer["file_path"] as? String == "https://cdn.example.com/packages/example-valid/\(olderSHA).zip")
+                return try #require(response.headers[.eTag])
+            }
+            try await client.execute(uri: "/packages/example-valid", method: .get, headers: [.ifNoneMatch: tag]) { response in
+                #expect(response.status == .notModified)
+            }
+            // A newer zip: the version goes up, the feed lists it, the old address is gone.
+            _ = try feedStore.importZip(newer, force: false, gate: nil, progress: nil)
+            try await client.execute(uri: "/packages/example-valid", method: .get, headers: [.ifNoneMatch: tag]) { response in
+                #expect(response.status == .ok)
+                let answer = try Self.json(response)
+                #expect(answer["version"] as? Int == 2)
+            }
+            try await client.execute(uri: "/v1/feed", method: .get) { response in
+                let feed = try Self.json(response)
+                #expect(feed["revision"] is Int)
+                let packages = try #require(feed["packages"] as? [[String: Any]])
+                #expect(packages.count == 1)
+                let first = try #require(packages.first)
+                #expect(first["apple_id"] as? String == "example-valid" && first["version"] as? Int == 2)
+                #expect(first["sha256"] as? String == newerDigest.sha256 && first["size"] as? Int == Int(newerDigest.size))
+                #expect(first["last_updated"] is String && first["global_id"] is String)
+            }
+            let path = "/packages/example-valid/\(newerDigest.sha256).zip"
+            try await client.execute(uri: path, method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(Data(buffer: response.body) == zip)
+                #expect(response.headers[.contentType] == "application/zip")
+                #expect(response.headers[.eTag] == "\"\(newerDigest.sha256)\"")
+                #expect(response.headers[.contentDisposition] == "attachment; filename=\"example-valid.zip\"")
+                #expect(response.headers[HTTPField.Name("Repr-Digest")!]?.hasPrefix("sha-256=:") == true)
+            }
+            try await client.execute(uri: path, method: .get, headers: [.range: "bytes=100-", .ifRange: "\"\(newerDigest.sha256)\""]) { response in
+                #expect(response.status == .partialContent)
+                #expect(Data(buffer: response.body) == zip[100...])
+            }
+            for stale in ["/packages/example-valid/\(olderSHA).zip", "/packages/example-valid/..%2F..%2Fstore.sqlite",
+                          "/packages/..%2Fstore.sqlite/\(newerDigest.sha256).zip", "/packages/nope"] {
+                try await client.execute(uri: stale, method: .get) { response in
+                    #expect(response.status == .notFound, "\(stale)")
+                    #expect(!Data(buffer: response.body).starts(with: Data("SQLite format".utf8)))
+                }
+            }
+        }
+
+        // An older Linechef format: imported, but never in the feed.
+        let legacyStore = try SQLiteStore(at: root.appending(path: "legacy"), access: .create)
+        _ = try legacyStore.importZip(Self.fixtures.appending(path: "zips/older-format-error.zip").path, force: false, gate: nil, progress: nil)
+        try await Application(router: GalleyServer(store: legacyStore).router()).test(.router) { client in
+            try await client.execute(uri: "/feed", method: .get) { response in
+                let packages = try #require(try Self.json(response)["packages"] as? [Any])
+                #expect(packages.isEmpty)
+            }
+            try await client.execute(uri: "/packages/older-format-error", method: .get) { response in
+                #expect(response.status == .notFound)
+                let error = try #require(try Self.json(response)["error"] as? [String: Any])
+                #expect(error["id"] as? String == "package.withheld")
+                #expect((error["message"] as? String)?.contains("older Linechef format") == true)
+            }
+        }
+    }
+
     @Test(arguments: [
         "..%2F..%2Fstore.sqlite", "%2e%2e%2fstore.sqlite", "..%252F..%252Fstore.sqlite", "cover.jpg%00.txt",
         "..%5C..%5Cstore.sqlite", ".lock", "latest.json%2F..%2F..%2F..%2Fstore.sqlite", String(repeating: "a", count: 5000),

@@ -115,6 +115,8 @@ public enum ErrorID: String, Sendable, Codable, CaseIterable {
     case notFound = "id.not-found"
     /// The store cannot be opened, locked or written.
     case storeFailed = "store.failed"
+    /// `serve`: the package is kept out of the feed (an older Linechef format).
+    case packageWithheld = "package.withheld"
     /// The command needs a confirmation it did not get (delete without --yes off a terminal).
     case notConfirmed = "confirmation.missing"
     /// Anything else that stopped the work (a library failure); the message says what.

@@ -258,6 +258,10 @@ public struct StoredFile: Sendable, Hashable {
     public var sha256: String
     /// The last_updated (RFC 3339), for `Last-Modified`.
     public var lastUpdated: String
+
+    public init(name: String, path: String, size: Int64, sha256: String, lastUpdated: String) {
+        (self.name, self.path, self.size, self.sha256, self.lastUpdated) = (name, path, size, sha256, lastUpdated)
+    }
 }
 
 /// An issue's package: the zip it was imported from, kept in the store for `serve`'s feed.

@@ -12,7 +12,10 @@ struct ServeCommand: ParsableCommand {
         discussion: """
             Answers GET /issues, /issues/{id}, /issues/{id}/articles, /articles, \
             /articles/{id}, /assets, /search?q= and /healthz in JSON, and each issue's files at \
-            /issues/{id}/files/{name} (ETag, Range, If-Range, HEAD). Version 2 (the default) \
+            /issues/{id}/files/{name} (ETag, Range, If-Range, HEAD). The package feed: \
+            /packages/{apple_id} answers {"version", "file_path"} as the Drupal packager did, \
+            /feed lists every issue's package, and file_path downloads the zip the store kept \
+            at import (older Linechef formats are kept out, with a note). Version 2 (the default) \
             lists articles without bodies; version 1 lists them with bodies and is deprecated. \
             Choose one with a /v1 or /v2 path prefix or the Accept-Version header; every answer \
             says Content-Version. Every JSON answer has a strong ETag: If-None-Match gets 304. \
@@ -35,10 +38,21 @@ struct ServeCommand: ParsableCommand {
     @Option(help: "The port to listen on (0: any free port, printed when listening).")
     var port = 8080
 
+    @Option(help: ArgumentHelp(
+        "The address apps reach this server at, for the feed's file_path links (default: http:// and each request's Host).",
+        valueName: "url"))
+    var publicURL: String?
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
+        if let publicURL {
+            guard let url = URL(string: publicURL), ["http", "https"].contains(url.scheme ?? ""), url.host != nil,
+                  url.query == nil, url.fragment == nil else {
+                throw ValidationError("--public-url must be an http or https address without query, e.g. https://cdn.example.com")
+            }
+        }
     }
 
     func run() throws {
@@ -46,7 +60,11 @@ struct ServeCommand: ParsableCommand {
         try console.run {
             let location = StoreLocation.resolve(given: store, environment: ProcessInfo.processInfo.environment)
             let opened = try StoreLocation.open(location, access: .read)
-            let server = GalleyServer(store: opened)
+            let server = GalleyServer(store: opened, publicURL: publicURL)
+            // What the feed leaves out, said once to the operator.
+            for package in try opened.packages() where package.withheld != nil {
+                console.note("\(package.appleID): kept out of the package feed: \(package.withheld ?? "")")
+            }
             var options = ServeOptions(host: host, port: port)
             options.logLevel = output.verbose ? .info : .warning
             let finished = DispatchSemaphore(value: 0)
