@@ -39,6 +39,7 @@ public struct GalleyServer: Sendable {
     static let acceptVersion = HTTPField.Name("Accept-Version")!
     static let deprecation = HTTPField.Name("Deprecation")!
     static let sunset = HTTPField.Name("Sunset")!
+    static let link = HTTPField.Name("Link")!
 
     /// The routes: each resource at `/PATH` (version from `Accept-Version`), `/v1/PATH` and
     /// `/v2/PATH`.
@@ -70,13 +71,13 @@ public struct GalleyServer: Sendable {
             var filter = try Self.articleFilter(request)
             filter.issue = try context.parameters.require("id")
             filter.withBodies = version.listsBodies
-            return ListAnswer(items: try self.store.articles(filter))
+            return PageAnswer(try self.store.articlePage(filter), request: request)
         }
         route("articles") { request, _, version in
             var filter = try Self.articleFilter(request)
             filter.issue = request.uri.queryParameters["issue"].map(String.init)
             filter.withBodies = version.listsBodies
-            return ListAnswer(items: try self.store.articles(filter))
+            return PageAnswer(try self.store.articlePage(filter), request: request)
         }
         route("articles/{id}") { _, context, _ in
             try self.store.article(try context.parameters.require("id"), issue: nil)
@@ -185,6 +186,31 @@ public struct GalleyServer: Sendable {
         var items: [Item]
     }
 
+    /// A page of a listing: its items, and the address of the next page (also sent as
+    /// `Link: <...>; rel="next"`), null on the last.
+    struct PageAnswer: Encodable {
+        var items: [StoredArticle]
+        @JSONNullable var next: String?
+
+        /// The next page's address: this request's path and parameters with the new cursor
+        /// (and no `page`: cursors replace offsets).
+        init(_ page: ArticlePage, request: Request) {
+            items = page.items
+            next = page.next.map { cursor in
+                var query: [String] = []
+                for (key, value) in request.uri.queryParameters where key != "cursor" && key != "page" {
+                    query.append("\(Self.escape(String(key)))=\(Self.escape(String(value)))")
+                }
+                query.append("cursor=\(cursor)")
+                return request.uri.path + "?" + query.joined(separator: "&")
+            }
+        }
+
+        static func escape(_ text: String) -> String {
+            text.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-._~"))) ?? ""
+        }
+    }
+
     struct SearchAnswer: Encodable {
         var query: String
         var items: [StoredArticle]
@@ -195,6 +221,9 @@ public struct GalleyServer: Sendable {
             case rankedOnlyMostRecent = "ranked_only_most_recent"
         }
     }
+
+    /// Articles per page when `limit` is not given.
+    static let defaultLimit = 20
 
     static func articleFilter(_ request: Request) throws -> ArticleFilter {
         let query = request.uri.queryParameters
@@ -210,11 +239,18 @@ public struct GalleyServer: Sendable {
             }
             filter.limit = value
         }
+        filter.limit = filter.limit ?? defaultLimit
         if let page = query["page"] {
-            guard let value = Int(page), value >= 0 else {
-                throw GalleyError("`page` must be 0 or more", id: .usage, hint: "Pages count from 0.")
+            guard let value = Int(page), value >= 0, value <= 1_000_000 else {
+                throw GalleyError("`page` must be from 0 to 1000000", id: .usage, hint: "Pages count from 0; the Link rel=\"next\" cursor is better.")
             }
             filter.page = value
+        }
+        if let cursor = query["cursor"] {
+            guard query["page"] == nil else {
+                throw GalleyError("give `cursor` or `page`, not both", id: .usage, hint: "Follow the Link rel=\"next\" address as given.")
+            }
+            filter.after = String(cursor)
         }
         return filter
     }
@@ -252,7 +288,9 @@ public struct GalleyServer: Sendable {
             if Self.matches(request.headers[.ifNoneMatch], tag) {
                 return Response(status: .notModified, headers: headers)
             }
-            let text = JSONDocument.encode(AnyEncodable(try answer(version)))
+            let value = try answer(version)
+            if let next = (value as? PageAnswer)?.next { headers[Self.link] = "<\(next)>; rel=\"next\"" }
+            let text = JSONDocument.encode(AnyEncodable(value))
             headers[.contentType] = Self.json
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
         } catch {

@@ -37,6 +37,8 @@ public protocol IssueStore: AnyObject, Sendable {
     /// One issue with its articles in order.
     func issue(_ id: String) throws -> (issue: StoredIssue, articles: [StoredArticle])
     func articles(_ filter: ArticleFilter) throws -> [StoredArticle]
+    /// Up to `filter.limit` articles after `filter.after`, and the cursor of the next page.
+    func articlePage(_ filter: ArticleFilter) throws -> ArticlePage
     /// One article, its assets, and its issue's newer and older articles.
     func article(_ id: String, issue: String?) throws -> ArticleDetail
     func assets(_ filter: AssetFilter) throws -> [StoredAsset]

@@ -176,6 +176,79 @@ import Testing
         }
     }
 
+    /// The example issue under another apple_id and publish date, packed.
+    static func variant(of example: URL, appleID: String, published: String, in folder: URL) throws -> String {
+        let source = folder.appending(path: "source-\(appleID)")
+        try FileManager.default.copyItem(at: example, to: source)
+        let yaml = source.appending(path: "issue.yaml")
+        let text = try String(contentsOf: yaml, encoding: .utf8)
+            .replacingOccurrences(of: "apple_id: com.example.harbour.2026-01", with: "apple_id: \(appleID)")
+            .replacingOccurrences(of: "publish_date: 2026-01-05", with: "publish_date: \(published)")
+        try text.write(to: yaml, atomically: true, encoding: .utf8)
+        var options = PackOptions(source: source, output: folder.appending(path: "dist-\(appleID)/"))
+        options.thumbnails = .none
+        return try Packer().pack(options).path
+    }
+
+    /// Keyset paging: following Link rel="next" while an issue is imported between two pages
+    /// (one that sorts before the cursor, one after) lists every article once, in order, with
+    /// no duplicate and no gap; offsets would have shifted.
+    @Test func cursorsShowNoDuplicateOrGapWhenAnIssueArrivesMidListing() async throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "galley-serve-cursor-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appending(path: "Examples/winter-2026")
+        _ = try store.importZip(try Self.variant(of: example, appleID: "com.example.harbour.2025-12", published: "2025-12-05", in: folder),
+                                force: false, gate: nil, progress: nil)
+        let newer = try Self.variant(of: example, appleID: "com.example.harbour.2026-02", published: "2026-02-05", in: folder)
+        let older = try Self.variant(of: example, appleID: "com.example.harbour.2025-11", published: "2025-11-05", in: folder)
+        let before = try store.articles(ArticleFilter()).map { "\($0.issueGlobalID)/\($0.globalID)" }
+        #expect(before.count == 8)
+        try await test { client in
+            for order in ["", "&order=date"] {
+                var seen: [String] = []
+                var uri: String? = "/articles?limit=3\(order)"
+                var pages = 0
+                while let next = uri {
+                    uri = try await client.execute(uri: next, method: .get) { response in
+                        #expect(response.status == .ok)
+                        let answer = try Self.json(response)
+                        let items = try #require(answer["items"] as? [[String: Any]])
+                        seen += items.compactMap { item in
+                            guard let issue = item["issue_global_id"] as? String, let id = item["global_id"] as? String else { return nil }
+                            return "\(issue)/\(id)"
+                        }
+                        let link = response.headers[HTTPField.Name("Link")!]
+                        let next = answer["next"] as? String
+                        #expect(link == next.map { "<\($0)>; rel=\"next\"" })
+                        return next
+                    }
+                    pages += 1
+                    if pages == 1 && order.isEmpty {
+                        _ = try store.importZip(newer, force: false, gate: nil, progress: nil)
+                        _ = try store.importZip(older, force: false, gate: nil, progress: nil)
+                    }
+                    #expect(pages < 20)
+                    if pages >= 20 { break }
+                }
+                if order.isEmpty {
+                    // The newer issue sorts before the cursor: not seen; the older one after: all of it.
+                    let olderIssue = try store.issueSummary("com.example.harbour.2025-11").globalID
+                    #expect(seen == before + seen.filter { $0.hasPrefix(olderIssue) })
+                    #expect(seen.filter { $0.hasPrefix(olderIssue) }.count == 4)
+                } else {
+                    #expect(Set(seen).count == seen.count && seen.count == 16)
+                }
+            }
+            for bad in ["/articles?cursor=forged", "/articles?cursor=i.\(String(repeating: "A", count: 3000))",
+                        "/articles?cursor=i.AAAA&page=1", "/articles?order=date&cursor=i.czIwMjYtMDEtMDUfYx8x"] {
+                try await client.execute(uri: bad, method: .get) { response in
+                    #expect(response.status == .badRequest, "\(bad)")
+                }
+            }
+        }
+    }
+
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appending(path: "Fixtures")
 

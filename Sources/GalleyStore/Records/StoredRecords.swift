@@ -113,6 +113,9 @@ public struct ArticleFilter: Sendable {
     public var page = 0
     /// Each article's body too (`serve`'s version 1 lists).
     public var withBodies = false
+    /// Only articles after this one in the listing's order: a cursor from `ArticlePage.next`
+    /// (keyset paging: an issue imported between two pages causes no duplicate and no gap).
+    public var after: String?
 
     public init(
         issue: String? = nil, type: String? = nil, excludeType: String? = nil, featured: Bool = false,
@@ -121,6 +124,12 @@ public struct ArticleFilter: Sendable {
         (self.issue, self.type, self.excludeType, self.featured) = (issue, type, excludeType, featured)
         (self.keyword, self.byDate, self.limit, self.page) = (keyword, byDate, limit, page)
     }
+}
+
+/// One page of a listing, and the cursor of the next (nil on the last page).
+public struct ArticlePage: Sendable {
+    public var items: [StoredArticle]
+    public var next: String?
 }
 
 /// What `store check` finds.

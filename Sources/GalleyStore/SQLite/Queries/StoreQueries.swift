@@ -61,29 +61,56 @@ extension SQLiteStore {
     /// and an unknown issue is an error rather than "all articles".
     public func articles(_ filter: ArticleFilter) throws -> [StoredArticle] {
         try database.read { db in
-            if let issue = filter.issue { _ = try issueSummary(issue, db) }
-            var query = SQLFilter()
-            query.issue(filter.issue)
-            if let type = filter.type { query.add("a.type = ?", [type]) }
-            if let excluded = filter.excludeType { query.add("a.type <> ?", [excluded]) }
-            if filter.featured { query.add("a.featured") }
-            if let keyword = filter.keyword {
-                // Whole keywords of the comma-separated list, not substrings ("art" ≠ "party").
-                let escaped = keyword.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
-                    .replacingOccurrences(of: "_", with: "\\_")
-                query.add("(',' || a.keywords || ',') LIKE ? ESCAPE '\\'", ["%,\(escaped),%"])
-            }
-            let order = filter.byDate ? "a.dateMS DESC, i.appleID, a.placement" : "i.publishDay DESC, i.appleID, a.placement"
-            let columns = Self.articleColumns + (filter.withBodies ? ", a.body" : "")
-            var sql = "SELECT \(columns) FROM article a JOIN issue i ON i.id = a.issueId" + query.whereSQL
-            sql += " ORDER BY \(order)"
-            var arguments = query.arguments
-            if let limit = filter.limit {
-                sql += " LIMIT ? OFFSET ?"
-                _ = arguments.append(contentsOf: [limit, limit * filter.page])
-            }
-            return try StoredArticle.fetchAll(db, sql: sql, arguments: arguments)
+            try articleRows(filter, extra: 0, db).map { try StoredArticle(row: $0) }
         }
+    }
+
+    public func articlePage(_ filter: ArticleFilter) throws -> ArticlePage {
+        try database.read { db in
+            let rows = try articleRows(filter, extra: 1, db)
+            let limit = filter.limit ?? rows.count
+            let items = try rows.prefix(limit).map { try StoredArticle(row: $0) }
+            let next = rows.count > limit ? rows.prefix(limit).last.map { ArticleCursor(row: $0, byDate: filter.byDate).encoded } : nil
+            return ArticlePage(items: items, next: next)
+        }
+    }
+
+    /// The listing's rows (with the sort key columns a cursor is made of), `extra` more than
+    /// the limit.
+    private func articleRows(_ filter: ArticleFilter, extra: Int, _ db: Database) throws -> [Row] {
+        if let issue = filter.issue { _ = try issueSummary(issue, db) }
+        var query = SQLFilter()
+        query.issue(filter.issue)
+        if let type = filter.type { query.add("a.type = ?", [type]) }
+        if let excluded = filter.excludeType { query.add("a.type <> ?", [excluded]) }
+        if filter.featured { query.add("a.featured") }
+        if let keyword = filter.keyword {
+            // Whole keywords of the comma-separated list, not substrings ("art" ≠ "party").
+            let escaped = keyword.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+                .replacingOccurrences(of: "_", with: "\\_")
+            query.add("(',' || a.keywords || ',') LIKE ? ESCAPE '\\'", ["%,\(escaped),%"])
+        }
+        // The order is total (apple_id and placement are unique together), so a cursor names one
+        // place in it; the first key is coalesced so that a row without it has a key too.
+        let key = ArticleCursor.keySQL(byDate: filter.byDate)
+        if let after = filter.after {
+            guard let cursor = ArticleCursor(encoded: after), cursor.byDate == filter.byDate else {
+                throw GalleyError("`cursor` is not one this listing gave", id: .usage,
+                                  hint: "Use the Link rel=\"next\" address as given, with the same order.")
+            }
+            query.add("(\(key) < ? OR (\(key) = ? AND (i.appleID > ? OR (i.appleID = ? AND a.placement > ?))))",
+                      [cursor.key, cursor.key, cursor.appleID, cursor.appleID, cursor.placement])
+        }
+        let columns = Self.articleColumns + (filter.withBodies ? ", a.body" : "")
+            + ", \(key) AS cursorKey, i.appleID AS cursorIssue"
+        var sql = "SELECT \(columns) FROM article a JOIN issue i ON i.id = a.issueId" + query.whereSQL
+        sql += " ORDER BY \(key) DESC, i.appleID, a.placement"
+        var arguments = query.arguments
+        if let limit = filter.limit {
+            sql += " LIMIT ? OFFSET ?"
+            _ = arguments.append(contentsOf: [limit + extra, limit * filter.page])
+        }
+        return try Row.fetchAll(db, sql: sql, arguments: arguments)
     }
 
     /// Removes an issue's rows and its folder, nothing else.
