@@ -3,8 +3,10 @@ import GalleyCore
 import GalleyFormats
 import GalleyKit
 import GalleyStore
+import CompressNIO
 import HTTPTypes
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 
@@ -15,6 +17,11 @@ public struct ServeOptions: Sendable {
     /// The address apps reach this server at (`https://cdn.example.com`), for the feed's
     /// `file_path`s; nil takes each request's `Host`.
     public var publicURL: String?
+    /// The origins whose web pages may read the answers (CORS), `*` for any; empty, none.
+    public var corsOrigins: [String] = []
+    /// Seconds a connection may stay silent (between requests, or while its headers trickle
+    /// in) before it is closed.
+    public var idleTimeout: Int64 = 30
 
     public init(host: String = "127.0.0.1", port: Int = 8080) {
         self.host = host
@@ -28,11 +35,24 @@ public struct GalleyServer: Sendable {
     public let store: any IssueStore
     /// See `ServeOptions.publicURL`.
     public let publicURL: String?
+    let corsOrigins: [String]
+    /// Request counts and latencies for `/metrics`.
+    public let metrics = ServeMetrics()
 
-    public init(store: any IssueStore, publicURL: String? = nil) {
+    public init(store: any IssueStore, options: ServeOptions = ServeOptions()) {
         self.store = store
-        self.publicURL = publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+        publicURL = options.publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+        corsOrigins = options.corsOrigins
     }
+
+    public init(store: any IssueStore, publicURL: String?) {
+        var options = ServeOptions()
+        options.publicURL = publicURL
+        self.init(store: store, options: options)
+    }
+
+    /// The headers a browser page may read (CORS): the validators, paging and versions.
+    static let exposedHeaders = ["ETag", "Link", "Content-Version", "Deprecation", "Sunset", "Content-Range", "Repr-Digest"]
 
     static let json = "application/json;charset=UTF-8"
     static let contentVersion = HTTPField.Name("Content-Version")!
@@ -45,7 +65,17 @@ public struct GalleyServer: Sendable {
     /// `/v2/PATH`.
     public func router() -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: AccessMiddleware(metrics: metrics))
+        if !corsOrigins.isEmpty {
+            router.add(middleware: CORSPolicy(
+                origins: corsOrigins, exposed: Self.exposedHeaders,
+                allowedHeaders: [.accept, .acceptEncoding, Self.acceptVersion, .ifNoneMatch, .ifRange, .range, .authorization, .contentType]))
+        }
         router.get("healthz") { _, _ in self.health() }
+        router.get("metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: self.metrics.exposition())))
+        }
         register(router.group(), fixed: nil)
         for version in APIVersion.allCases {
             register(router.group(RouterPath(version.prefix)), fixed: version)
@@ -280,19 +310,25 @@ public struct GalleyServer: Sendable {
         }
         do {
             let revision = try store.revision()
-            let tag = "\"r\(revision)-\(version.prefix)-\(SHA256Hasher.hex(of: request.uri.description).prefix(16))\""
+            // Each representation its own strong tag: the gzip one differs from the plain one.
+            let gzip = Self.acceptsGzip(request.headers[.acceptEncoding])
+            let tag = "\"r\(revision)-\(version.prefix)-\(SHA256Hasher.hex(of: request.uri.description).prefix(16))\(gzip ? "-gz" : "")\""
             var headers = Self.headers(version)
             headers[.eTag] = tag
             headers[.cacheControl] = "no-cache"
-            headers[.vary] = "Accept-Version"
+            headers[.vary] = "Accept-Version, Accept-Encoding"
             if Self.matches(request.headers[.ifNoneMatch], tag) {
                 return Response(status: .notModified, headers: headers)
             }
             let value = try answer(version)
             if let next = (value as? PageAnswer)?.next { headers[Self.link] = "<\(next)>; rel=\"next\"" }
-            let text = JSONDocument.encode(AnyEncodable(value))
+            var body = ByteBuffer(string: JSONDocument.encode(AnyEncodable(value)))
             headers[.contentType] = Self.json
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+            if gzip && body.readableBytes >= Self.gzipThreshold, let compressed = try? body.compress(with: .gzip()) {
+                body = compressed
+                headers[.contentEncoding] = "gzip"
+            }
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: body))
         } catch {
             let known = Self.galleyError(error)
             return errorResponse(known, status: Self.status(for: known), version: version)
@@ -317,6 +353,21 @@ public struct GalleyServer: Sendable {
             headers[sunset] = APIVersion.sunset
         }
         return headers
+    }
+
+    /// JSON shorter than this goes plain: gzip would save less than its own header costs.
+    static let gzipThreshold = 860
+
+    /// Whether `Accept-Encoding` takes gzip (`gzip`, `x-gzip` or `*`, with a q above 0).
+    static func acceptsGzip(_ header: String?) -> Bool {
+        guard let header else { return false }
+        for item in header.split(separator: ",") {
+            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard let coding = parts.first, ["gzip", "x-gzip", "*"].contains(coding) else { continue }
+            let q = parts.dropFirst().first { $0.hasPrefix("q=") }.flatMap { Double($0.dropFirst(2)) } ?? 1
+            return q > 0
+        }
+        return false
     }
 
     /// Whether `If-None-Match` names `tag` (or is `*`).
@@ -368,10 +419,16 @@ extension GalleyServer {
     /// Serves until SIGINT or SIGTERM, letting requests in flight finish. `onListening` gets the
     /// bound port (useful with port 0).
     public func run(_ options: ServeOptions, onListening: @escaping @Sendable (Int) -> Void) async throws {
-        var logger = Logger(label: "galley.serve")
+        // Logs (access lines among them) go to standard error: standard output is the
+        // listening line scripts read.
+        var logger = Logger(label: "galley.serve", factory: { StreamLogHandler.standardError(label: $0) })
         logger.logLevel = options.logLevel
         let app = Application(
             router: router(),
+            server: .http1(configuration: HTTP1Channel.Configuration(
+                idleTimeout: .seconds(options.idleTimeout),
+                // Far below NIO's 80 KiB: an API request needs a few hundred bytes of headers.
+                httpDecoderConfiguration: .init(maxHeaderFieldSize: 8 * 1024, maxHeaderListSize: 16 * 1024, maxHeaderFieldCount: 100))),
             configuration: .init(address: .hostname(options.host, port: options.port), serverName: "galley"),
             onServerRunning: { channel in onListening(channel.localAddress?.port ?? options.port) },
             logger: logger)

@@ -128,3 +128,9 @@ enum Harness {
         result.json?["imports"] as? [[String: Any]] ?? []
     }
 }
+
+/// A test's own failure to set something up, in words.
+struct GalleyTestError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}

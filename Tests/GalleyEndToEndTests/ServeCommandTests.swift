@@ -85,4 +85,88 @@ import Testing
         #expect(error["id"] as? String == "run.failed")
         #expect((error["message"] as? String)?.hasPrefix("cannot listen on 127.0.0.1:\(port)") == true, "\(error)")
     }
+
+    /// Starts `galley serve` with `arguments` on a free loopback port; returns it, its port and
+    /// its standard error (where access lines go).
+    static func start(_ arguments: [String]) throws -> (process: Process, port: Int, errors: Pipe) {
+        let process = Process()
+        process.executableURL = Harness.galley
+        process.arguments = ["serve", "--port", "0", "--json"] + arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        var text = Data()
+        let deadline = Date().addingTimeInterval(20)
+        while !text.contains(UInt8(ascii: "}")), Date() < deadline {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text.append(chunk)
+        }
+        let listening = try JSONSerialization.jsonObject(with: text) as? [String: Any]
+        guard let port = listening?["port"] as? Int else {
+            process.terminate()
+            throw GalleyTestError("serve did not say where it listens: \(String(decoding: text, as: UTF8.self))")
+        }
+        return (process, port, errors)
+    }
+
+    /// Hostile and careless clients: headers over the limit are refused, a client that trickles
+    /// its headers is cut off after --idle-timeout, and the server goes on answering others;
+    /// every request is an access line on standard error and a count in /metrics.
+    @Test func oversizedHeadersAndSlowClientsAreCutOffAndEveryRequestIsLogged() throws {
+        let store = try Harness.temporaryDirectory().appending(path: "store")
+        #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path,
+                                    "--store", store.path, "-q"]).status == 0)
+        let (process, port, errors) = try Self.start(["--store", store.path, "--idle-timeout", "1"])
+        defer { if process.isRunning { process.terminate() } }
+        let script = """
+            import socket, sys, time
+            port = int(sys.argv[1])
+            def exchange(data, wait=5):
+                s = socket.create_connection(("127.0.0.1", port), timeout=wait)
+                s.sendall(data)
+                got = b""
+                try:
+                    while True:
+                        chunk = s.recv(65536)
+                        if not chunk: break
+                        got += chunk
+                        if b"\\r\\n\\r\\n" in got and b"Content-Length: 0" in got: break
+                except (socket.timeout, ConnectionResetError):
+                    pass
+                s.close()
+                return got
+            big = exchange(b"GET /issues HTTP/1.1\\r\\nHost: x\\r\\nX-Big: " + b"a" * 40000 + b"\\r\\nConnection: close\\r\\n\\r\\n")
+            print("big", big.split(b"\\r\\n")[0].decode() if big else "closed")
+            s = socket.create_connection(("127.0.0.1", port), timeout=10)
+            s.sendall(b"GET /issues HTTP/1.1\\r\\nHost: x\\r\\n")
+            start = time.monotonic()
+            try:
+                rest = s.recv(65536)
+            except ConnectionResetError:
+                rest = b""
+            print("slow", "closed" if rest == b"" else rest[:40], "after", round(time.monotonic() - start))
+            ok = exchange(b"GET /issues HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n")
+            print("then", ok.split(b"\\r\\n")[0].decode())
+            metrics = exchange(b"GET /metrics HTTP/1.1\\r\\nHost: x\\r\\nConnection: close\\r\\n\\r\\n").decode()
+            print("counted", 'galley_http_requests_total{route="/issues",method="GET",status="200"}' in metrics)
+            """
+        let result = try Harness.tool("python3", ["-c", script, String(port)])
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == 4, "\(result.stdout)\(result.stderr)")
+        let big = lines.first ?? ""
+        #expect(big == "big closed" || big.contains(" 431 ") || big.contains(" 400 "), "\(big)")
+        let slow = lines.count > 1 ? lines[1] : ""
+        #expect(slow.hasPrefix("slow closed after"), "\(slow)")
+        if let seconds = slow.split(separator: " ").last.flatMap({ Int($0) }) { #expect(seconds <= 4) }
+        #expect(lines.count > 2 && lines[2] == "then HTTP/1.1 200 OK", "\(result.stdout)")
+        #expect(lines.count > 3 && lines[3] == "counted True", "\(result.stdout)")
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+        #expect(process.terminationReason == .exit)
+        let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(log.contains("GET /issues 200"), "\(log)")
+    }
 }

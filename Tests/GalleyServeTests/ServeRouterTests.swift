@@ -1,3 +1,4 @@
+import CompressNIO
 import Foundation
 import GalleyCore
 import GalleyFormats
@@ -245,6 +246,64 @@ import Testing
                 try await client.execute(uri: bad, method: .get) { response in
                     #expect(response.status == .badRequest, "\(bad)")
                 }
+            }
+        }
+    }
+
+    /// gzip when asked (and worth it), with its own strong tag; CORS for the configured origin,
+    /// exposing the validators, paging and version headers; /metrics counting by route.
+    @Test func gzipCORSAndMetrics() async throws {
+        var options = ServeOptions()
+        options.corsOrigins = ["https://reader.example.com", "https://app.example.com"]
+        let server = GalleyServer(store: store, options: options)
+        try await Application(router: server.router()).test(.router) { client in
+            let plain = try await client.execute(uri: "/v1/articles", method: .get) { response in
+                #expect(response.headers[.contentEncoding] == nil)
+                #expect(response.headers[.vary] == "Accept-Version, Accept-Encoding")
+                return (Data(buffer: response.body), response.headers[.eTag])
+            }
+            #expect(plain.0.count > 1000)
+            try await client.execute(uri: "/v1/articles", method: .get, headers: [.acceptEncoding: "br;q=1, gzip;q=0.8"]) { response in
+                #expect(response.headers[.contentEncoding] == "gzip")
+                #expect(response.headers[.eTag] != plain.1)
+                var body = response.body
+                #expect(body.readableBytes < plain.0.count)
+                let inflated = try body.decompress(with: .gzip())
+                #expect(Data(buffer: inflated) == plain.0)
+            }
+            try await client.execute(uri: "/v1/articles", method: .get, headers: [.acceptEncoding: "gzip;q=0"]) { response in
+                #expect(response.headers[.contentEncoding] == nil)
+            }
+            // A download is never recompressed.
+            try await client.execute(uri: "/issues/\(appleID)/files/latest.json", method: .get, headers: [.acceptEncoding: "gzip"]) { response in
+                #expect(response.status == .ok && response.headers[.contentEncoding] == nil)
+            }
+            try await client.execute(uri: "/issues", method: .get, headers: [.origin: "https://reader.example.com"]) { response in
+                #expect(response.headers[.accessControlAllowOrigin] == "https://reader.example.com")
+                let exposed = response.headers[.accessControlExposeHeaders] ?? ""
+                for name in ["ETag", "Link", "Content-Version", "Deprecation", "Sunset"] { #expect(exposed.contains(name)) }
+            }
+            try await client.execute(uri: "/issues", method: .options,
+                                     headers: [.origin: "https://reader.example.com", .accessControlRequestMethod: "GET"]) { response in
+                #expect(response.status == .noContent || response.status == .ok)
+                #expect(response.headers[.accessControlAllowMethods]?.contains("GET") == true)
+            }
+            try await client.execute(uri: "/metrics", method: .get) { response in
+                let text = String(buffer: response.body)
+                #expect(response.headers[.contentType]?.hasPrefix("text/plain; version=0.0.4") == true)
+                #expect(text.contains(#"galley_http_requests_total{route="/v1/articles",method="GET",status="200"} 3"#), "\(text)")
+                #expect(text.contains("galley_http_request_duration_seconds_bucket"))
+            }
+        }
+        try await Application(router: server.router()).test(.router) { client in
+            try await client.execute(uri: "/issues", method: .get, headers: [.origin: "https://elsewhere.example"]) { response in
+                #expect(response.status == .ok && response.headers[.accessControlAllowOrigin] == nil)
+            }
+        }
+        // Without --cors-origin, no CORS headers at all.
+        try await test { client in
+            try await client.execute(uri: "/issues", method: .get, headers: [.origin: "https://elsewhere.example"]) { response in
+                #expect(response.headers[.accessControlAllowOrigin] == nil)
             }
         }
     }

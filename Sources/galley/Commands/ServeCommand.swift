@@ -21,6 +21,11 @@ struct ServeCommand: ParsableCommand {
             says Content-Version. Every JSON answer has a strong ETag: If-None-Match gets 304. \
             docs/serve.md describes each resource.
 
+            Operations: /healthz, Prometheus metrics at /metrics (request counts and \
+            latency histograms by route), one access line per request on standard error \
+            (--quiet hides them), gzip for JSON when the client asks, CORS with \
+            --cors-origin, and connections closed after --idle-timeout seconds of silence.
+
             Stops on Ctrl-C or SIGTERM, letting requests in flight finish.
 
             Examples:
@@ -43,10 +48,25 @@ struct ServeCommand: ParsableCommand {
         valueName: "url"))
     var publicURL: String?
 
+    @Option(help: ArgumentHelp(
+        "Let web pages from this origin read the answers (CORS), e.g. https://reader.example.com; * for any. Repeat for more.",
+        valueName: "origin"))
+    var corsOrigin: [String] = []
+
+    @Option(help: ArgumentHelp("Close a connection silent for this many seconds (also while its headers trickle in).", valueName: "seconds"))
+    var idleTimeout: Int64 = 30
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
+        guard (1...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be from 1 to 3600 seconds") }
+        for origin in corsOrigin where origin != "*" {
+            guard let url = URL(string: origin), ["http", "https"].contains(url.scheme ?? ""), url.host != nil, url.path.isEmpty,
+                  !origin.hasSuffix("/") else {
+                throw ValidationError("--cors-origin must be * or an origin such as https://reader.example.com (scheme and host, no path)")
+            }
+        }
         if let publicURL {
             guard let url = URL(string: publicURL), ["http", "https"].contains(url.scheme ?? ""), url.host != nil,
                   url.query == nil, url.fragment == nil else {
@@ -60,13 +80,17 @@ struct ServeCommand: ParsableCommand {
         try console.run {
             let location = StoreLocation.resolve(given: store, environment: ProcessInfo.processInfo.environment)
             let opened = try StoreLocation.open(location, access: .read)
-            let server = GalleyServer(store: opened, publicURL: publicURL)
+            var options = ServeOptions(host: host, port: port)
+            options.publicURL = publicURL
+            options.corsOrigins = corsOrigin
+            options.idleTimeout = idleTimeout
+            // One access line per request at notice; --verbose adds Hummingbird's own.
+            options.logLevel = output.quiet ? .warning : output.verbose ? .info : .notice
+            let server = GalleyServer(store: opened, options: options)
             // What the feed leaves out, said once to the operator.
             for package in try opened.packages() where package.withheld != nil {
                 console.note("\(package.appleID): kept out of the package feed: \(package.withheld ?? "")")
             }
-            var options = ServeOptions(host: host, port: port)
-            options.logLevel = output.verbose ? .info : .warning
             let finished = DispatchSemaphore(value: 0)
             let failure = FailureBox()
             let (host, quiet, json) = (host, output.quiet, output.json)

@@ -1,0 +1,69 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import NIOCore
+import Prometheus
+
+/// Request counts and latency histograms for `/metrics`, in a registry this server owns (not
+/// swift-metrics' process-wide bootstrap, so that two servers in one process, as in the tests,
+/// count apart), and one access-log line per request through swift-log.
+public final class ServeMetrics: Sendable {
+    let registry = PrometheusCollectorRegistry()
+
+    static let buckets: [Duration] = [
+        .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+        .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
+    ]
+
+    public init() {}
+
+    func record(route: String, method: HTTPRequest.Method, status: HTTPResponse.Status, nanoseconds: Int64) {
+        let labels = [("route", route), ("method", method.rawValue), ("status", String(status.code))]
+        registry.makeCounter(
+            descriptor: MetricNameDescriptor(namespace: "galley", metricName: "http_requests", unitName: "total",
+                                             helpText: "HTTP requests answered, by route, method and status."),
+            labels: labels
+        ).increment()
+        registry.makeDurationHistogram(
+            descriptor: MetricNameDescriptor(namespace: "galley", metricName: "http_request_duration", unitName: "seconds",
+                                             helpText: "Time to answer, until the response head is ready (downloads stream after)."),
+            labels: [("route", route), ("method", method.rawValue)], buckets: Self.buckets
+        ).recordNanoseconds(nanoseconds)
+    }
+
+    /// The exposition text (Prometheus text format 0.0.4).
+    func exposition() -> [UInt8] { registry.emitToBuffer() }
+}
+
+/// Counts and times every request (until its head is ready), and logs it: method, path,
+/// status, bytes, milliseconds, at `notice` (shown unless `serve --quiet`).
+struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: ServeMetrics
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = DispatchTime.now().uptimeNanoseconds
+        let response: Response
+        do {
+            response = try await next(request, context)
+        } catch {
+            // Route misses and Hummingbird's own errors: counted with their status.
+            let status = (error as? any HTTPResponseError)?.status ?? .internalServerError
+            finish(request, context, status: status, bytes: nil, start: start)
+            throw error
+        }
+        // Timed to the response's head: a download's streaming time is the client's pace, not
+        // the server's (and wrapping the body would cost byte-buffer answers their fast path).
+        finish(request, context, status: response.status, bytes: response.headers[.contentLength], start: start)
+        return response
+    }
+
+    private func finish(_ request: Request, _ context: Context, status: HTTPResponse.Status, bytes: String?, start: UInt64) {
+        let elapsed = Int64(DispatchTime.now().uptimeNanoseconds - start)
+        // The route's pattern, not the path: ids would make one series per issue.
+        let route = context.endpointPath ?? "unmatched"
+        metrics.record(route: route, method: request.method, status: status, nanoseconds: elapsed)
+        context.logger.notice(
+            "\(request.method.rawValue) \(request.uri.path) \(status.code) \(bytes ?? "-") \(String(format: "%.1f", Double(elapsed) / 1e6))ms")
+    }
+}
