@@ -19,6 +19,10 @@ public struct ServeOptions: Sendable {
     public var publicURL: String?
     /// The origins whose web pages may read the answers (CORS), `*` for any; empty, none.
     public var corsOrigins: [String] = []
+    /// Writes (upload, delete) with this bearer token; nil: writes are off.
+    public var token: String?
+    /// The largest zip `POST /issues` takes, in bytes.
+    public var maxUpload: Int64 = 512 * 1024 * 1024
     /// Seconds a connection may stay silent (between requests, or while its headers trickle
     /// in) before it is closed.
     public var idleTimeout: Int64 = 30
@@ -36,6 +40,8 @@ public struct GalleyServer: Sendable {
     /// See `ServeOptions.publicURL`.
     public let publicURL: String?
     let corsOrigins: [String]
+    /// Who may write; nil: writes are off.
+    let writes: WriteAccess?
     /// Request counts and latencies for `/metrics`.
     public let metrics = ServeMetrics()
 
@@ -43,6 +49,7 @@ public struct GalleyServer: Sendable {
         self.store = store
         publicURL = options.publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
         corsOrigins = options.corsOrigins
+        writes = WriteAccess(token: options.token, maxUpload: options.maxUpload)
     }
 
     public init(store: any IssueStore, publicURL: String?) {
@@ -72,6 +79,10 @@ public struct GalleyServer: Sendable {
                 allowedHeaders: [.accept, .acceptEncoding, Self.acceptVersion, .ifNoneMatch, .ifRange, .range, .authorization, .contentType]))
         }
         router.get("healthz") { _, _ in self.health() }
+        for prefix in [""] + APIVersion.allCases.map { $0.prefix + "/" } {
+            router.post(RouterPath(prefix + "issues")) { request, context in await self.upload(request, context) }
+            router.delete(RouterPath(prefix + "issues/{id}")) { request, context in await self.remove(request, context) }
+        }
         router.get("metrics") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
                      body: ResponseBody(byteBuffer: ByteBuffer(bytes: self.metrics.exposition())))
@@ -389,6 +400,7 @@ public struct GalleyServer: Sendable {
     static func status(for error: GalleyError) -> HTTPResponse.Status {
         switch error.id {
         case .notFound, .packageWithheld: .notFound
+        case .inputNotFound, .inputKind, .inputUnreadable, .problems: .unprocessableContent
         case .usage: .badRequest
         case .storeMissing: .serviceUnavailable
         default: .internalServerError

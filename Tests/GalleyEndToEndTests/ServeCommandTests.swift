@@ -169,4 +169,58 @@ import Testing
         let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(log.contains("GET /issues 200"), "\(log)")
     }
+
+    /// Writes through the binary: the token from --token-file, an upload streamed in chunks
+    /// (no Content-Length) over --max-upload is 413 and leaves nothing behind, a real zip is
+    /// imported (and `galley issues` then lists it), and a too-short token refuses to start.
+    @Test func uploadsWithATokenFileAndALimitOnChunkedBodies() throws {
+        let work = try Harness.temporaryDirectory()
+        let store = work.appending(path: "store")
+        #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path,
+                                    "--store", store.path, "-q"]).status == 0)
+        let tokenFile = work.appending(path: "token")
+        try "0123456789abcdef0123456789abcdef\n".write(to: tokenFile, atomically: true, encoding: .utf8)
+        let (process, port, _) = try Self.start(["--store", store.path, "--token-file", tokenFile.path, "--max-upload", "64K", "-q"])
+        defer { if process.isRunning { process.terminate() } }
+        // An older version of the stored issue, so the upload says ?force=true.
+        let zip = Harness.fixtures.appending(path: "versions/example-valid.zip").path
+        let before = try Harness.galley(["issues", "--store", store.path, "--json"]).stdout
+        let script = """
+            import http.client, sys
+            port, zip = int(sys.argv[1]), sys.argv[2]
+            def post(chunks, token="0123456789abcdef0123456789abcdef"):
+                c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+                c.putrequest("POST", "/issues?force=true")
+                c.putheader("Authorization", "Bearer " + token)
+                c.putheader("Transfer-Encoding", "chunked")
+                c.endheaders()
+                try:
+                    for chunk in chunks:
+                        c.send(b"%x\\r\\n" % len(chunk) + chunk + b"\\r\\n")
+                    c.send(b"0\\r\\n\\r\\n")
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+                r = c.getresponse()
+                return r.status
+            print(post([b"P" * 16384] * 8))
+            with open(zip, "rb") as f:
+                data = f.read()
+            print(post([data[i:i + 4096] for i in range(0, len(data), 4096)]))
+            """
+        let result = try Harness.tool("python3", ["-c", script, String(port), zip])
+        #expect(result.stdout == "413\n200\n", "\(result.stdout)\(result.stderr)")
+        let listed = try Harness.galley(["issues", "--store", store.path, "--json"])
+        #expect(listed.stdout != before, "the older version replaced the stored one")
+        #expect(try Harness.galley(["store", "check", "--store", store.path, "-q"]).status == 0)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)
+            .filter { $0.hasPrefix("galley-upload-") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+        kill(process.processIdentifier, SIGTERM)
+        process.waitUntilExit()
+
+        try "short\n".write(to: tokenFile, atomically: true, encoding: .utf8)
+        let refused = try Harness.galley(["serve", "--store", store.path, "--port", "0", "--token-file", tokenFile.path, "--json"])
+        #expect(refused.status == 2)
+        #expect((refused.json?["error"] as? [String: Any])?["id"] as? String == "config.invalid")
+    }
 }

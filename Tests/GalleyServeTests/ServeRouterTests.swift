@@ -31,6 +31,10 @@ import Testing
         try await app.test(.router, body)
     }
 
+    static func errorID(_ response: TestResponse) throws -> String? {
+        (try json(response)["error"] as? [String: Any])?["id"] as? String
+    }
+
     static func json(_ response: TestResponse) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(buffer: response.body)) as? [String: Any])
     }
@@ -306,6 +310,101 @@ import Testing
                 #expect(response.headers[.accessControlAllowOrigin] == nil)
             }
         }
+    }
+
+    static let token = "a-long-test-token-0123456789"
+
+    /// Writes: off without a token (403), 401 without the right one, then the same gate and
+    /// import as `galley import` (201 new, 200 unchanged, Location), delete, and an upload over
+    /// the limit refused before it is stored.
+    @Test func writesNeedTheTokenAndImportAndDeleteAsTheCommandsDo() async throws {
+        let zip = ByteBuffer(bytes: try Data(contentsOf: Self.fixtures.appending(path: "zips/example-valid.zip")))
+        try await test { client in
+            try await client.execute(uri: "/issues", method: .post, headers: [.authorization: "Bearer \(Self.token)"], body: zip) { response in
+                #expect(response.status == .forbidden)
+                let id = try Self.errorID(response)
+                #expect(id == "writes.off")
+            }
+            try await client.execute(uri: "/issues/\(appleID)", method: .delete) { response in
+                #expect(response.status == .forbidden)
+            }
+        }
+        var options = ServeOptions()
+        options.token = Self.token
+        options.maxUpload = 1 << 20
+        try await Application(router: GalleyServer(store: store, options: options).router()).test(.router) { client in
+            for authorization in [nil, "Bearer wrong", "Bearer \(Self.token)x", "Basic \(Self.token)", "Bearer "] {
+                var headers: HTTPFields = [:]
+                if let authorization { headers[.authorization] = authorization }
+                try await client.execute(uri: "/issues", method: .post, headers: headers, body: zip) { response in
+                    #expect(response.status == .unauthorized, "\(authorization ?? "none")")
+                    #expect(response.headers[.wwwAuthenticate] == "Bearer realm=\"galley\"")
+                    let id = try Self.errorID(response)
+                #expect(id == "auth.required")
+                }
+            }
+            #expect(throws: GalleyError.self) { try self.store.issueSummary("example-valid") }
+            let auth: HTTPFields = [.authorization: "Bearer \(Self.token)", .contentType: "application/zip"]
+            try await client.execute(uri: "/issues", method: .post, headers: auth, body: zip) { response in
+                #expect(response.status == .created)
+                #expect(response.headers[.location] == "/issues/example-valid")
+                let result = try Self.json(response)
+                #expect(result["status"] as? String == "imported" && result["apple_id"] as? String == "example-valid")
+                #expect((result["package"] as? [String: Any])?["version"] as? Int == 1)
+            }
+            try await client.execute(uri: "/v2/issues", method: .post, headers: auth, body: zip) { response in
+                #expect(response.status == .ok)
+                let status = try Self.json(response)["status"] as? String
+                #expect(status == "unchanged")
+            }
+            try await client.execute(uri: "/packages/example-valid", method: .get) { response in
+                #expect(response.status == .ok)
+            }
+            try await client.execute(uri: "/issues/example-valid", method: .delete, headers: auth) { response in
+                #expect(response.status == .ok)
+                let deleted = try #require(try Self.json(response)["deleted"] as? [String: Any])
+                #expect(deleted["apple_id"] as? String == "example-valid")
+            }
+            try await client.execute(uri: "/issues/example-valid", method: .get) { response in
+                #expect(response.status == .notFound)
+            }
+            try await client.execute(uri: "/issues/example-valid", method: .delete, headers: auth) { response in
+                #expect(response.status == .notFound)
+            }
+            let revision = try self.store.revision()
+            try await client.execute(uri: "/issues", method: .post, headers: auth,
+                                     body: ByteBuffer(bytes: [UInt8](repeating: 0x50, count: (1 << 20) + 1))) { response in
+                #expect(response.status == .contentTooLarge)
+                let id = try Self.errorID(response)
+                #expect(id == "upload.too-large")
+            }
+            #expect(try self.store.revision() == revision)
+        }
+    }
+
+    /// Every hostile or broken zip of the validate corpus, uploaded: refused (422, with the
+    /// findings), and the store exactly as it was.
+    @Test func everyHostileZipUploadedIsRefusedAndTheStoreUnchanged() async throws {
+        var options = ServeOptions()
+        options.token = Self.token
+        let zips = try FileManager.default.contentsOfDirectory(atPath: Self.fixtures.appending(path: "zips").path)
+            .filter { $0.hasSuffix("-error.zip") && $0 != "older-format-error.zip" }.sorted()
+        #expect(zips.count > 40)
+        let revision = try store.revision()
+        let files = try FileManager.default.subpathsOfDirectory(atPath: store.root.path).sorted()
+        try await Application(router: GalleyServer(store: store, options: options).router()).test(.router) { client in
+            for name in zips {
+                let body = ByteBuffer(bytes: try Data(contentsOf: Self.fixtures.appending(path: "zips/\(name)")))
+                try await client.execute(uri: "/issues", method: .post, headers: [.authorization: "Bearer \(Self.token)"], body: body) { response in
+                    #expect(response.status == .unprocessableContent, "\(name)")
+                    let error = try #require(try Self.json(response)["error"] as? [String: Any], "\(name)")
+                    #expect(["input.problems", "input.unreadable", "input.wrong-kind"].contains(error["id"] as? String ?? ""), "\(name): \(error)")
+                }
+            }
+        }
+        #expect(try store.revision() == revision)
+        #expect(try FileManager.default.subpathsOfDirectory(atPath: store.root.path).sorted() == files)
+        #expect(try store.check().problems.isEmpty)
     }
 
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

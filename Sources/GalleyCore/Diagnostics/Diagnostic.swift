@@ -117,6 +117,12 @@ public enum ErrorID: String, Sendable, Codable, CaseIterable {
     case storeFailed = "store.failed"
     /// `serve`: the package is kept out of the feed (an older Linechef format).
     case packageWithheld = "package.withheld"
+    /// `serve`: a write without the right bearer token (401).
+    case authRequired = "auth.required"
+    /// `serve`: a write to a server started without a token (403): writes are off.
+    case writesOff = "writes.off"
+    /// `serve`: an upload over the size limit (413).
+    case uploadTooLarge = "upload.too-large"
     /// The command needs a confirmation it did not get (delete without --yes off a terminal).
     case notConfirmed = "confirmation.missing"
     /// Anything else that stopped the work (a library failure); the message says what.

@@ -21,6 +21,11 @@ struct ServeCommand: ParsableCommand {
             says Content-Version. Every JSON answer has a strong ETag: If-None-Match gets 304. \
             docs/serve.md describes each resource.
 
+            Writes: with a token (GALLEY_SERVE_TOKEN or --token-file), POST /issues takes an \
+            issue zip as the body (the same checks and atomic import as galley import; 422 with \
+            the findings when refused) and DELETE /issues/{id} removes one, each with \
+            Authorization: Bearer TOKEN. Without a token, writes are off (403).
+
             Operations: /healthz, Prometheus metrics at /metrics (request counts and \
             latency histograms by route), one access line per request on standard error \
             (--quiet hides them), gzip for JSON when the client asks, CORS with \
@@ -31,6 +36,7 @@ struct ServeCommand: ParsableCommand {
             Examples:
               galley serve --store store
               galley serve --store store --host 0.0.0.0 --port 8080
+              GALLEY_SERVE_TOKEN=$(cat /etc/galley/token) galley serve --store store --public-url https://issues.example.com
             """)
 
     @Option(help: ArgumentHelp("The issue store (default: $GALLEY_STORE, else ~/.local/share/galley).", valueName: "dir"),
@@ -56,10 +62,19 @@ struct ServeCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Close a connection silent for this many seconds (also while its headers trickle in).", valueName: "seconds"))
     var idleTimeout: Int64 = 30
 
+    @Option(help: ArgumentHelp(
+        "Take uploads (POST /issues) and deletions (DELETE /issues/{id}) with the bearer token in this file (default: $GALLEY_SERVE_TOKEN; neither: writes are off).",
+        valueName: "file"), completion: .file())
+    var tokenFile: String?
+
+    @Option(help: ArgumentHelp("The largest zip an upload may be: bytes, or with K, M or G.", valueName: "size"))
+    var maxUpload = "512M"
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
+        guard Self.bytes(maxUpload) != nil else { throw ValidationError("--max-upload must be a size such as 536870912, 512M or 2G") }
         guard (1...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be from 1 to 3600 seconds") }
         for origin in corsOrigin where origin != "*" {
             guard let url = URL(string: origin), ["http", "https"].contains(url.scheme ?? ""), url.host != nil, url.path.isEmpty,
@@ -79,11 +94,15 @@ struct ServeCommand: ParsableCommand {
         let console = output.console
         try console.run {
             let location = StoreLocation.resolve(given: store, environment: ProcessInfo.processInfo.environment)
-            let opened = try StoreLocation.open(location, access: .read)
+            let token = try Self.token(file: tokenFile, environment: ProcessInfo.processInfo.environment)
+            // Writes need a store opened for writing (it must exist: serve never creates one).
+            let opened = try StoreLocation.open(location, access: token == nil ? .read : .write)
             var options = ServeOptions(host: host, port: port)
             options.publicURL = publicURL
             options.corsOrigins = corsOrigin
             options.idleTimeout = idleTimeout
+            options.token = token
+            options.maxUpload = Self.bytes(maxUpload) ?? options.maxUpload
             // One access line per request at notice; --verbose adds Hummingbird's own.
             options.logLevel = output.quiet ? .warning : output.verbose ? .info : .notice
             let server = GalleyServer(store: opened, options: options)
@@ -121,6 +140,46 @@ struct ServeCommand: ParsableCommand {
                 throw GalleyError("the server stopped: \(error)", id: .failed)
             }
         }
+    }
+}
+
+extension ServeCommand {
+    /// `512M` as bytes (K, M, G are powers of 1024); nil for anything else.
+    static func bytes(_ text: String) -> Int64? {
+        let units: [Character: Int64] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        var digits = text.uppercased()
+        var scale: Int64 = 1
+        if let last = digits.last, let unit = units[last] {
+            scale = unit
+            digits.removeLast()
+        }
+        guard let value = Int64(digits), value > 0, value <= Int64.max / scale else { return nil }
+        return value * scale
+    }
+
+    /// The write token: the first line of `--token-file`, else `$GALLEY_SERVE_TOKEN`, else nil.
+    static func token(file: String?, environment: [String: String]) throws -> String? {
+        if let file {
+            let text: String
+            do {
+                text = try String(contentsOfFile: file, encoding: .utf8)
+            } catch {
+                throw GalleyError("cannot read the token file", id: .inputUnreadable, path: file,
+                                  hint: "Write the token on its first line, readable by this user only (chmod 600).")
+            }
+            let line = text.split(whereSeparator: \.isNewline).first.map(String.init)?.trimmingCharacters(in: .whitespaces) ?? ""
+            guard line.utf8.count >= 16 else {
+                throw GalleyError("the token in the file is shorter than 16 characters", id: .configuration, path: file,
+                                  hint: "Make a long random one: openssl rand -hex 32 > \(file)")
+            }
+            return line
+        }
+        guard let token = environment["GALLEY_SERVE_TOKEN"]?.trimmingCharacters(in: .whitespacesAndNewlines), !token.isEmpty else { return nil }
+        guard token.utf8.count >= 16 else {
+            throw GalleyError("GALLEY_SERVE_TOKEN is shorter than 16 characters", id: .configuration,
+                              hint: "Make a long random one: export GALLEY_SERVE_TOKEN=$(openssl rand -hex 32)")
+        }
+        return token
     }
 }
 

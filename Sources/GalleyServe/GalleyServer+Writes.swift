@@ -1,0 +1,164 @@
+import Foundation
+import GalleyCore
+import GalleyStore
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import NIOPosix
+
+/// Who may write, and how much: a bearer token (writes are off without one) and the largest
+/// upload taken.
+public struct WriteAccess: Sendable {
+    /// SHA-256 of the token: compared digest to digest, in constant time.
+    let tokenDigest: [UInt8]
+    public let maxUpload: Int64
+
+    /// Writes with `token` (nil or empty: writes off).
+    public init?(token: String?, maxUpload: Int64) {
+        guard let token = token?.trimmingCharacters(in: .whitespacesAndNewlines), !token.isEmpty else { return nil }
+        tokenDigest = Array(SHA256Hasher.hex(of: token).utf8)
+        self.maxUpload = maxUpload
+    }
+
+    /// Whether `Authorization` carries the token. Both sides are hashed first, so the
+    /// comparison takes the same time whatever the guess and its length.
+    func admits(_ authorization: String?) -> Bool {
+        guard let authorization, authorization.lowercased().hasPrefix("bearer ") else { return false }
+        let offered = Array(SHA256Hasher.hex(of: String(authorization.dropFirst(7)).trimmingCharacters(in: .whitespaces)).utf8)
+        guard offered.count == tokenDigest.count else { return false }
+        var difference: UInt8 = 0
+        for (a, b) in zip(offered, tokenDigest) { difference |= a ^ b }
+        return difference == 0
+    }
+}
+
+extension GalleyServer {
+    /// The token check every write passes first.
+    func authorize(_ request: Request) throws {
+        guard let writes else {
+            throw ServeFailure(GalleyError("this server takes no writes", id: .writesOff,
+                                           hint: "Start it with GALLEY_SERVE_TOKEN or --token-file to take uploads and deletions."), .forbidden)
+        }
+        guard writes.admits(request.headers[.authorization]) else {
+            throw ServeFailure(GalleyError("a write needs the server's bearer token", id: .authRequired,
+                                           hint: "Send Authorization: Bearer TOKEN (the token the server was started with)."), .unauthorized,
+                               headers: [.wwwAuthenticate: "Bearer realm=\"galley\""])
+        }
+    }
+
+    /// `POST /issues`: the body is an issue zip. It is streamed to a temporary file (never
+    /// held in memory; over `maxUpload` is 413 as soon as it is known), then passes the same
+    /// gate and atomic import as `galley import` on a worker thread. 201 for a new issue, 200
+    /// for a replaced or unchanged one, 422 with the findings for a refused zip (the store
+    /// untouched). `?force=true` replaces an issue whatever its version.
+    func upload(_ request: Request, _ context: BasicRequestContext) async -> Response {
+        do {
+            try authorize(request)
+            guard let writes else { throw GalleyError("writes are off", id: .writesOff) }
+            let tooLarge = ServeFailure(GalleyError("the upload is over the limit of \(writes.maxUpload) bytes", id: .uploadTooLarge,
+                                                    hint: "Import it on the server with `galley import`, or start serve with a larger --max-upload."),
+                                        .contentTooLarge)
+            if let length = request.headers[.contentLength].flatMap({ Int64($0) }), length > writes.maxUpload { throw tooLarge }
+            let folder = FileManager.default.temporaryDirectory.appending(path: "galley-upload-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let path = folder.appending(path: "upload.zip").path
+            let counter = ByteCounter(limit: writes.maxUpload)
+            do {
+                try await FileIO().writeFile(contents: request.body.map { buffer -> ByteBuffer in
+                    guard counter.add(buffer.readableBytes) else { throw tooLarge }
+                    return buffer
+                }, path: path, context: context)
+            } catch {
+                // FileIO wraps what the body sequence throws: the counter says whether it was the limit.
+                if counter.isOver { throw tooLarge }
+                throw GalleyError("the upload broke off: \(error)", id: .usage, hint: "Send the whole zip as the request body.")
+            }
+            let force = request.uri.queryParameters["force"].map { $0 == "true" || $0 == "1" } ?? false
+            let store = self.store
+            let result = try await NIOThreadPool.singleton.runIfActive {
+                let passed = try ImportGate.check(path)
+                var result = try store.importZip(path, force: force, gate: passed, progress: nil)
+                result.path = "upload"
+                return result
+            }
+            var headers: HTTPFields = [.contentType: Self.json, .cacheControl: "no-store",
+                                       .location: "/issues/\(result.appleID.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? result.appleID)"]
+            headers[Self.contentVersion] = APIVersion.current.rawValue
+            let status: HTTPResponse.Status = result.status == .imported ? .created : .ok
+            return Response(status: status, headers: headers,
+                            body: ResponseBody(byteBuffer: ByteBuffer(string: JSONDocument.encode(result))))
+        } catch let refused as DiagnosticsError {
+            var headers: HTTPFields = [.contentType: Self.json, .cacheControl: "no-store"]
+            headers[Self.contentVersion] = APIVersion.current.rawValue
+            let document = ErrorDocument(problems: refused.diagnostics, message: "the zip was refused: nothing was imported",
+                                         hint: "`galley validate` on the zip says the same, with the file and JSON path of each.")
+            return Response(status: .unprocessableContent, headers: headers,
+                            body: ResponseBody(byteBuffer: ByteBuffer(string: JSONDocument.encode(document))))
+        } catch {
+            return failureResponse(error)
+        }
+    }
+
+    /// `DELETE /issues/{id}`: removes the issue (rows, files, kept zip); answers what was
+    /// removed.
+    func remove(_ request: Request, _ context: BasicRequestContext) async -> Response {
+        do {
+            try authorize(request)
+            let id = try context.parameters.require("id")
+            let store = self.store
+            let removed = try await NIOThreadPool.singleton.runIfActive { try store.delete(id) }
+            var headers: HTTPFields = [.contentType: Self.json, .cacheControl: "no-store"]
+            headers[Self.contentVersion] = APIVersion.current.rawValue
+            return Response(status: .ok, headers: headers,
+                            body: ResponseBody(byteBuffer: ByteBuffer(string: JSONDocument.encode(["deleted": removed]))))
+        } catch {
+            return failureResponse(error)
+        }
+    }
+
+    /// Any failure of a write, in the one error shape with its status.
+    func failureResponse(_ error: any Error) -> Response {
+        if let failure = error as? ServeFailure {
+            var response = errorResponse(failure.error, status: failure.status, version: nil)
+            for field in failure.headers { response.headers.append(field) }
+            return response
+        }
+        let known = Self.galleyError(error)
+        return errorResponse(known, status: Self.status(for: known), version: nil)
+    }
+}
+
+/// A `GalleyError` with the HTTP status (and headers) it is answered with.
+struct ServeFailure: Error {
+    var error: GalleyError
+    var status: HTTPResponse.Status
+    var headers: HTTPFields
+
+    init(_ error: GalleyError, _ status: HTTPResponse.Status, headers: HTTPFields = [:]) {
+        (self.error, self.status, self.headers) = (error, status, headers)
+    }
+}
+
+/// Bytes seen so far of one upload, against its limit.
+final class ByteCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var total: Int64 = 0
+    let limit: Int64
+
+    init(limit: Int64) { self.limit = limit }
+
+    var isOver: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return total > limit
+    }
+
+    /// Adds `count`; false once the total is over the limit.
+    func add(_ count: Int) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        total += Int64(count)
+        return total <= limit
+    }
+}
