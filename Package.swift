@@ -75,7 +75,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-            ]),
+            ],
+            // docs/openapi.yaml (a link to it), compiled in so that /openapi.yaml needs no file.
+            resources: [.embedInCode("Resources/openapi.yaml")]),
         .executableTarget(
             name: "galley",
             dependencies: [

@@ -27,19 +27,23 @@ for flag in "$@"; do
   esac
 done
 
-# The JSON Schema checks of the tests (Tests/Support/check_json_schema.py) need the jsonschema
-# library in the python3 on PATH: Debian's package for Debian's python3, pip for another one.
-python_needs_jsonschema=false
-if ! python3 -c 'import jsonschema' >/dev/null 2>&1; then
-  if [ "$(command -v python3)" = /usr/bin/python3 ]; then
-    packages+=(python3-jsonschema)
-  else
-    python_needs_jsonschema=true
+# The JSON Schema and OpenAPI checks of the tests (Tests/Support/check_json_schema.py,
+# check_openapi.py) need the jsonschema and yaml libraries in the python3 on PATH: Debian's
+# packages for Debian's python3, pip for another one.
+pip_needs=()
+for module in jsonschema:python3-jsonschema:jsonschema yaml:python3-yaml:PyYAML; do
+  IFS=: read -r name debian pypi <<<"$module"
+  if ! python3 -c "import $name" >/dev/null 2>&1; then
+    if [ "$(command -v python3)" = /usr/bin/python3 ]; then
+      packages+=("$debian")
+    else
+      pip_needs+=("$pypi")
+    fi
   fi
-fi
-if $python_needs_jsonschema; then
-  echo "setup: installing jsonschema for $(command -v python3)" >&2
-  python3 -m pip install --quiet jsonschema
+done
+if [ ${#pip_needs[@]} -gt 0 ]; then
+  echo "setup: installing ${pip_needs[*]} for $(command -v python3)" >&2
+  python3 -m pip install --quiet "${pip_needs[@]}"
 fi
 
 missing=()

@@ -79,9 +79,13 @@ public struct GalleyServer: Sendable {
                 allowedHeaders: [.accept, .acceptEncoding, Self.acceptVersion, .ifNoneMatch, .ifRange, .range, .authorization, .contentType]))
         }
         router.get("healthz") { _, _ in self.health() }
-        for prefix in [""] + APIVersion.allCases.map { $0.prefix + "/" } {
+        for prefix in [""] + APIVersion.allCases.map({ $0.prefix + "/" }) {
             router.post(RouterPath(prefix + "issues")) { request, context in await self.upload(request, context) }
             router.delete(RouterPath(prefix + "issues/{id}")) { request, context in await self.remove(request, context) }
+        }
+        router.get("openapi.yaml") { _, _ in
+            Response(status: .ok, headers: [.contentType: "application/yaml", .cacheControl: "no-cache"],
+                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: PackageResources.openapi_yaml)))
         }
         router.get("metrics") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],

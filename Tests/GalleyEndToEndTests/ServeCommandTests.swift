@@ -223,4 +223,29 @@ import Testing
         #expect(refused.status == 2)
         #expect((refused.json?["error"] as? [String: Any])?["id"] as? String == "config.invalid")
     }
+
+    /// docs/openapi.yaml is the contract: the binary serves it as it is, and real answers to
+    /// every documented operation (good and bad requests) have documented statuses, content
+    /// types and bodies valid against its schemas (Tests/Support/check_openapi.py).
+    @Test func realAnswersKeepTheOpenAPIDocument() throws {
+        let store = try Harness.temporaryDirectory().appending(path: "store")
+        let zip = Harness.fixtures.appending(path: "zips/example-valid.zip").path
+        #expect(try Harness.galley(["import", zip, "--store", store.path, "-q"]).status == 0)
+        let token = "0123456789abcdef0123456789abcdef"
+        let tokenFile = store.deletingLastPathComponent().appending(path: "token")
+        try token.write(to: tokenFile, atomically: true, encoding: .utf8)
+        let (process, port, _) = try Self.start(["--store", store.path, "--token-file", tokenFile.path, "-q"])
+        defer { if process.isRunning { process.terminate() } }
+        let served = try Harness.tool("python3", ["-c", """
+            import sys, urllib.request
+            sys.stdout.buffer.write(urllib.request.urlopen(sys.argv[1]).read())
+            """, "http://127.0.0.1:\(port)/openapi.yaml"])
+        let document = try String(contentsOf: Harness.root.appending(path: "docs/openapi.yaml"), encoding: .utf8)
+        #expect(served.stdout == document, "the binary serves docs/openapi.yaml as it is (rebuild after editing it)")
+        let check = try Harness.tool("python3", [
+            Harness.root.appending(path: "Tests/Support/check_openapi.py").path, Harness.root.appending(path: "docs/openapi.yaml").path,
+            Harness.root.appending(path: "docs/json").path, "http://127.0.0.1:\(port)", token, zip,
+        ])
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+    }
 }
