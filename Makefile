@@ -40,7 +40,8 @@ test: setup
 HOSTILE = Tests/Fixtures/zips/hostile-preview-error.zip
 
 # Opens the example's preview site in headless Chromium: every image, sound and video must load
-# and no page may log an error. Then the hostile issue (14 ways a body runs script): rendered as
+# and no page may log an error; the same for every article page `galley serve` renders from a store
+# with the example imported. Then the hostile issue (14 ways a body runs script): rendered as
 # render does by default, no script may run and nothing may log an error; rendered with
 # --trust-bodies, scripts must run (else the vectors prove nothing). Screenshots land in
 # build/browser-check/.
@@ -49,6 +50,10 @@ browser-check: build
 	@mkdir -p build/browser-check
 	$(GALLEY) render $(EXAMPLE) --output build/browser-check/site --force
 	python3 scripts/browser_check.py build/browser-check/site --screenshots build/browser-check
+	rm -rf build/browser-check/store
+	$(GALLEY) pack $(EXAMPLE) --output build/browser-check/ --force -q
+	$(GALLEY) import build/browser-check/com.example.harbour.2026-01.zip --store build/browser-check/store -q
+	python3 scripts/browser_check.py --serve build/browser-check/store --galley $(GALLEY) --screenshots build/browser-check
 	$(GALLEY) render $(HOSTILE) --output build/browser-check/hostile --force 2>/dev/null
 	python3 scripts/browser_check.py build/browser-check/hostile --hostile --screenshots build/browser-check/hostile-shots
 	$(GALLEY) render $(HOSTILE) --output build/browser-check/trusted --force --trust-bodies

@@ -6,7 +6,12 @@ load its metadata, no request may fail, and the page may log no error or excepti
 screenshot of the index and of the first article page next to the site (or in --screenshots).
 Talks to Chromium over the DevTools protocol with a minimal WebSocket client (stdlib only).
 
+With --serve STORE, the pages are the article pages `galley serve` renders from that store
+(/articles/{id}/page, pictures and media from its downloads): it starts the binary given by
+--galley on a free loopback port, checks every article's page, and stops it.
+
 Usage: scripts/browser_check.py SITE_DIR [--screenshots DIR] [--chromium PATH]
+       scripts/browser_check.py --serve STORE --galley PATH [--screenshots DIR]
 Exit status: 0 all loaded, 1 something failed to load, 2 could not run.
 """
 import argparse
@@ -190,20 +195,53 @@ def check_page(page, url, screenshot, hostile=False):
     return problems
 
 
+def start_server(galley, store):
+    """Starts `galley serve` on a free loopback port; returns it and its article page URLs."""
+    server = subprocess.Popen([galley, "serve", "--store", store, "--port", "0", "--json", "-q"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    text = ""
+    deadline = time.time() + TIMEOUT
+    while "}" not in text and time.time() < deadline:
+        line = server.stdout.readline()
+        if not line:
+            break
+        text += line
+    try:
+        base = json.loads(text)["url"]
+    except (ValueError, KeyError):
+        print(f"browser_check: galley serve did not start: {text!r}", file=sys.stderr)
+        server.kill()
+        return None, []
+    articles = json.load(urllib.request.urlopen(base + "/articles?limit=100", timeout=TIMEOUT))["items"]
+    return server, [f"{base}/articles/{a['global_id']}/page" for a in articles]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("site")
+    parser.add_argument("site", nargs="?")
+    parser.add_argument("--serve", metavar="STORE", help="check the article pages galley serve renders from STORE")
+    parser.add_argument("--galley", default=".build/debug/galley", help="the galley binary for --serve")
     parser.add_argument("--screenshots", help="where to save index.png and article.png (default: beside the site)")
     parser.add_argument("--chromium")
     parser.add_argument("--hostile", action="store_true",
                         help="the site holds hostile bodies: fail on any script that runs and any console error, "
                              "not on media that does not load")
     args = parser.parse_args()
-    site = os.path.abspath(args.site)
-    if not os.path.exists(os.path.join(site, "index.html")):
-        print(f"browser_check: {site} has no index.html", file=sys.stderr)
-        return 2
-    shots = os.path.abspath(args.screenshots or os.path.dirname(site))
+    server = None
+    if args.serve:
+        server, urls = start_server(args.galley, args.serve)
+        if server is None:
+            return 2
+        site = None
+    else:
+        if not args.site:
+            parser.error("give SITE_DIR or --serve STORE")
+        site = os.path.abspath(args.site)
+        if not os.path.exists(os.path.join(site, "index.html")):
+            print(f"browser_check: {site} has no index.html", file=sys.stderr)
+            return 2
+        urls = None
+    shots = os.path.abspath(args.screenshots or (os.path.dirname(site) if site else "."))
     os.makedirs(shots, exist_ok=True)
     profile = tempfile.mkdtemp(prefix="galley-chromium-")
     chromium = subprocess.Popen(
@@ -228,19 +266,28 @@ def main():
         page = Page(next(t for t in targets if t["type"] == "page")["webSocketDebuggerUrl"])
         for domain in ("Page", "Runtime", "Log", "Network"):
             page.call(f"{domain}.enable")
-        pages = [os.path.join(site, "index.html")] + sorted(glob.glob(os.path.join(site, "articles", "*.html")))
+        if urls is None:
+            pages = [os.path.join(site, "index.html")] + sorted(glob.glob(os.path.join(site, "articles", "*.html")))
+            urls = ["file://" + path for path in pages]
+        else:
+            pages = urls
         failed = 0
         for i, path in enumerate(pages):
             shot = os.path.join(shots, "index.png") if i == 0 else os.path.join(shots, "article.png") if i == 1 else None
-            problems = check_page(page, "file://" + path, shot, hostile=args.hostile)
+            if server is not None:
+                shot = os.path.join(shots, "served-article.png") if i == 0 else None
+            problems = check_page(page, urls[i], shot, hostile=args.hostile)
             status = "ok" if not problems else "FAILED"
-            print(f"{status:6} {os.path.relpath(path, site)}")
+            print(f"{status:6} {os.path.relpath(path, site) if site else path}")
             for problem in problems:
                 print(f"       {problem}")
             failed += bool(problems)
         print(f"{len(pages) - failed} passed, {failed} failed")
         return 1 if failed else 0
     finally:
+        if server is not None:
+            server.terminate()
+            server.wait(timeout=10)
         chromium.terminate()
         try:
             chromium.wait(timeout=10)

@@ -83,6 +83,8 @@ public struct GalleyServer: Sendable {
             router.post(RouterPath(prefix + "issues")) { request, context in await self.upload(request, context) }
             router.delete(RouterPath(prefix + "issues/{id}")) { request, context in await self.remove(request, context) }
         }
+        // Browsers ask for it on every page: nothing, and no 404 in their consoles.
+        router.get("favicon.ico") { _, _ in Response(status: .noContent, headers: [.cacheControl: "public, max-age=86400"]) }
         router.get("openapi.yaml") { _, _ in
             Response(status: .ok, headers: [.contentType: "application/yaml", .cacheControl: "no-cache"],
                      body: ResponseBody(byteBuffer: ByteBuffer(bytes: PackageResources.openapi_yaml)))
@@ -126,6 +128,18 @@ public struct GalleyServer: Sendable {
         }
         route("articles/{id}") { _, context, _ in
             try self.store.article(try context.parameters.require("id"), issue: nil)
+        }
+        route("articles/{id}/page") { _, context, _ in
+            // The semantic page `galley render --page` makes, its pictures and media from this
+            // server's downloads; bodies sanitised as render sanitises them.
+            let id = try context.parameters.require("id")
+            let issue = try self.store.article(id, issue: nil).article.issueGlobalID
+            var options = RenderOptions()
+            options.page = true
+            options.assetBase = "/issues/\(HTMLText.urlPath(issue))/files/"
+            let rendered = try Renderer(options: options).renderArticle(
+                fromStore: self.store, id: id, issue: issue, outputDirectory: URL(fileURLWithPath: "/"))
+            return HTMLPage(html: rendered.html)
         }
         route("assets") { request, _, _ in
             let query = request.uri.queryParameters
@@ -337,8 +351,16 @@ public struct GalleyServer: Sendable {
             }
             let value = try answer(version)
             if let next = (value as? PageAnswer)?.next { headers[Self.link] = "<\(next)>; rel=\"next\"" }
-            var body = ByteBuffer(string: JSONDocument.encode(AnyEncodable(value)))
-            headers[.contentType] = Self.json
+            var body: ByteBuffer
+            if let page = value as? HTMLPage {
+                body = ByteBuffer(string: page.html)
+                headers[.contentType] = "text/html; charset=utf-8"
+                headers[.contentSecurityPolicy] = PageRenderer.noScriptPolicy
+                headers[.xContentTypeOptions] = "nosniff"
+            } else {
+                body = ByteBuffer(string: JSONDocument.encode(AnyEncodable(value)))
+                headers[.contentType] = Self.json
+            }
             if gzip && body.readableBytes >= Self.gzipThreshold, let compressed = try? body.compress(with: .gzip()) {
                 body = compressed
                 headers[.contentEncoding] = "gzip"
@@ -422,6 +444,12 @@ public struct GalleyServer: Sendable {
         return Response(status: status, headers: headers,
                         body: ResponseBody(byteBuffer: ByteBuffer(string: JSONDocument.encode(ErrorDocument(shown)))))
     }
+}
+
+/// An HTML answer: `resource` sends its text as it is, with the page's own policy as a header.
+struct HTMLPage: Encodable {
+    var html: String
+    func encode(to encoder: any Encoder) throws {}
 }
 
 /// Lets `resource` encode whichever answer a route gives.

@@ -312,6 +312,36 @@ import Testing
         }
     }
 
+    /// Each article as the semantic page `render --page` makes, with no script allowed, its
+    /// pictures served by this server's downloads.
+    @Test func anArticleIsServedAsARenderedPageWhoseMediaLoad() async throws {
+        let article = try #require(try store.articles(ArticleFilter(issue: appleID)).first)
+        try await test { client in
+            let html = try await client.execute(uri: "/articles/\(article.globalID)/page", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "text/html; charset=utf-8")
+                #expect(response.headers[.contentSecurityPolicy]?.contains("script-src 'none'") == true)
+                #expect(response.headers[.xContentTypeOptions] == "nosniff")
+                #expect(response.headers[.eTag] != nil)
+                return String(buffer: response.body)
+            }
+            #expect(html.contains("<h1>\(article.title)</h1>"))
+            #expect(!html.contains("<script"))
+            let sources = html.components(separatedBy: "src=\"").dropFirst().compactMap { $0.split(separator: "\"").first.map(String.init) }
+            #expect(!sources.isEmpty)
+            for source in sources {
+                #expect(source.hasPrefix("/issues/\(article.issueGlobalID)/files/"), "\(source)")
+                try await client.execute(uri: source, method: .head) { response in
+                    #expect(response.status == .ok, "\(source)")
+                }
+            }
+            try await client.execute(uri: "/articles/nope/page", method: .get) { response in
+                #expect(response.status == .notFound)
+                #expect(response.headers[.contentType] == "application/json;charset=UTF-8")
+            }
+        }
+    }
+
     static let token = "a-long-test-token-0123456789"
 
     /// Writes: off without a token (403), 401 without the right one, then the same gate and

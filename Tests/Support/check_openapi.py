@@ -105,6 +105,8 @@ def main(argv):
         ("/articles", "get", "/articles?cursor=forged", {}, None),
         ("/articles/{id}", "get", f"/articles/{article}", {}, None),
         ("/articles/{id}", "get", "/articles/nope", {}, None),
+        ("/articles/{id}/page", "get", f"/articles/{article}/page", {}, None),
+        ("/articles/{id}/page", "get", "/articles/nope/page", {}, None),
         ("/assets", "get", f"/assets?issue={issue}", {}, None),
         ("/assets", "get", "/assets?kind=smell", {}, None),
         ("/search", "get", "/search?q=the", {}, None),
