@@ -22,7 +22,7 @@ packages=(
 for flag in "$@"; do
   case "$flag" in
     --browser) packages+=(chromium) ;;
-    --bench) packages+=(hugo) ;;
+    --bench) packages+=(hugo wrk nginx) ;;
     *) echo "setup: unknown option $flag" >&2; exit 2 ;;
   esac
 done

@@ -22,6 +22,13 @@ public enum JSONDocument {
         }
     }
 
+    /// `value` as one line of JSON (no `schema_version`): for event streams and logs.
+    public static func compact<Value: Encodable>(_ value: Value) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
+    }
+
     private struct Versioned<Wrapped: Encodable>: Encodable {
         var body: Wrapped
 
