@@ -22,8 +22,7 @@ extension GalleyServer {
                     ?? (name.lowercased().hasSuffix(".json") ? Self.json : "application/octet-stream")
             }
         } catch {
-            let known = Self.galleyError(error)
-            return errorResponse(known, status: Self.status(for: known), version: nil)
+            return failure(error, version: nil)
         }
     }
 
@@ -43,8 +42,7 @@ extension GalleyServer {
             let file = StoredFile(name: name, path: package.path, size: package.size, sha256: package.sha256, lastUpdated: package.lastUpdated)
             return try await send(file, request, context, disposition: "\(SourceTree.zipSafeName(package.appleID)).zip") { "application/zip" }
         } catch {
-            let known = Self.galleyError(error)
-            return errorResponse(known, status: Self.status(for: known), version: nil)
+            return failure(error, version: nil)
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import GalleyCore
+import GalleyFormats
 import GalleyStore
 import HTTPTypes
 import Hummingbird
@@ -33,17 +34,18 @@ public struct WriteAccess: Sendable {
 }
 
 extension GalleyServer {
-    /// The token check every write passes first.
-    func authorize(_ request: Request) throws {
+    /// The token check every write passes first; returns what writes may do.
+    @discardableResult
+    func authorize(_ request: Request) throws -> WriteAccess {
         guard let writes else {
-            throw ServeFailure(GalleyError("this server takes no writes", id: .writesOff,
-                                           hint: "Start it with GALLEY_SERVE_TOKEN or --token-file to take uploads and deletions."), .forbidden)
+            throw GalleyError("this server takes no writes", id: .writesOff,
+                              hint: "Start it with GALLEY_SERVE_TOKEN or --token-file to take uploads and deletions.")
         }
         guard writes.admits(request.headers[.authorization]) else {
-            throw ServeFailure(GalleyError("a write needs the server's bearer token", id: .authRequired,
-                                           hint: "Send Authorization: Bearer TOKEN (the token the server was started with)."), .unauthorized,
-                               headers: [.wwwAuthenticate: "Bearer realm=\"galley\""])
+            throw GalleyError("a write needs the server's bearer token", id: .authRequired,
+                              hint: "Send Authorization: Bearer TOKEN (the token the server was started with).")
         }
+        return writes
     }
 
     /// `POST /issues`: the body is an issue zip. It is streamed to a temporary file (never
@@ -53,11 +55,9 @@ extension GalleyServer {
     /// untouched). `?force=true` replaces an issue whatever its version.
     func upload(_ request: Request, _ context: BasicRequestContext) async -> Response {
         do {
-            try authorize(request)
-            guard let writes else { throw GalleyError("writes are off", id: .writesOff) }
-            let tooLarge = ServeFailure(GalleyError("the upload is over the limit of \(writes.maxUpload) bytes", id: .uploadTooLarge,
-                                                    hint: "Import it on the server with `galley import`, or start serve with a larger --max-upload."),
-                                        .contentTooLarge)
+            let writes = try authorize(request)
+            let tooLarge = GalleyError("the upload is over the limit of \(writes.maxUpload) bytes", id: .uploadTooLarge,
+                                       hint: "Import it on the server with `galley import`, or start serve with a larger --max-upload.")
             if let length = request.headers[.contentLength].flatMap({ Int64($0) }), length > writes.maxUpload { throw tooLarge }
             let folder = FileManager.default.temporaryDirectory.appending(path: "galley-upload-\(UUID().uuidString)")
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -82,21 +82,11 @@ extension GalleyServer {
                 result.path = "upload"
                 return result
             }
-            var headers: HTTPFields = [.contentType: Self.json, .cacheControl: "no-store",
-                                       .location: "/issues/\(result.appleID.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? result.appleID)"]
-            headers[Self.contentVersion] = APIVersion.current.rawValue
-            let status: HTTPResponse.Status = result.status == .imported ? .created : .ok
-            return Response(status: status, headers: headers,
-                            body: ResponseBody(byteBuffer: ByteBuffer(string: JSONDocument.encode(result))))
-        } catch let refused as DiagnosticsError {
-            var headers: HTTPFields = [.contentType: Self.json, .cacheControl: "no-store"]
-            headers[Self.contentVersion] = APIVersion.current.rawValue
-            let document = ErrorDocument(problems: refused.diagnostics, message: "the zip was refused: nothing was imported",
-                                         hint: "`galley validate` on the zip says the same, with the file and JSON path of each.")
-            return Response(status: .unprocessableContent, headers: headers,
-                            body: ResponseBody(byteBuffer: ByteBuffer(string: JSONDocument.encode(document))))
+            var response = document(result, status: result.status == .imported ? .created : .ok)
+            response.headers[.location] = "/issues/\(HTMLText.urlPath(result.appleID))"
+            return response
         } catch {
-            return failureResponse(error)
+            return failure(error, version: nil)
         }
     }
 
@@ -108,35 +98,18 @@ extension GalleyServer {
             let id = try context.parameters.require("id")
             let store = self.store
             let removed = try await NIOThreadPool.singleton.runIfActive { try store.delete(id) }
-            var headers: HTTPFields = [.contentType: Self.json, .cacheControl: "no-store"]
-            headers[Self.contentVersion] = APIVersion.current.rawValue
-            return Response(status: .ok, headers: headers,
-                            body: ResponseBody(byteBuffer: ByteBuffer(string: JSONDocument.encode(["deleted": removed]))))
+            return document(["deleted": removed], status: .ok)
         } catch {
-            return failureResponse(error)
+            return failure(error, version: nil)
         }
     }
 
-    /// Any failure of a write, in the one error shape with its status.
-    func failureResponse(_ error: any Error) -> Response {
-        if let failure = error as? ServeFailure {
-            var response = errorResponse(failure.error, status: failure.status, version: nil)
-            for field in failure.headers { response.headers.append(field) }
-            return response
-        }
-        let known = Self.galleyError(error)
-        return errorResponse(known, status: Self.status(for: known), version: nil)
-    }
-}
-
-/// A `GalleyError` with the HTTP status (and headers) it is answered with.
-struct ServeFailure: Error {
-    var error: GalleyError
-    var status: HTTPResponse.Status
-    var headers: HTTPFields
-
-    init(_ error: GalleyError, _ status: HTTPResponse.Status, headers: HTTPFields = [:]) {
-        (self.error, self.status, self.headers) = (error, status, headers)
+    /// A write's JSON answer: never cached, in the current version.
+    func document(_ value: some Encodable, status: HTTPResponse.Status) -> Response {
+        var headers = Self.headers(.current)
+        headers[.contentType] = Self.json
+        headers[.cacheControl] = "no-store"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: JSONDocument.encode(value))))
     }
 }
 

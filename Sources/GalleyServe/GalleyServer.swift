@@ -52,12 +52,6 @@ public struct GalleyServer: Sendable {
         writes = WriteAccess(token: options.token, maxUpload: options.maxUpload)
     }
 
-    public init(store: any IssueStore, publicURL: String?) {
-        var options = ServeOptions()
-        options.publicURL = publicURL
-        self.init(store: store, options: options)
-    }
-
     /// The headers a browser page may read (CORS): the validators, paging and versions.
     static let exposedHeaders = ["ETag", "Link", "Content-Version", "Deprecation", "Sunset", "Content-Range", "Repr-Digest"]
 
@@ -367,8 +361,7 @@ public struct GalleyServer: Sendable {
             }
             return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: body))
         } catch {
-            let known = Self.galleyError(error)
-            return errorResponse(known, status: Self.status(for: known), version: version)
+            return failure(error, version: version)
         }
     }
 
@@ -428,9 +421,28 @@ public struct GalleyServer: Sendable {
         case .notFound, .packageWithheld: .notFound
         case .inputNotFound, .inputKind, .inputUnreadable, .problems: .unprocessableContent
         case .usage: .badRequest
+        case .authRequired: .unauthorized
+        case .writesOff: .forbidden
+        case .uploadTooLarge: .contentTooLarge
         case .storeMissing: .serviceUnavailable
         default: .internalServerError
         }
+    }
+
+    /// Any failure, in the one error shape with the status its id calls for: a zip the import
+    /// gate refused is 422 with its findings, as `galley import --json` gives them.
+    func failure(_ error: any Error, version: APIVersion?) -> Response {
+        if let refused = error as? DiagnosticsError {
+            var headers = Self.headers(version ?? .current)
+            headers[.contentType] = Self.json
+            headers[.cacheControl] = "no-store"
+            let document = ErrorDocument(problems: refused.diagnostics, message: "the zip was refused: nothing was imported",
+                                         hint: "`galley validate` on the zip says the same, with the file and JSON path of each.")
+            return Response(status: .unprocessableContent, headers: headers,
+                            body: ResponseBody(byteBuffer: ByteBuffer(string: JSONDocument.encode(document))))
+        }
+        let known = Self.galleyError(error)
+        return errorResponse(known, status: Self.status(for: known), version: version)
     }
 
     /// Errors in the scripts' contract's one shape: `{"schema_version", "error": {"id", ...}}`.
@@ -441,6 +453,7 @@ public struct GalleyServer: Sendable {
         var headers = version.map(Self.headers) ?? [:]
         headers[.contentType] = Self.json
         headers[.cacheControl] = "no-store"
+        if error.id == .authRequired { headers[.wwwAuthenticate] = "Bearer realm=\"galley\"" }
         return Response(status: status, headers: headers,
                         body: ResponseBody(byteBuffer: ByteBuffer(string: JSONDocument.encode(ErrorDocument(shown)))))
     }

@@ -452,7 +452,9 @@ import Testing
         let olderSHA = try FileDigest.of(older).sha256
         let zip = try Data(contentsOf: URL(fileURLWithPath: newer))
         let newerDigest = try FileDigest.of(newer)
-        let app = Application(router: GalleyServer(store: feedStore, publicURL: "https://cdn.example.com/").router())
+        var options = ServeOptions()
+        options.publicURL = "https://cdn.example.com/"
+        let app = Application(router: GalleyServer(store: feedStore, options: options).router())
         try await app.test(.router) { client in
             let tag = try await client.execute(uri: "/packages/example-valid", method: .get) { response in
                 #expect(response.status == .ok)
