@@ -126,13 +126,11 @@ public struct GalleyServer: Sendable {
         route("articles/{id}/page") { _, context, _ in
             // The semantic page `galley render --page` makes, its pictures and media from this
             // server's downloads; bodies sanitised as render sanitises them.
-            let id = try context.parameters.require("id")
-            let issue = try self.store.article(id, issue: nil).article.issueGlobalID
             var options = RenderOptions()
             options.page = true
-            options.assetBase = "/issues/\(HTMLText.urlPath(issue))/files/"
             let rendered = try Renderer(options: options).renderArticle(
-                fromStore: self.store, id: id, issue: issue, outputDirectory: URL(fileURLWithPath: "/"))
+                fromStore: self.store, id: try context.parameters.require("id"), issue: nil, outputDirectory: URL(fileURLWithPath: "/"),
+                issueAssetBase: { "/issues/\(HTMLText.urlPath($0))/files/" })
             return HTMLPage(html: rendered.html)
         }
         route("assets") { request, _, _ in

@@ -5,9 +5,11 @@ import GalleyKit
 
 extension Renderer {
     /// One imported article, from the store by id, with its assets' files in the store.
-    /// URLs are relative to `outputDirectory` unless `assetBase` is set.
+    /// URLs are relative to `outputDirectory` unless `assetBase` is set, or `issueAssetBase`
+    /// (which gets the article's issue global id: `serve` points them at its downloads).
     public func renderArticle(
-        fromStore store: any IssueStore, id: String, issue: String?, outputDirectory: URL
+        fromStore store: any IssueStore, id: String, issue: String?, outputDirectory: URL,
+        issueAssetBase: ((String) -> String)? = nil
     ) throws -> (html: String, warnings: [Diagnostic]) {
         let detail = try store.article(id, issue: issue)
         let issueImages = try store.assets(AssetFilter(issue: detail.article.issueGlobalID, kind: .image, issueOwn: true))
@@ -22,7 +24,7 @@ extension Renderer {
         // Every file of this issue sits in one folder of the store.
         let folder = (detail.assets.first ?? issueImages.first).map { URL(fileURLWithPath: $0.path).deletingLastPathComponent().path }
         var markup: AssetMarkup
-        if let base = options.assetBase {
+        if let base = options.assetBase ?? issueAssetBase?(detail.article.issueGlobalID) {
             markup = AssetMarkup(style: options.style, assetBase: base)
         } else if let folder {
             let from = outputDirectory.standardizedFileURL.path
