@@ -134,3 +134,43 @@ struct GalleyTestError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
 }
+
+extension Harness {
+    /// A `galley serve` or `galley preview` started with `--json` (in `arguments`) on a
+    /// loopback port, once it has said where it listens.
+    struct Listening {
+        var process: Process
+        /// Its listening document, as printed and as parsed.
+        var text: Data
+        var document: [String: Any]
+        var port: Int
+        /// Its standard error (access lines, rebuild messages).
+        var errors: Pipe
+
+        func stop() { if process.isRunning { process.terminate() } }
+    }
+
+    /// Starts `galley ARGUMENTS` and waits (20 s at most) for its listening document.
+    static func listening(_ arguments: [String]) throws -> Listening {
+        let process = Process()
+        process.executableURL = galley
+        process.arguments = arguments
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        var text = Data()
+        let deadline = Date().addingTimeInterval(20)
+        while !text.contains(UInt8(ascii: "}")), Date() < deadline {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text.append(chunk)
+        }
+        guard let document = try? JSONSerialization.jsonObject(with: text) as? [String: Any], let port = document["port"] as? Int else {
+            process.terminate()
+            throw GalleyTestError("galley \(arguments.first ?? "") did not say where it listens: \(String(decoding: text, as: UTF8.self))")
+        }
+        return Listening(process: process, text: text, document: document, port: port, errors: errors)
+    }
+}

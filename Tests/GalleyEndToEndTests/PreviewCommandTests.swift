@@ -9,24 +9,15 @@ import Testing
         let work = try Harness.temporaryDirectory()
         let source = work.appending(path: "issue")
         try FileManager.default.copyItem(at: Harness.example, to: source)
-        let process = Process()
-        process.executableURL = Harness.galley
-        process.arguments = ["preview", source.path, "--port", "0", "--json", "-q"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        var text = Data()
-        let deadline = Date().addingTimeInterval(30)
-        while !text.contains(UInt8(ascii: "}")), Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text.append(chunk)
-        }
-        let listening = try #require(try JSONSerialization.jsonObject(with: text) as? [String: Any], "\(String(decoding: text, as: UTF8.self))")
-        let port = try #require(listening["port"] as? Int)
+        let server = try Harness.listening(["preview", source.path, "--port", "0", "--json", "-q"])
+        defer { server.stop() }
+        let (process, port, listening) = (server.process, server.port, server.document)
         #expect(listening["articles"] as? Int == 4)
+        let document = work.appending(path: "preview.json")
+        try server.text.write(to: document)
+        let schema = try Harness.tool("python3", [Harness.root.appending(path: "Tests/Support/check_json_schema.py").path,
+                                                  Harness.root.appending(path: "docs/json").path, "preview=\(document.path)"])
+        #expect(schema.status == 0, "\(schema.stdout)\(schema.stderr)")
         let article = try #require(try FileManager.default.contentsOfDirectory(atPath: source.appending(path: "articles/01-the-lighthouse-keepers").path)
             .first { $0.hasSuffix(".md") })
         let script = """
@@ -84,5 +75,18 @@ import Testing
         while process.isRunning && Date() < stop { Thread.sleep(forTimeInterval: 0.1) }
         #expect(!process.isRunning, "SIGTERM stops it, open event streams included")
         #expect(process.isRunning || process.terminationReason == .exit)
+    }
+
+    /// What is not a source folder is refused before anything listens: a missing path, a zip
+    /// (render takes zips; preview watches a folder someone edits), in the one error shape.
+    @Test func onlyASourceFolderIsPreviewed() throws {
+        let missing = try Harness.galley(["preview", "/no/such/issue", "--port", "0", "--json"])
+        #expect(missing.status == 2)
+        #expect((missing.json?["error"] as? [String: Any])?["id"] as? String == "input.not-found", "\(missing.stdout)")
+        let zip = try Harness.galley(["preview", Harness.fixtures.appending(path: "zips/example-valid.zip").path, "--port", "0", "--json"])
+        #expect(zip.status == 2)
+        let error = try #require(zip.json?["error"] as? [String: Any], "\(zip.stdout)")
+        #expect(error["id"] as? String == "input.wrong-kind")
+        #expect((error["hint"] as? String)?.contains("galley render") == true)
     }
 }

@@ -55,24 +55,11 @@ import Testing
         let store = try Harness.temporaryDirectory().appending(path: "store")
         #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path,
                                     "--store", store.path, "-q"]).status == 0)
-        let process = Process()
-        process.executableURL = Harness.galley
-        process.arguments = ["serve", "--store", store.path, "--port", "0", "--json"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer { if process.isRunning { process.terminate() } }
-        var text = Data()
-        let deadline = Date().addingTimeInterval(20)
-        while !text.contains(UInt8(ascii: "}")), Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text.append(chunk)
-        }
-        let listening = try #require(try JSONSerialization.jsonObject(with: text) as? [String: Any])
-        let port = try #require(listening["port"] as? Int)
-        #expect(listening["url"] as? String == "http://127.0.0.1:\(port)")
+        let server = try Harness.listening(["serve", "--store", store.path, "--port", "0", "--json"])
+        defer { server.stop() }
+        let port = server.port
+        #expect(server.document["url"] as? String == "http://127.0.0.1:\(port)")
+        let text = server.text
         let file = try Harness.temporaryDirectory().appending(path: "serve.json")
         try text.write(to: file)
         let schema = try Harness.tool("python3", [Harness.root.appending(path: "Tests/Support/check_json_schema.py").path,
@@ -86,32 +73,6 @@ import Testing
         #expect((error["message"] as? String)?.hasPrefix("cannot listen on 127.0.0.1:\(port)") == true, "\(error)")
     }
 
-    /// Starts `galley serve` with `arguments` on a free loopback port; returns it, its port and
-    /// its standard error (where access lines go).
-    static func start(_ arguments: [String]) throws -> (process: Process, port: Int, errors: Pipe) {
-        let process = Process()
-        process.executableURL = Harness.galley
-        process.arguments = ["serve", "--port", "0", "--json"] + arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        var text = Data()
-        let deadline = Date().addingTimeInterval(20)
-        while !text.contains(UInt8(ascii: "}")), Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text.append(chunk)
-        }
-        let listening = try JSONSerialization.jsonObject(with: text) as? [String: Any]
-        guard let port = listening?["port"] as? Int else {
-            process.terminate()
-            throw GalleyTestError("serve did not say where it listens: \(String(decoding: text, as: UTF8.self))")
-        }
-        return (process, port, errors)
-    }
-
     /// Hostile and careless clients: headers over the limit are refused, a client that trickles
     /// its headers is cut off after --idle-timeout, and the server goes on answering others;
     /// every request is an access line on standard error and a count in /metrics.
@@ -119,8 +80,9 @@ import Testing
         let store = try Harness.temporaryDirectory().appending(path: "store")
         #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path,
                                     "--store", store.path, "-q"]).status == 0)
-        let (process, port, errors) = try Self.start(["--store", store.path, "--idle-timeout", "1"])
-        defer { if process.isRunning { process.terminate() } }
+        let server = try Harness.listening(["serve", "--port", "0", "--json", "--store", store.path, "--idle-timeout", "1"])
+        defer { server.stop() }
+        let (process, port) = (server.process, server.port)
         let script = """
             import socket, sys, time
             port = int(sys.argv[1])
@@ -166,7 +128,7 @@ import Testing
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
         #expect(process.terminationReason == .exit)
-        let log = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let log = String(decoding: server.errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(log.contains("GET /issues 200"), "\(log)")
     }
 
@@ -180,8 +142,9 @@ import Testing
                                     "--store", store.path, "-q"]).status == 0)
         let tokenFile = work.appending(path: "token")
         try "0123456789abcdef0123456789abcdef\n".write(to: tokenFile, atomically: true, encoding: .utf8)
-        let (process, port, _) = try Self.start(["--store", store.path, "--token-file", tokenFile.path, "--max-upload", "64K", "-q"])
-        defer { if process.isRunning { process.terminate() } }
+        let server = try Harness.listening(["serve", "--port", "0", "--json"] + ["--store", store.path, "--token-file", tokenFile.path, "--max-upload", "64K", "-q"])
+        defer { server.stop() }
+        let (process, port) = (server.process, server.port)
         // An older version of the stored issue, so the upload says ?force=true.
         let zip = Harness.fixtures.appending(path: "versions/example-valid.zip").path
         let before = try Harness.galley(["issues", "--store", store.path, "--json"]).stdout
@@ -234,8 +197,9 @@ import Testing
         let token = "0123456789abcdef0123456789abcdef"
         let tokenFile = store.deletingLastPathComponent().appending(path: "token")
         try token.write(to: tokenFile, atomically: true, encoding: .utf8)
-        let (process, port, _) = try Self.start(["--store", store.path, "--token-file", tokenFile.path, "-q"])
-        defer { if process.isRunning { process.terminate() } }
+        let server = try Harness.listening(["serve", "--port", "0", "--json"] + ["--store", store.path, "--token-file", tokenFile.path, "-q"])
+        defer { server.stop() }
+        let (process, port) = (server.process, server.port)
         let served = try Harness.tool("python3", ["-c", """
             import sys, urllib.request
             sys.stdout.buffer.write(urllib.request.urlopen(sys.argv[1]).read())

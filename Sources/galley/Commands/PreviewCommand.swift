@@ -1,7 +1,7 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import GalleyCore
+import GalleyFormats
 import GalleyKit
 import GalleyServe
 
@@ -41,44 +41,24 @@ struct PreviewCommand: ParsableCommand {
     func run() throws {
         let console = output.console
         try console.run {
-            let folder = URL(fileURLWithPath: source)
-            guard FileStatus(folder.path)?.kind == .directory else {
-                throw GalleyError("no source folder here", id: .inputNotFound, path: source,
-                                  hint: "Give an issue source folder (one with issue.yaml), e.g. galley preview Examples/winter-2026.")
+            // The input checks render makes: a missing path, a zip or a manifest is said as such.
+            guard case .source(let folder) = try IssueInput.detect(source) else {
+                throw GalleyError("not an issue source folder: preview watches a folder you edit", id: .inputKind, path: source,
+                                  hint: "Give the issue's source folder (with issue.yaml), e.g. galley preview Examples/winter-2026; `galley render` takes zips.")
             }
             var options = RenderOptions()
             options.page = true
             let preview = PreviewServer(source: folder, options: options)
             let summary = try console.timed("first build") { try preview.build() }
             console.findings(summary.warnings)
-            let finished = DispatchSemaphore(value: 0)
-            let failure = FailureBox()
-            let (host, quiet, json) = (host, output.quiet, output.json)
             var settings = ServeOptions(host: host, port: port)
-            settings.logLevel = quiet ? .warning : output.verbose ? .info : .notice
-            Task {
-                do {
-                    try await preview.run(settings) { port in
-                        failure.listening = true
-                        let listening = PreviewListening(url: "http://\(host):\(port)/", port: port, source: folder.path, articles: summary.articles)
-                        if json {
-                            Terminal.standardOutput.write(JSONDocument.encode(listening))
-                        } else if !quiet {
-                            Terminal.standardOutput.write("previewing \(folder.path) on \(listening.url) (\(summary.articles) articles); edits rebuild it\n")
-                        }
-                    }
-                } catch {
-                    failure.error = error
-                }
-                finished.signal()
-            }
-            finished.wait()
-            if let error = failure.error {
-                guard failure.listening else {
-                    throw GalleyError("cannot listen on \(host):\(port): \(error)", id: .failed,
-                                      hint: "Another program may have the port: choose another with --port (0 takes any free one).")
-                }
-                throw GalleyError("the preview stopped: \(error)", id: .failed)
+            settings.logLevel = output.quiet ? .warning : output.verbose ? .info : .notice
+            let (path, articles) = (folder.path, summary.articles)
+            try serveUntilStopped(host: host, port: port, json: output.json, quiet: output.quiet, what: "the preview") { [host] port in
+                let listening = PreviewListening(url: "http://\(host):\(port)/", port: port, source: path, articles: articles)
+                return (listening, "previewing \(path) on \(listening.url) (\(articles) articles); edits rebuild it")
+            } run: { [settings] onListening in
+                try await preview.run(settings, onListening: onListening)
             }
         }
     }

@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import GalleyCore
 import GalleyServe
@@ -110,34 +109,12 @@ struct ServeCommand: ParsableCommand {
             for package in try opened.packages() where package.withheld != nil {
                 console.note("\(package.appleID): kept out of the package feed: \(package.withheld ?? "")")
             }
-            let finished = DispatchSemaphore(value: 0)
-            let failure = FailureBox()
-            let (host, quiet, json) = (host, output.quiet, output.json)
-            Task {
-                do {
-                    try await server.run(options) { port in
-                        failure.listening = true
-                        // Scripts and tests read the port from this line (with --port 0); with
-                        // --json it is one document (docs/json/serve.schema.json).
-                        let listening = ServeListening(url: "http://\(host):\(port)", port: port, store: location.path)
-                        if json {
-                            Terminal.standardOutput.write(JSONDocument.encode(listening))
-                        } else if !quiet {
-                            Terminal.standardOutput.write("serving \(location.path) on \(listening.url)\n")
-                        }
-                    }
-                } catch {
-                    failure.error = error
-                }
-                finished.signal()
-            }
-            finished.wait()
-            if let error = failure.error {
-                guard failure.listening else {
-                    throw GalleyError("cannot listen on \(host):\(port): \(error)", id: .failed,
-                                      hint: "Another program may have the port: choose another with --port (0 takes any free one).")
-                }
-                throw GalleyError("the server stopped: \(error)", id: .failed)
+            let path = location.path
+            try serveUntilStopped(host: host, port: port, json: output.json, quiet: output.quiet, what: "the server") { [host] port in
+                let listening = ServeListening(url: "http://\(host):\(port)", port: port, store: path)
+                return (listening, "serving \(path) on \(listening.url)")
+            } run: { [options] onListening in
+                try await server.run(options, onListening: onListening)
             }
         }
     }
@@ -190,9 +167,3 @@ struct ServeListening: Encodable {
     var store: String
 }
 
-/// The server task's error, handed to the waiting main thread.
-/// (The semaphore the main thread waits on orders these writes before its reads.)
-final class FailureBox: @unchecked Sendable {
-    var error: (any Error)?
-    var listening = false
-}
