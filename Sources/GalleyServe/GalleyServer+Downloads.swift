@@ -35,11 +35,11 @@ extension GalleyServer {
             let name = try context.parameters.require("file")
             let package = try store.package(id)
             guard package.withheld == nil else { throw Self.withheld(package) }
-            guard name == "\(package.sha256).zip" else {
+            let file = package.file
+            guard name == file.name else {
                 throw GalleyError("issue `\(package.appleID)` has no package `\(name)`", id: .notFound,
                                   hint: "GET /packages/\(package.appleID) names its current one.")
             }
-            let file = StoredFile(name: name, path: package.path, size: package.size, sha256: package.sha256, lastUpdated: package.lastUpdated)
             return try await send(file, request, context, disposition: "\(SourceTree.zipSafeName(package.appleID)).zip") { "application/zip" }
         } catch {
             return failure(error, version: nil)

@@ -289,4 +289,9 @@ public struct StoredPackage: Sendable, Hashable {
     /// Why the feed leaves it out (an older Linechef format that crashes current Dumpling
     /// builds), or nil when it is served.
     public var withheld: String?
+
+    /// The zip as a stored file (named by its content), for downloads.
+    public var file: StoredFile {
+        StoredFile(name: "\(sha256).zip", path: path, size: size, sha256: sha256, lastUpdated: lastUpdated)
+    }
 }

@@ -133,10 +133,10 @@ public final class SQLiteStore: IssueStore {
         let folders = (try? FileManager.default.contentsOfDirectory(atPath: issuesFolder.path)) ?? []
         let zips = (try? FileManager.default.contentsOfDirectory(atPath: packagesFolder.path)) ?? []
         if folders.isEmpty && zips.isEmpty { return (staging, [], []) }
-        let (referenced, packages) = try database.read { db in
-            (Set(try String.fetchAll(db, sql: "SELECT folder FROM issue")),
-             Set(try String.fetchAll(db, sql: "SELECT packageSHA256 || '.zip' FROM issue WHERE packageSHA256 IS NOT NULL")))
-        }
+        // Every store open asks this: one query for both.
+        let rows = try database.read { db in try Row.fetchAll(db, sql: "SELECT folder, packageSHA256 FROM issue") }
+        let referenced = Set(rows.map { $0["folder"] as String })
+        let packages = Set(rows.compactMap { ($0["packageSHA256"] as String?).map { $0 + ".zip" } })
         return (staging, folders.filter { !referenced.contains($0) }, zips.filter { !packages.contains($0) })
     }
 

@@ -156,12 +156,7 @@ extension SQLiteStore {
                         problems.append("issues/\(folder)/\(name): \(status.size) bytes, recorded \(file.size)")
                         continue
                     }
-                    let hasher = SHA256Hasher()
-                    if let handle = FileHandle(forReadingAtPath: url.path) {
-                        while let data = try? handle.read(upToCount: 1 << 20), !data.isEmpty { hasher.update([UInt8](data)) }
-                        try? handle.close()
-                    }
-                    if hasher.finalizeHex() != file.sha256 {
+                    if (try? FileDigest.of(url.path).sha256) != file.sha256 {
                         problems.append("issues/\(folder)/\(name): content differs from its checksum")
                     }
                 }
