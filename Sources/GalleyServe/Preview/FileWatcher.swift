@@ -1,4 +1,5 @@
 import Foundation
+import GalleyCore
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,7 +28,10 @@ final class FileWatcher: @unchecked Sendable {
     /// Starts watching; throws when inotify is not available (or the folder cannot be read).
     func start() throws {
         let fd = inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK))
-        guard fd >= 0 else { throw GalleyWatchError(message: "inotify is not available: \(errno)") }
+        guard fd >= 0 else {
+            throw GalleyError("cannot watch files: inotify is not available (\(String(validatingCString: strerror(errno)) ?? "error \(errno)"))",
+                              hint: "Raise fs.inotify.max_user_instances, or use `galley render --output` and reload by hand.")
+        }
         descriptor = fd
         try add(root.path)
         if let walker = FileManager.default.enumerator(atPath: root.path) {
@@ -46,7 +50,10 @@ final class FileWatcher: @unchecked Sendable {
 
     private func add(_ path: String) throws {
         let watch = inotify_add_watch(descriptor, path, Self.mask)
-        guard watch >= 0 else { throw GalleyWatchError(message: "cannot watch \(path): \(errno)") }
+        guard watch >= 0 else {
+            throw GalleyError("cannot watch this folder (\(String(validatingCString: strerror(errno)) ?? "error \(errno)"))", path: path,
+                              hint: "Raise fs.inotify.max_user_watches if the source has many folders.")
+        }
         lock.lock()
         folders[watch] = path
         lock.unlock()
@@ -97,7 +104,7 @@ final class FileWatcher: @unchecked Sendable {
     }
     #else
     func start() throws {
-        throw GalleyWatchError(message: "galley preview watches files with Linux's inotify")
+        throw GalleyError("galley preview watches files with Linux's inotify", hint: "Use `galley render --output` and reload by hand.")
     }
     #endif
 
@@ -106,9 +113,4 @@ final class FileWatcher: @unchecked Sendable {
         stopped = true
         lock.unlock()
     }
-}
-
-struct GalleyWatchError: Error, CustomStringConvertible {
-    var message: String
-    var description: String { message }
 }

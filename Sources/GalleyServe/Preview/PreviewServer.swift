@@ -17,6 +17,8 @@ public final class PreviewServer: @unchecked Sendable {
     private let work: URL
     private let lock = NSLock()
     private var site: URL?
+    /// The current site's files and their digests, so a rebuild hashes only the new one.
+    private var digests: [String: String] = [:]
     private var generation = 0
     private var lastError: String?
     private let events = Broadcaster()
@@ -31,11 +33,21 @@ public final class PreviewServer: @unchecked Sendable {
         (changes, signalChange) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// The first build: an error here is the command's error (nothing to serve yet).
+    /// Starts watching, then the first build: an error in either is the command's error
+    /// (nothing listens yet). Edits from here on are picked up by `watchAndRebuild`.
     public func build() throws -> Renderer.SiteSummary {
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
-        let (summary, _) = try rebuild()
-        return summary
+        let watcher = FileWatcher(root: source) { [signalChange] _ in signalChange.yield() }
+        try watcher.start()
+        lock.withLock { self.watcher = watcher }
+        do {
+            try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+            let (summary, _) = try rebuild()
+            return summary
+        } catch {
+            shutdown()
+            try? FileManager.default.removeItem(at: work)
+            throw error
+        }
     }
 
     /// Renders a new generation beside the current one and switches to it; returns the site's
@@ -45,31 +57,34 @@ public final class PreviewServer: @unchecked Sendable {
         lock.lock()
         generation += 1
         let next = work.appending(path: "site-\(generation)")
-        let previous = site
+        let (previous, before) = (site, digests)
         lock.unlock()
         let summary = try renderer.renderSite(from: source, to: next, force: true)
-        let changed = Self.differences(previous, next)
+        let after = Self.digests(next)
+        let changed = Self.differences(before, after)
         lock.lock()
         site = next
+        digests = after
         lastError = nil
         lock.unlock()
         if let previous { try? FileManager.default.removeItem(at: previous) }
         return (summary, changed)
     }
 
-    /// Relative paths that differ between two sites (added, removed or other bytes).
-    static func differences(_ old: URL?, _ new: URL) -> [String] {
-        func digests(_ root: URL?) -> [String: String] {
-            guard let root, let walker = FileManager.default.enumerator(atPath: root.path) else { return [:] }
-            var result: [String: String] = [:]
-            while let relative = walker.nextObject() as? String {
-                let path = root.appending(path: relative).path
-                if FileStatus(path)?.kind == .file { result[relative] = (try? FileDigest.of(path))?.sha256 ?? "" }
-            }
-            return result
+    /// Every file of a site, by relative path, with its SHA-256.
+    static func digests(_ root: URL) -> [String: String] {
+        guard let walker = FileManager.default.enumerator(atPath: root.path) else { return [:] }
+        var result: [String: String] = [:]
+        while let relative = walker.nextObject() as? String {
+            let path = root.appending(path: relative).path
+            if FileStatus(path)?.kind == .file { result[relative] = (try? FileDigest.of(path))?.sha256 ?? "" }
         }
-        let before = digests(old)
-        let after = digests(new)
+        return result
+    }
+
+    /// Relative paths that differ between two sites (added, removed or other bytes); `*` first
+    /// when a file other than a page did (the style, an asset: every page reloads).
+    static func differences(_ before: [String: String], _ after: [String: String]) -> [String] {
         let changed = Set(before.keys).union(after.keys).filter { before[$0] != after[$0] }.sorted()
         return changed.contains { !$0.hasSuffix(".html") } ? ["*"] + changed : changed
     }
@@ -80,13 +95,10 @@ public final class PreviewServer: @unchecked Sendable {
         return site
     }
 
-    /// Watches the source, rebuilds on change (debounced), and tells the pages. Runs until
-    /// graceful shutdown, which also ends every open event stream (so shutdown does not wait on
-    /// them) and removes the work folder.
+    /// Rebuilds on change (debounced) and tells the pages. Runs until graceful shutdown,
+    /// which also ends every open event stream (so shutdown does not wait on them) and
+    /// removes the work folder.
     func watchAndRebuild(logger: Logger) async throws {
-        let watcher = FileWatcher(root: source) { [signalChange] _ in signalChange.yield() }
-        try watcher.start()
-        lock.withLock { self.watcher = watcher }
         await withGracefulShutdownHandler {
             for await _ in changes {
                 // Editors write in bursts (temporary file, rename, chmod): wait for the last.
