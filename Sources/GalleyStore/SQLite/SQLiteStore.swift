@@ -25,7 +25,7 @@ public final class SQLiteStore: IssueStore {
     public init(at root: URL, access: StoreAccess = .create) throws {
         self.root = root
         let path = root.appending(path: "store.sqlite").path
-        var readOnly: DatabaseQueue?
+        var readOnly: DatabasePool?
         if FileManager.default.fileExists(atPath: path) {
             readOnly = try Self.openReadOnly(path, root: root)
         } else if access != .create {
@@ -52,16 +52,17 @@ public final class SQLiteStore: IssueStore {
         }
     }
 
-    /// A read-only connection, or nil when the store's schema is older than this Galley's (the
-    /// caller then opens it for writing, which migrates it).
-    private static func openReadOnly(_ path: String, root: URL) throws -> DatabaseQueue? {
+    /// Read-only connections, or nil when the store's schema is older than this Galley's (the
+    /// caller then opens it for writing, which migrates it). A pool, not one queue: `serve`'s
+    /// concurrent requests read side by side (the store is in WAL mode) instead of in turn.
+    private static func openReadOnly(_ path: String, root: URL) throws -> DatabasePool? {
         do {
             var configuration = Configuration()
             configuration.readonly = true
             configuration.busyMode = .timeout(60)
-            let queue = try DatabaseQueue(path: path, configuration: configuration)
-            let current = try queue.read { db in try StoreSchema.migrator().hasCompletedMigrations(db) }
-            return current ? queue : nil
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            let current = try pool.read { db in try StoreSchema.migrator().hasCompletedMigrations(db) }
+            return current ? pool : nil
         } catch {
             throw Self.failure("cannot open the store", error, root)
         }

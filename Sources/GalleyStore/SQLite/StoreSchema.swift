@@ -118,6 +118,16 @@ enum StoreSchema {
                 t.column("version", .integer).notNull()
             }
         }
+        // The listings' orders as indexes, so a page reads its rows in order and stops at the
+        // limit instead of sorting every article first: issues newest first (articles then in
+        // placement within each), and articles by date.
+        migrator.registerMigration("v7: listing order") { db in
+            try db.execute(sql: """
+                CREATE INDEX issueListing ON issue(coalesce(publishDay, '') DESC, appleID);
+                CREATE INDEX articleListing ON article(issueId, placement);
+                CREATE INDEX articleByDate ON article(coalesce(dateMS, -9223372036854775807) DESC);
+                """)
+        }
         return migrator
     }
 }

@@ -6,7 +6,11 @@ import GalleyKit
 
 extension SQLiteStore {
     public func revision() throws -> Int64 {
-        try database.read { db in try Int64.fetchOne(db, sql: "SELECT value FROM storeRevision WHERE id = 1") ?? 0 }
+        // Asked on every request `serve` answers: one statement (atomic on its own, so no
+        // transaction around it), prepared once per connection.
+        try database.unsafeRead { db in
+            try Int64.fetchOne(db.cachedStatement(sql: "SELECT value FROM storeRevision WHERE id = 1")) ?? 0
+        }
     }
 
     public func file(_ name: String, issue: String) throws -> StoredFile {

@@ -103,7 +103,10 @@ extension SQLiteStore {
         }
         let columns = Self.articleColumns + (filter.withBodies ? ", a.body" : "")
             + ", \(key) AS cursorKey, i.appleID AS cursorIssue"
-        var sql = "SELECT \(columns) FROM article a JOIN issue i ON i.id = a.issueId" + query.whereSQL
+        // In the issue order, issues drive the join (CROSS JOIN keeps SQLite from turning it
+        // around): it walks the issueListing index and stops once the page is full.
+        let join = filter.byDate ? "article a JOIN issue i" : "issue i CROSS JOIN article a"
+        var sql = "SELECT \(columns) FROM \(join) ON i.id = a.issueId" + query.whereSQL
         sql += " ORDER BY \(key) DESC, i.appleID, a.placement"
         var arguments = query.arguments
         if let limit = filter.limit {
