@@ -44,6 +44,8 @@ public struct GalleyServer: Sendable {
     let writes: WriteAccess?
     /// Request counts and latencies for `/metrics`.
     public let metrics = ServeMetrics()
+    /// The answers made at the store's current revision.
+    let cache = ResponseCache()
 
     public init(store: any IssueStore, options: ServeOptions = ServeOptions()) {
         self.store = store
@@ -309,7 +311,8 @@ public struct GalleyServer: Sendable {
     // MARK: Answers
 
     /// A JSON resource: the version negotiated, a strong ETag from the store's revision and the
-    /// request (so a revalidation costs one row read and no listing query), then the answer.
+    /// request (so a revalidation costs one row read and no listing query), then the answer,
+    /// made once per revision (`ResponseCache`).
     func resource(
         _ request: Request, version fixed: APIVersion?, _ context: BasicRequestContext,
         _ answer: (APIVersion) throws -> any Encodable
@@ -331,36 +334,57 @@ public struct GalleyServer: Sendable {
         }
         do {
             let revision = try store.revision()
-            // Each representation its own strong tag: the gzip one differs from the plain one.
+            // Each representation is its own entry with its own strong tag: the gzip one differs
+            // from the plain one, and (without --public-url) the feed's addresses name the Host.
             let gzip = Self.acceptsGzip(request.headers[.acceptEncoding])
-            let tag = "\"r\(revision)-\(version.prefix)-\(SHA256Hasher.hex(of: request.uri.description).prefix(16))\(gzip ? "-gz" : "")\""
-            var headers = Self.headers(version)
-            headers[.eTag] = tag
-            headers[.cacheControl] = "no-cache"
-            headers[.vary] = "Accept-Version, Accept-Encoding"
+            let host = publicURL == nil ? request.head.authority ?? "" : ""
+            let key = "\(version.prefix)\u{1F}\(gzip ? "gz" : "")\u{1F}\(host)\u{1F}\(request.uri.description)"
+            let kept = cache.entry(key, revision: revision)
+            let tag = kept?.tag ?? "\"r\(revision)-\(version.prefix)-\(SHA256Hasher.hex(of: key).prefix(16))\(gzip ? "-gz" : "")\""
             if Self.matches(request.headers[.ifNoneMatch], tag) {
-                return Response(status: .notModified, headers: headers)
+                return Response(status: .notModified, headers: Self.validatorHeaders(version, tag: tag))
             }
-            let value = try answer(version)
-            if let next = (value as? PageAnswer)?.next { headers[Self.link] = "<\(next)>; rel=\"next\"" }
-            var body: ByteBuffer
-            if let page = value as? HTMLPage {
-                body = ByteBuffer(string: page.html)
-                headers[.contentType] = "text/html; charset=utf-8"
-                headers[.contentSecurityPolicy] = PageRenderer.noScriptPolicy
-                headers[.xContentTypeOptions] = "nosniff"
-            } else {
-                body = ByteBuffer(string: JSONDocument.encode(AnyEncodable(value)))
-                headers[.contentType] = Self.json
+            if let kept {
+                return Response(status: .ok, headers: kept.headers, body: ResponseBody(byteBuffer: kept.body))
             }
-            if gzip && body.readableBytes >= Self.gzipThreshold, let compressed = try? body.compress(with: .gzip()) {
-                body = compressed
-                headers[.contentEncoding] = "gzip"
-            }
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: body))
+            let made = try Self.represent(try answer(version), version: version, tag: tag, gzip: gzip)
+            cache.store(made, for: key, revision: revision)
+            return Response(status: .ok, headers: made.headers, body: ResponseBody(byteBuffer: made.body))
         } catch {
             return failure(error, version: version)
         }
+    }
+
+    /// The headers a JSON resource's 200 and 304 share: its version, its tag, and that caches
+    /// must revalidate.
+    static func validatorHeaders(_ version: APIVersion, tag: String) -> HTTPFields {
+        var headers = Self.headers(version)
+        headers[.eTag] = tag
+        headers[.cacheControl] = "no-cache"
+        headers[.vary] = "Accept-Version, Accept-Encoding"
+        return headers
+    }
+
+    /// An answer as the bytes and headers of a 200: JSON (or a page's HTML), gzipped when asked
+    /// and worth it.
+    static func represent(_ value: any Encodable, version: APIVersion, tag: String, gzip: Bool) -> ResponseCache.Entry {
+        var headers = validatorHeaders(version, tag: tag)
+        if let next = (value as? PageAnswer)?.next { headers[Self.link] = "<\(next)>; rel=\"next\"" }
+        var body: ByteBuffer
+        if let page = value as? HTMLPage {
+            body = ByteBuffer(string: page.html)
+            headers[.contentType] = "text/html; charset=utf-8"
+            headers[.contentSecurityPolicy] = PageRenderer.noScriptPolicy
+            headers[.xContentTypeOptions] = "nosniff"
+        } else {
+            body = ByteBuffer(string: JSONDocument.encode(AnyEncodable(value)))
+            headers[.contentType] = Self.json
+        }
+        if gzip && body.readableBytes >= Self.gzipThreshold, let compressed = try? body.compress(with: .gzip()) {
+            body = compressed
+            headers[.contentEncoding] = "gzip"
+        }
+        return ResponseCache.Entry(tag: tag, headers: headers, body: body)
     }
 
     func health() -> Response {

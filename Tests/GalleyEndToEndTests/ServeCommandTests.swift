@@ -73,6 +73,66 @@ import Testing
         #expect((error["message"] as? String)?.hasPrefix("cannot listen on 127.0.0.1:\(port)") == true, "\(error)")
     }
 
+    /// Answers are made once per store revision and kept, yet never stale: an import by another
+    /// process shows at the next request, without a restart. Without --public-url the feed's
+    /// addresses follow the request's Host, each Host its own answer and tag.
+    @Test func keptAnswersFollowImportsByOtherProcessesAndTheHost() throws {
+        let work = try Harness.temporaryDirectory()
+        let store = work.appending(path: "store")
+        #expect(try Harness.galley(["pack", Harness.example.path, "-o", work.path + "/", "-q"]).status == 0)
+        #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path,
+                                    "--store", store.path, "-q"]).status == 0)
+        let server = try Harness.listening(["serve", "--store", store.path, "--port", "0", "--json"])
+        defer { server.stop() }
+        let script = """
+            import json, sys, urllib.request
+            base = "http://127.0.0.1:" + sys.argv[1]
+            def get(path, **headers):
+                with urllib.request.urlopen(urllib.request.Request(base + path, headers=headers)) as r:
+                    return r.headers["ETag"], json.load(r)
+            for host in ("a.example", "b.example:8443", "a.example"):
+                tag, feed = get("/feed", Host=host)
+                print(host, tag.startswith('"r'), feed["packages"][0]["file_path"].split("/packages/")[0])
+            print(get("/feed", Host="a.example")[0] != get("/feed", Host="b.example:8443")[0])
+            first = get("/v2/issues")
+            print(first == get("/v2/issues"), len(first[1]["items"]))
+            sys.stdout.flush()
+            sys.stdin.readline()
+            second = get("/v2/issues")
+            print(second[0] != first[0], len(second[1]["items"]))
+            """
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        python.arguments = ["python3", "-c", script, String(server.port)]
+        let input = Pipe()
+        let output = Pipe()
+        python.standardInput = input
+        python.standardOutput = output
+        try python.run()
+        var seen = Data()
+        let deadline = Date().addingTimeInterval(20)
+        while String(decoding: seen, as: UTF8.self).split(separator: "\n").count < 5, Date() < deadline {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen.append(chunk)
+        }
+        // Another process imports while the server runs.
+        #expect(try Harness.galley(["import", work.appending(path: "com.example.harbour.2026-01.zip").path,
+                                    "--store", store.path, "-q"]).status == 0)
+        input.fileHandleForWriting.write(Data("go\n".utf8))
+        seen.append(output.fileHandleForReading.readDataToEndOfFile())
+        python.waitUntilExit()
+        #expect(String(decoding: seen, as: UTF8.self) == """
+            a.example True http://a.example
+            b.example:8443 True http://b.example:8443
+            a.example True http://a.example
+            True
+            True 1
+            True 2
+
+            """)
+    }
+
     /// Hostile and careless clients: headers over the limit are refused, a client that trickles
     /// its headers is cut off after --idle-timeout, and the server goes on answering others;
     /// every request is an access line on standard error and a count in /metrics.
@@ -199,7 +259,7 @@ import Testing
         try token.write(to: tokenFile, atomically: true, encoding: .utf8)
         let server = try Harness.listening(["serve", "--port", "0", "--json"] + ["--store", store.path, "--token-file", tokenFile.path, "-q"])
         defer { server.stop() }
-        let (process, port) = (server.process, server.port)
+        let port = server.port
         let served = try Harness.tool("python3", ["-c", """
             import sys, urllib.request
             sys.stdout.buffer.write(urllib.request.urlopen(sys.argv[1]).read())

@@ -3,7 +3,7 @@ import Foundation
 import GalleyCore
 import GalleyFormats
 import GalleyKit
-import GalleyServe
+@testable import GalleyServe
 import GalleyStore
 import HTTPTypes
 import Hummingbird
@@ -587,5 +587,35 @@ import Testing
 extension Data {
     init(buffer: ByteBuffer) {
         self = Data(buffer.readableBytesView)
+    }
+}
+
+/// The kept answers' bounds, on the cache itself.
+@Suite struct ResponseCacheTests {
+    static func entry(_ bytes: Int) -> ResponseCache.Entry {
+        ResponseCache.Entry(tag: "\"t\"", headers: [:], body: ByteBuffer(repeating: 0x61, count: bytes))
+    }
+
+    @Test func itHoldsNoMoreThanItsCapacityOldestLeavingFirst() {
+        let cache = ResponseCache(capacity: 8_000)
+        for index in 0..<20 { cache.store(Self.entry(900), for: "k\(index)", revision: 1) }
+        #expect(cache.size <= 8_000)
+        #expect(cache.entry("k0", revision: 1) == nil, "the oldest left")
+        #expect(cache.entry("k19", revision: 1)?.body.readableBytes == 900)
+        cache.store(Self.entry(1_500), for: "big", revision: 1)
+        #expect(cache.entry("big", revision: 1) == nil, "an answer over an eighth of the room is not kept")
+    }
+
+    @Test func aNewerRevisionEmptiesItAndAnOlderOneIsNeverKept() {
+        let cache = ResponseCache(capacity: 8_000)
+        cache.store(Self.entry(10), for: "a", revision: 5)
+        #expect(cache.entry("a", revision: 5) != nil)
+        #expect(cache.entry("a", revision: 6) == nil, "made at another revision")
+        cache.store(Self.entry(10), for: "b", revision: 6)
+        #expect(cache.entry("a", revision: 6) == nil && cache.entry("b", revision: 6) != nil)
+        #expect(cache.size == 11)
+        // A request that read revision 5 before the import finishes late: not kept.
+        cache.store(Self.entry(10), for: "c", revision: 5)
+        #expect(cache.entry("c", revision: 5) == nil && cache.entry("c", revision: 6) == nil)
     }
 }

@@ -1,0 +1,80 @@
+import Foundation
+import HTTPTypes
+import NIOCore
+
+/// The JSON and HTML answers already made for the store's current revision, so a listing asked
+/// again (what apps do most) costs one revision read and a dictionary lookup instead of a query
+/// and an encoding. Equal revisions mean equal answers (`IssueStore.revision`), so an entry is
+/// good exactly as long as the revision it was made at is the store's; the first request that
+/// sees a newer revision empties the cache.
+///
+/// Bounded: at most `capacity` bytes of bodies (an answer larger than an eighth of it is never
+/// kept), the oldest entries leaving first. Hand-made rather than a package's: what it needs is
+/// a dictionary, a lock and a queue of keys.
+final class ResponseCache: @unchecked Sendable {
+    /// One answer: everything of the response but what middleware adds per request.
+    struct Entry {
+        var tag: String
+        var headers: HTTPFields
+        var body: ByteBuffer
+    }
+
+    let capacity: Int
+    private let lock = NSLock()
+    private var revision: Int64 = .min
+    private var entries: [String: Entry] = [:]
+    /// Keys, oldest first, from `head` on (removed from the front by moving `head`).
+    private var order: [String] = []
+    private var head = 0
+    private var bytes = 0
+
+    init(capacity: Int = 8 * 1024 * 1024) {
+        self.capacity = capacity
+    }
+
+    /// The answer kept for `key` at `revision`, if any.
+    func entry(_ key: String, revision: Int64) -> Entry? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard revision == self.revision else { return nil }
+        return entries[key]
+    }
+
+    /// Keeps an answer made at `revision` (unless a newer revision was seen meanwhile, or the
+    /// answer is too large to be worth its room).
+    func store(_ entry: Entry, for key: String, revision: Int64) {
+        let size = entry.body.readableBytes + key.utf8.count
+        guard size <= capacity / 8 else { return }
+        lock.lock()
+        defer { lock.unlock() }
+        if revision > self.revision {
+            self.revision = revision
+            entries.removeAll(keepingCapacity: true)
+            order.removeAll(keepingCapacity: true)
+            head = 0
+            bytes = 0
+        } else if revision < self.revision || entries[key] != nil {
+            return
+        }
+        while bytes + size > capacity, head < order.count {
+            if let old = entries.removeValue(forKey: order[head]) {
+                bytes -= old.body.readableBytes + order[head].utf8.count
+            }
+            head += 1
+        }
+        if head > 1024 && head * 2 > order.count {
+            order.removeFirst(head)
+            head = 0
+        }
+        entries[key] = entry
+        order.append(key)
+        bytes += size
+    }
+
+    /// Bytes of bodies kept (for tests).
+    var size: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return bytes
+    }
+}
