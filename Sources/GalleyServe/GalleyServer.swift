@@ -9,6 +9,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOPosix
 
 public struct ServeOptions: Sendable {
     public var host = "127.0.0.1"
@@ -495,6 +496,14 @@ struct AnyEncodable: Encodable {
 }
 
 extension GalleyServer {
+    /// Runs the process's Swift tasks on the server's event loops (NIO's singleton group, which
+    /// Hummingbird serves on) instead of a second pool of threads: a request's handler then runs
+    /// where its connection's bytes arrive, without a hop between pools and back for every
+    /// request. Call once, before the server's first task; false when the runtime does not let it.
+    public static func runTasksOnEventLoops() -> Bool {
+        NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
+    }
+
     /// Serves until SIGINT or SIGTERM, letting requests in flight finish. `onListening` gets the
     /// bound port (useful with port 0).
     public func run(_ options: ServeOptions, onListening: @escaping @Sendable (Int) -> Void) async throws {

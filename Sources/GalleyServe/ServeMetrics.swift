@@ -8,8 +8,12 @@ import Prometheus
 /// Request counts and latency histograms for `/metrics`, in a registry this server owns (not
 /// swift-metrics' process-wide bootstrap, so that two servers in one process, as in the tests,
 /// count apart), and one access-log line per request through swift-log.
-public final class ServeMetrics: Sendable {
+public final class ServeMetrics: @unchecked Sendable {
     let registry = PrometheusCollectorRegistry()
+    /// Each series' counter and histogram, made once: the registry's own lookup validates and
+    /// rebuilds names and labels, too much to do for every request. Behind `lock`.
+    private var series: [String: (count: Counter, duration: DurationHistogram)] = [:]
+    private let lock = NSLock()
 
     static let buckets: [Duration] = [
         .microseconds(500), .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
@@ -19,17 +23,30 @@ public final class ServeMetrics: Sendable {
     public init() {}
 
     func record(route: String, method: HTTPRequest.Method, status: HTTPResponse.Status, nanoseconds: Int64) {
-        let labels = [("route", route), ("method", method.rawValue), ("status", String(status.code))]
-        registry.makeCounter(
-            descriptor: MetricNameDescriptor(namespace: "galley", metricName: "http_requests", unitName: "total",
-                                             helpText: "HTTP requests answered, by route, method and status."),
-            labels: labels
-        ).increment()
-        registry.makeDurationHistogram(
-            descriptor: MetricNameDescriptor(namespace: "galley", metricName: "http_request_duration", unitName: "seconds",
-                                             helpText: "Time to answer, until the response head is ready (downloads stream after)."),
-            labels: [("route", route), ("method", method.rawValue)], buckets: Self.buckets
-        ).recordNanoseconds(nanoseconds)
+        let key = "\(route) \(method.rawValue) \(status.code)"
+        lock.lock()
+        let found = series[key]
+        lock.unlock()
+        let handles = found ?? make(key, route: route, method: method, status: status)
+        handles.count.increment()
+        handles.duration.recordNanoseconds(nanoseconds)
+    }
+
+    private func make(_ key: String, route: String, method: HTTPRequest.Method, status: HTTPResponse.Status)
+        -> (count: Counter, duration: DurationHistogram) {
+        let made = (
+            count: registry.makeCounter(
+                descriptor: MetricNameDescriptor(namespace: "galley", metricName: "http_requests", unitName: "total",
+                                                 helpText: "HTTP requests answered, by route, method and status."),
+                labels: [("route", route), ("method", method.rawValue), ("status", String(status.code))]),
+            duration: registry.makeDurationHistogram(
+                descriptor: MetricNameDescriptor(namespace: "galley", metricName: "http_request_duration", unitName: "seconds",
+                                                 helpText: "Time to answer, until the response head is ready (downloads stream after)."),
+                labels: [("route", route), ("method", method.rawValue)], buckets: Self.buckets))
+        lock.lock()
+        defer { lock.unlock() }
+        series[key] = made
+        return made
     }
 
     /// The exposition text (Prometheus text format 0.0.4).

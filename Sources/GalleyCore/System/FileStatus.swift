@@ -6,6 +6,9 @@ package struct FileStatus {
 
     package var kind: Kind
     package var size: Int64
+    package var inode: UInt64
+    /// The last change of its content (mtime), in nanoseconds since 1970.
+    package var modified: Int64
 
     /// Follows symbolic links when `follow` is true; `nil` when the path does not exist.
     package init?(_ path: String, follow: Bool = true) {
@@ -19,6 +22,12 @@ package struct FileStatus {
         default: kind = .other
         }
         size = Int64(info.st_size)
+        inode = UInt64(info.st_ino)
+        #if canImport(Darwin)
+        modified = Int64(info.st_mtimespec.tv_sec) * 1_000_000_000 + Int64(info.st_mtimespec.tv_nsec)
+        #else
+        modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        #endif
     }
 
     package static func isReadable(_ path: String) -> Bool { access(path, R_OK) == 0 }

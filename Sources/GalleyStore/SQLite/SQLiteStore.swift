@@ -15,6 +15,8 @@ public final class SQLiteStore: IssueStore {
     /// The connection reads go through.
     package let database: any DatabaseReader
     private let writerSlot: WriterSlot
+    /// `revision()` without a read while the database's files are unchanged.
+    let revisionWatch: RevisionWatch
 
     /// Opens the store at `root`, and removes what an interrupted import left behind when no
     /// other writer is at work. When the store does not exist yet or needs a migration, it is
@@ -25,6 +27,7 @@ public final class SQLiteStore: IssueStore {
     public init(at root: URL, access: StoreAccess = .create) throws {
         self.root = root
         let path = root.appending(path: "store.sqlite").path
+        revisionWatch = RevisionWatch(database: path)
         var readOnly: DatabasePool?
         if FileManager.default.fileExists(atPath: path) {
             readOnly = try Self.openReadOnly(path, root: root)

@@ -1,5 +1,6 @@
 import Dispatch
 import GalleyCore
+import GalleyServe
 
 /// Runs a server (`serve`, `preview`) from a synchronous command until it stops. Once it
 /// listens it says where, once: one JSON document with `--json` (scripts and tests read the
@@ -12,6 +13,8 @@ func serveUntilStopped<Listening: Encodable & Sendable>(
 ) throws {
     let finished = DispatchSemaphore(value: 0)
     let outcome = ServerOutcome()
+    // One server per process, so this runs once, before any task.
+    _ = GalleyServer.runTasksOnEventLoops()
     Task {
         do {
             try await run { port in

@@ -6,10 +6,13 @@ import GalleyKit
 
 extension SQLiteStore {
     public func revision() throws -> Int64 {
-        // Asked on every request `serve` answers: one statement (atomic on its own, so no
-        // transaction around it), prepared once per connection.
-        try database.unsafeRead { db in
-            try Int64.fetchOne(db.cachedStatement(sql: "SELECT value FROM storeRevision WHERE id = 1")) ?? 0
+        // Asked on every request `serve` answers: read only when the files changed
+        // (RevisionWatch), then one statement (atomic on its own, so no transaction around it),
+        // prepared once per connection.
+        try revisionWatch.revision {
+            try database.unsafeRead { db in
+                try Int64.fetchOne(db.cachedStatement(sql: "SELECT value FROM storeRevision WHERE id = 1")) ?? 0
+            }
         }
     }
 

@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+@testable import GalleyCore
+@testable import GalleyFormats
+@testable import GalleyKit
+@testable import GalleyStore
+
+/// `revision()` skips the database read while the store's files are unchanged, and never
+/// answers an old revision after a write, by this connection or another process's.
+@Suite struct RevisionWatchTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appending(path: "Fixtures")
+
+    init() { ProcessEnvironment.configureForArchives() }
+
+    /// A database file and its log, last changed `age` seconds ago.
+    func files(age: TimeInterval) throws -> String {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "galley-revision-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let database = folder.appending(path: "store.sqlite").path
+        for path in [database, database + "-wal"] {
+            try writeFile(path, "pages")
+            try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-age)], ofItemAtPath: path)
+        }
+        return database
+    }
+
+    final class Reads: @unchecked Sendable {
+        var count = 0
+        func read() -> Int64 { count += 1; return Int64(count) }
+    }
+
+    @Test func quietFilesAreReadOnceAndAnyChangeReadsAgain() throws {
+        let database = try files(age: 10)
+        let watch = RevisionWatch(database: database)
+        let reads = Reads()
+        #expect(watch.revision(reads.read) == 1)
+        #expect(watch.revision(reads.read) == 1)
+        #expect(reads.count == 1, "unchanged quiet files: no second read")
+        // A commit appends to the log.
+        let log = try #require(FileHandle(forWritingAtPath: database + "-wal"))
+        try log.seekToEnd()
+        try log.write(contentsOf: Data("frame".utf8))
+        try log.close()
+        #expect(watch.revision(reads.read) == 2)
+        // The log, now changed within `quiet`, is read on every call until it is quiet again.
+        #expect(watch.revision(reads.read) == 3)
+        // A log rewritten from its start: same size, and its time set back to an old one, but
+        // another file (inode): read again.
+        let older = try files(age: 10)
+        try FileManager.default.removeItem(atPath: database + "-wal")
+        try FileManager.default.copyItem(atPath: older + "-wal", toPath: database + "-wal")
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-20)], ofItemAtPath: database + "-wal")
+        #expect(watch.revision(reads.read) == 4)
+        #expect(watch.revision(reads.read) == 4)
+        // The log gone (the last connection closed and checkpointed): read again.
+        try FileManager.default.removeItem(atPath: database + "-wal")
+        #expect(watch.revision(reads.read) == 5)
+    }
+
+    @Test func filesChangedJustNowAreReadEveryTime() throws {
+        let database = try files(age: 0)
+        let watch = RevisionWatch(database: database, quiet: 60_000_000_000)
+        let reads = Reads()
+        for expected in 1...3 { #expect(watch.revision(reads.read) == Int64(expected)) }
+    }
+
+    /// The real case: `serve` reads through its own connection while another (an import by
+    /// `galley import`) writes, after the files were quiet long enough for a reading to be kept.
+    @Test func aWriteThroughAnotherConnectionShowsAtOnce() throws {
+        let root = FileManager.default.temporaryDirectory.appending(path: "galley-revision-store-\(UUID().uuidString)")
+        let writer = try SQLiteStore(at: root, access: .create)
+        _ = try writer.importZip(Self.fixtures.appending(path: "zips/example-valid.zip").path, force: false, gate: nil, progress: nil)
+        let reader = try SQLiteStore(at: root, access: .read)
+        let before = try reader.revision()
+        Thread.sleep(forTimeInterval: 1.2)
+        #expect(try reader.revision() == before)
+        #expect(try reader.revision() == before, "kept")
+        _ = try writer.delete("example-valid")
+        #expect(try reader.revision() > before)
+        #expect(try reader.issues().isEmpty)
+    }
+}
