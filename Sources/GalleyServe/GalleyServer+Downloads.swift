@@ -5,6 +5,7 @@ import GalleyStore
 import HTTPTypes
 import Hummingbird
 import NIOCore
+import _NIOFileSystem
 
 extension GalleyServer {
     /// `GET`/`HEAD /issues/{id}/files/{name}`: one file of an issue. Only names the store
@@ -85,9 +86,34 @@ extension GalleyServer {
         }
         headers[.contentLength] = String(bytes.map { $0.upperBound - $0.lowerBound + 1 } ?? 0)
         guard request.method != .head, let bytes else { return Response(status: status, headers: headers) }
-        let body = try await FileIO().loadFile(path: file.path, range: Int(bytes.lowerBound)...Int(bytes.upperBound), context: context)
-        return Response(status: status, headers: headers, body: body)
+        return Response(status: status, headers: headers, body: Self.stream(file.path, bytes))
     }
+
+    /// A file's bytes, one chunk read at a time: the next is read only once the connection has
+    /// taken the last, so each download holds one chunk whatever the file's size and however
+    /// slow the client. (Hummingbird's `FileIO` reads through NIO's chunk sequence, which reads
+    /// several chunks ahead of a slow socket: megabytes per download.)
+    static func stream(_ path: String, _ bytes: ClosedRange<Int64>) -> ResponseBody {
+        ResponseBody(contentLength: Int(bytes.upperBound - bytes.lowerBound + 1)) { writer in
+            try await FileSystem.shared.withFileHandle(forReadingAt: FilePath(path)) { handle in
+                var offset = bytes.lowerBound
+                while offset <= bytes.upperBound {
+                    let length = min(Self.chunkLength, bytes.upperBound - offset + 1)
+                    let chunk = try await handle.readChunk(fromAbsoluteOffset: offset, length: .bytes(length))
+                    // A file cut short under us: end the answer rather than loop.
+                    guard chunk.readableBytes > 0 else {
+                        throw GalleyError("the file ended early", id: .storeFailed, path: path)
+                    }
+                    offset += Int64(chunk.readableBytes)
+                    try await writer.write(chunk)
+                }
+            }
+            try await writer.finish(nil)
+        }
+    }
+
+    /// Bytes read per step of a download.
+    static let chunkLength: Int64 = 256 * 1024
 
     static let reprDigest = HTTPField.Name("Repr-Digest")!
 
