@@ -63,6 +63,9 @@ public final class SQLiteStore: IssueStore {
             var configuration = Configuration()
             configuration.readonly = true
             configuration.busyMode = .timeout(60)
+            // Each connection keeps its own page cache; `serve` answers most requests from kept
+            // answers (its ResponseCache), so two readers, one per core here, are enough.
+            configuration.maximumReaderCount = 2
             let pool = try DatabasePool(path: path, configuration: configuration)
             let current = try pool.read { db in try StoreSchema.migrator().hasCompletedMigrations(db) }
             return current ? pool : nil
