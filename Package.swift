@@ -6,7 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "galley", targets: ["galley"]),
-        .library(name: "GalleyKit", targets: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyServe"]),
+        .library(name: "GalleyKit", targets: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyServe", "GalleySync"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/adam-fowler/compress-nio", from: "1.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // One system-library target per C library. Only the matching wrapper file in
@@ -84,8 +85,18 @@ let package = Package(
         .executableTarget(
             name: "galley",
             dependencies: [
-                "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyServe",
+                "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyServe", "GalleySync",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+        // `galley sync`: a feed followed into the store over HTTP (AsyncHTTPClient).
+        .target(
+            name: "GalleySync",
+            dependencies: [
+                "GalleyCore", "GalleyKit", "GalleyStore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ]),
         .testTarget(
             name: "GalleyKitTests",

@@ -54,6 +54,10 @@ public protocol IssueStore: AnyObject, Sendable {
     func packages() throws -> [StoredPackage]
     /// One issue's package, by apple_id or global id.
     func package(_ id: String) throws -> StoredPackage
+    /// What `galley sync` recorded of the feed at `url` after its last complete sync, if any.
+    func followedFeed(_ url: String) throws -> FollowedFeed?
+    /// Records a complete sync of a feed.
+    func recordFollowedFeed(_ feed: FollowedFeed) throws
 
     /// Removes an issue's rows and files; returns what was removed.
     func delete(_ id: String) throws -> StoredIssue

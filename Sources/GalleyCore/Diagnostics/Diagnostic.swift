@@ -123,6 +123,14 @@ public enum ErrorID: String, Sendable, Codable, CaseIterable {
     case writesOff = "writes.off"
     /// `serve`: an upload over the size limit (413).
     case uploadTooLarge = "upload.too-large"
+    /// `sync`: the feed or a package could not be fetched (network, HTTP error) after the retries.
+    case feedUnreachable = "feed.unreachable"
+    /// `sync`: the feed's answer is not a feed (not JSON, or not the shape of one).
+    case feedInvalid = "feed.invalid"
+    /// `sync`: the feed's revision is lower than one this store already followed (a rollback).
+    case feedRollback = "feed.rollback"
+    /// `sync`: a downloaded package's size or SHA-256 is not the feed's.
+    case downloadMismatch = "download.mismatch"
     /// The command needs a confirmation it did not get (delete without --yes off a terminal).
     case notConfirmed = "confirmation.missing"
     /// Anything else that stopped the work (a library failure); the message says what.

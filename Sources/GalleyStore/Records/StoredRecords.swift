@@ -295,3 +295,22 @@ public struct StoredPackage: Sendable, Hashable {
         StoredFile(name: "\(sha256).zip", path: path, size: size, sha256: sha256, lastUpdated: lastUpdated)
     }
 }
+
+/// A feed `galley sync` follows, as its last complete sync left it.
+public struct FollowedFeed: Sendable, Hashable {
+    /// The feed's address, as given to `sync`.
+    public var url: String
+    /// The feed answer's ETag, sent as `If-None-Match` next time (nil when it gave none).
+    public var etag: String?
+    /// The feed's revision (a Drupal-style endpoint's version): a lower one later is a rollback.
+    public var revision: Int64
+    /// When, RFC 3339.
+    public var syncedAt: String
+
+    public init(url: String, etag: String?, revision: Int64, syncedAt: String) {
+        self.url = url
+        self.etag = etag
+        self.revision = revision
+        self.syncedAt = syncedAt
+    }
+}

@@ -128,6 +128,16 @@ enum StoreSchema {
                 CREATE INDEX articleByDate ON article(coalesce(dateMS, -9223372036854775807) DESC);
                 """)
         }
+        // `galley sync`: what each followed feed last said (its ETag for the next conditional
+        // request, its revision against rollbacks), written only after a sync that completed.
+        migrator.registerMigration("v8: followed feeds") { db in
+            try db.create(table: "syncFeed") { t in
+                t.primaryKey("url", .text)
+                t.column("etag", .text)
+                t.column("revision", .integer).notNull()
+                t.column("syncedAt", .text).notNull()
+            }
+        }
         return migrator
     }
 }

@@ -1,0 +1,452 @@
+import AsyncHTTPClient
+import Foundation
+import GalleyCore
+import GalleyStore
+import NIOCore
+import NIOHTTP1
+import NIOFoundationCompat
+
+/// How `galley sync` talks to a feed's server.
+public struct SyncOptions: Sendable {
+    /// The feed: `galley serve`'s `/feed`, or a Drupal-packager-style `{version, file_path}`.
+    public var url: String
+    /// Attempts after the first, for the feed and for each package.
+    public var retries = 4
+    /// Seconds to connect, and of silence while a response is awaited or streams.
+    public var connectTimeout: Int64 = 10
+    public var idleTimeout: Int64 = 30
+    /// Backoff (full jitter): a wait drawn from 0 to min(cap, base x 2^attempt) seconds.
+    public var backoffBase = 0.5
+    public var backoffCap = 30.0
+
+    public init(url: String) { self.url = url }
+}
+
+/// One thing that happened, as Dumpling's notifications name them (`--events json`).
+public struct SyncEvent: Sendable, Encodable {
+    public enum Kind: String, Sendable, Encodable {
+        /// The feed answered 304: nothing to do.
+        case feedUnchanged
+        /// The feed changed: `revision` is its new one.
+        case feedChanged
+        /// A package's download starts (`bytes`: from where, when resumed).
+        case downloadStarted
+        /// A failed attempt that will be retried after `seconds`.
+        case retrying
+        /// A package was downloaded, checked and imported (`status`: imported or replaced).
+        case issueDownloadComplete
+        /// A package failed (`error`); the store keeps the old content of that issue.
+        case downloadFailed
+        /// An issue the store holds that the feed no longer lists (`galley sync` never removes it).
+        case issueNotInFeed
+        /// The sync ended.
+        case downloadComplete
+    }
+
+    public var event: Kind
+    public var appleID: String?
+    public var revision: Int64?
+    public var bytes: Int64?
+    public var seconds: Double?
+    public var status: String?
+    public var error: GalleyError?
+
+    public init(_ event: Kind, appleID: String? = nil) {
+        self.event = event
+        self.appleID = appleID
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case event, revision, bytes, seconds, status, error
+        case appleID = "apple_id"
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(event, forKey: .event)
+        try container.encodeIfPresent(appleID, forKey: .appleID)
+        try container.encodeIfPresent(revision, forKey: .revision)
+        try container.encodeIfPresent(bytes, forKey: .bytes)
+        try container.encodeIfPresent(seconds, forKey: .seconds)
+        try container.encodeIfPresent(status, forKey: .status)
+        try container.encodeIfPresent(error.map { ErrorDocument($0).error }, forKey: .error)
+    }
+}
+
+/// What a sync did.
+public struct SyncSummary: Sendable, Encodable {
+    public struct Failure: Sendable, Encodable {
+        public var appleID: String
+        public var error: GalleyError
+
+        enum CodingKeys: String, CodingKey { case appleID = "apple_id", error }
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(appleID, forKey: .appleID)
+            try container.encode(ErrorDocument(error).error, forKey: .error)
+        }
+    }
+
+    public var url: String
+    /// The feed said nothing changed (304).
+    public var unchanged: Bool
+    public var revision: Int64?
+    public var imported: [ImportResult] = []
+    /// Packages already in the store (same SHA-256): not downloaded.
+    public var current: [String] = []
+    public var failures: [Failure] = []
+    /// Issues in the store the feed does not list.
+    public var notInFeed: [String] = []
+
+    enum CodingKeys: String, CodingKey {
+        case url, unchanged, revision, imported, current, failures
+        case notInFeed = "not_in_feed"
+    }
+}
+
+/// A feed as `galley serve` gives it, or a Drupal packager's single package.
+struct Feed {
+    struct Package {
+        var appleID: String?
+        var version: Int64
+        var url: URL
+        var size: Int64?
+        var sha256: String?
+    }
+
+    var revision: Int64
+    var packages: [Package]
+    /// A single `{version, file_path}`: its version is the feed's revision.
+    var single: Bool
+
+    /// Reads the feed's JSON; `base` resolves relative `file_path`s.
+    init(_ data: Data, base: URL) throws {
+        func invalid(_ why: String) -> GalleyError {
+            GalleyError("\(base.absoluteString) is not a package feed: \(why)", id: .feedInvalid,
+                        hint: "Give galley serve's /feed, or an endpoint answering {\"version\", \"file_path\"}.")
+        }
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw invalid("its answer is not a JSON object")
+        }
+        func package(_ item: [String: Any], at path: String) throws -> Package {
+            guard let version = (item["version"] as? NSNumber)?.int64Value, version >= 0 else {
+                throw invalid("\(path)version is not a whole number")
+            }
+            guard let text = item["file_path"] as? String, let url = URL(string: text, relativeTo: base)?.absoluteURL,
+                  ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
+                throw invalid("\(path)file_path is not an http(s) address")
+            }
+            let sha = item["sha256"] as? String
+            if let sha, sha.count != 64 || !sha.allSatisfy(\.isHexDigit) { throw invalid("\(path)sha256 is not 64 hex digits") }
+            let appleID = item["apple_id"] as? String
+            if let appleID, appleID.isEmpty || appleID.utf8.count > 255 { throw invalid("\(path)apple_id is empty or too long") }
+            return Package(appleID: appleID, version: version, url: url, size: (item["size"] as? NSNumber)?.int64Value,
+                           sha256: sha?.lowercased())
+        }
+        if let items = object["packages"] as? [Any] {
+            guard let revision = (object["revision"] as? NSNumber)?.int64Value else { throw invalid("/revision is missing") }
+            self.revision = revision
+            packages = try items.enumerated().map { index, item in
+                guard let item = item as? [String: Any] else { throw invalid("/packages/\(index) is not an object") }
+                let found = try package(item, at: "/packages/\(index)/")
+                guard found.appleID != nil, found.sha256 != nil, found.size != nil else {
+                    throw invalid("/packages/\(index) needs apple_id, size and sha256")
+                }
+                return found
+            }
+            single = false
+        } else {
+            let only = try package(object, at: "/")
+            revision = only.version
+            packages = [only]
+            single = true
+        }
+    }
+}
+
+/// `galley sync`: follows a feed into the store. One conditional request for the feed (a 304
+/// ends the run), then each package whose SHA-256 the store does not have is downloaded into
+/// the store's `downloads/` (resumed with `Range` and `If-Range` after a cut), checked against
+/// the feed's size and SHA-256, and imported through the same gate and atomic import as
+/// `galley import`. Any failure leaves that issue's old content; the feed's ETag and revision
+/// are recorded only after a sync in which every package arrived, so the next run picks up
+/// what failed. Nothing leaves the store: an issue the feed stopped listing is reported.
+public struct FeedSyncer: Sendable {
+    public let store: any IssueStore
+    public let options: SyncOptions
+
+    public init(store: any IssueStore, options: SyncOptions) {
+        self.store = store
+        self.options = options
+    }
+
+    /// A failure worth another attempt (a cut connection, a 5xx, a 429), after `retryAfter`
+    /// seconds when the server said so.
+    struct Transient: Error {
+        var error: GalleyError
+        var retryAfter: Double?
+    }
+
+    public func run(_ emit: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
+        guard let feedURL = URL(string: options.url), ["http", "https"].contains(feedURL.scheme?.lowercased() ?? ""),
+              feedURL.host?.isEmpty == false else {
+            throw GalleyError("`\(options.url)` is not an http(s) address", id: .usage,
+                              hint: "For example galley sync http://127.0.0.1:8080/feed.")
+        }
+        var configuration = HTTPClient.Configuration(
+            redirectConfiguration: .follow(max: 5, allowCycles: false),
+            timeout: .init(connect: .seconds(options.connectTimeout), read: .seconds(options.idleTimeout)))
+        configuration.decompression = .disabled
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        do {
+            let summary = try await sync(client, feedURL, emit)
+            try? await client.shutdown()
+            return summary
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+    }
+
+    private func sync(_ client: HTTPClient, _ feedURL: URL, _ emit: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
+        let followed = try store.followedFeed(options.url)
+        let answer = try await retrying(emit, appleID: nil) { try await fetchFeed(client, feedURL, etag: followed?.etag) }
+        guard let (data, etag) = answer else {
+            emit(SyncEvent(.feedUnchanged))
+            var done = SyncEvent(.downloadComplete)
+            done.revision = followed?.revision
+            emit(done)
+            return SyncSummary(url: options.url, unchanged: true, revision: followed?.revision)
+        }
+        let feed = try Feed(data, base: feedURL)
+        if let followed, feed.revision < followed.revision {
+            throw GalleyError("the feed's revision \(feed.revision) is lower than \(followed.revision), which this store already followed",
+                              id: .feedRollback, path: options.url,
+                              hint: "The server went back to older content (a restored backup, or a replayed answer); nothing was changed.")
+        }
+        var summary = SyncSummary(url: options.url, unchanged: false, revision: feed.revision)
+        var changed = SyncEvent(.feedChanged)
+        changed.revision = feed.revision
+        emit(changed)
+        let downloads = store.root.appending(path: "downloads")
+        for package in feed.packages {
+            let name = package.appleID ?? package.url.lastPathComponent
+            if feed.single, let followed, package.version <= followed.revision { continue }
+            if let appleID = package.appleID, let sha = package.sha256, (try? store.package(appleID))?.sha256 == sha {
+                summary.current.append(appleID)
+                continue
+            }
+            do {
+                try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
+                // Named by content when the feed gives it, so a resumed download is the same file.
+                let file = downloads.appending(path: "\(package.sha256 ?? "v\(package.version)-\(Self.safe(name))").zip").path
+                let partial = file + ".partial"
+                var started = SyncEvent(.downloadStarted, appleID: package.appleID)
+                started.bytes = FileStatus(partial)?.size ?? 0
+                emit(started)
+                try await retrying(emit, appleID: package.appleID) { try await download(client, package, to: partial) }
+                try verify(partial, package)
+                try FileManager.default.moveItem(atPath: partial, toPath: file)
+                defer { try? FileManager.default.removeItem(atPath: file) }
+                let passed = try ImportGate.check(file)
+                let result = try store.importZip(file, force: false, gate: passed, progress: nil)
+                summary.imported.append(result)
+                var complete = SyncEvent(.issueDownloadComplete, appleID: result.appleID)
+                complete.status = result.status.rawValue
+                emit(complete)
+            } catch {
+                let failure = Self.galleyError(error, name)
+                summary.failures.append(.init(appleID: name, error: failure))
+                var failed = SyncEvent(.downloadFailed, appleID: name)
+                failed.error = failure
+                emit(failed)
+            }
+        }
+        if !feed.single {
+            let listed = Set(feed.packages.compactMap(\.appleID))
+            for issue in try store.issues() where !listed.contains(issue.appleID) {
+                summary.notInFeed.append(issue.appleID)
+                emit(SyncEvent(.issueNotInFeed, appleID: issue.appleID))
+            }
+        }
+        if summary.failures.isEmpty {
+            try store.recordFollowedFeed(FollowedFeed(url: options.url, etag: etag, revision: feed.revision,
+                                                      syncedAt: Date().ISO8601Format()))
+        }
+        var done = SyncEvent(.downloadComplete)
+        done.revision = feed.revision
+        emit(done)
+        return summary
+    }
+
+    /// The feed's bytes and ETag, or nil for a 304.
+    private func fetchFeed(_ client: HTTPClient, _ url: URL, etag: String?) async throws -> (Data, String?)? {
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.headers.add(name: "Accept", value: "application/json")
+        if let etag { request.headers.add(name: "If-None-Match", value: etag) }
+        let response = try await send(client, request, url.absoluteString)
+        if response.status == .notModified { return nil }
+        try Self.expect(response, [.ok], url.absoluteString)
+        do {
+            let body = try await response.body.collect(upTo: Self.feedLimit)
+            return (Data(buffer: body), response.headers.first(name: "ETag"))
+        } catch is NIOTooManyBytesError {
+            throw GalleyError("the feed at \(url.absoluteString) is over \(Self.feedLimit / 1_048_576) MB", id: .feedInvalid,
+                              hint: "Check the address: a feed lists packages, it does not hold them.")
+        } catch {
+            throw Transient(error: Self.unreachable(url.absoluteString, "the answer was cut: \(error)"), retryAfter: nil)
+        }
+    }
+
+    static let feedLimit = 16 * 1_048_576
+
+    /// Downloads a package into `partial`, resuming from what it holds when the server still
+    /// has the same file (`If-Range` with the feed's SHA-256, which `galley serve` uses as its
+    /// ETag). A server that answers the whole file instead starts it over.
+    private func download(_ client: HTTPClient, _ package: Feed.Package, to partial: String) async throws {
+        var have = FileStatus(partial)?.size ?? 0
+        if let size = package.size, have > size {
+            try? FileManager.default.removeItem(atPath: partial)
+            have = 0
+        }
+        if let size = package.size, have == size, size > 0 { return }
+        var request = HTTPClientRequest(url: package.url.absoluteString)
+        if have > 0 {
+            request.headers.add(name: "Range", value: "bytes=\(have)-")
+            if let sha = package.sha256 { request.headers.add(name: "If-Range", value: "\"\(sha)\"") }
+        }
+        let address = package.url.absoluteString
+        let response = try await send(client, request, address)
+        if response.status == .rangeNotSatisfiable {
+            try? FileManager.default.removeItem(atPath: partial)
+            throw Transient(error: Self.unreachable(address, "the server has no bytes past \(have)"), retryAfter: 0)
+        }
+        try Self.expect(response, [.ok, .partialContent], address)
+        let resumed = response.status == .partialContent && have > 0
+            && response.headers.first(name: "Content-Range")?.hasPrefix("bytes \(have)-") == true
+        let fd = Glibc.open(partial, O_WRONLY | O_CREAT | O_CLOEXEC | (resumed ? O_APPEND : O_TRUNC), 0o644)
+        guard fd >= 0 else {
+            throw GalleyError("cannot write \(partial): \(String(cString: strerror(errno)))", id: .storeFailed, path: partial,
+                              hint: "Check the store's free space and permissions.")
+        }
+        defer { close(fd) }
+        var written = resumed ? have : 0
+        do {
+            for try await chunk in response.body {
+                try Self.write(fd, chunk, partial)
+                written += Int64(chunk.readableBytes)
+                if let size = package.size, written > size {
+                    try? FileManager.default.removeItem(atPath: partial)
+                    throw GalleyError("the download of \(address) is larger than the feed's \(size) bytes", id: .downloadMismatch,
+                                      hint: "The feed and the file disagree: ask the server's operator; the store keeps the old issue.")
+                }
+            }
+        } catch let error as GalleyError {
+            throw error
+        } catch {
+            throw Transient(error: Self.unreachable(address, "the download was cut at byte \(written): \(error)"), retryAfter: nil)
+        }
+        if let size = package.size, written < size {
+            throw Transient(error: Self.unreachable(address, "the download ended at byte \(written) of \(size)"), retryAfter: nil)
+        }
+    }
+
+    private static func write(_ fd: Int32, _ chunk: ByteBuffer, _ path: String) throws {
+        try chunk.withUnsafeReadableBytes { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let count = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    throw GalleyError("cannot write \(path): \(String(cString: strerror(errno)))", id: .storeFailed, path: path,
+                                      hint: "Check the store's free space; the next sync resumes where this one stopped.")
+                }
+                offset += count
+            }
+        }
+    }
+
+    /// The downloaded file is the feed's: its size and SHA-256 (when the feed gives them).
+    private func verify(_ partial: String, _ package: Feed.Package) throws {
+        let digest = try FileDigest.of(partial)
+        if let size = package.size, digest.size != size || (package.sha256.map { $0 != digest.sha256 } ?? false) {
+            try? FileManager.default.removeItem(atPath: partial)
+            throw GalleyError("the download of \(package.url.absoluteString) is not the feed's file: \(digest.size) bytes, SHA-256 \(digest.sha256); the feed says \(size) bytes, \(package.sha256 ?? "")",
+                              id: .downloadMismatch, hint: "Nothing was imported; the next sync downloads it again.")
+        }
+    }
+
+    /// Sends a request; a failure to connect or a status worth retrying is `Transient`.
+    private func send(_ client: HTTPClient, _ request: HTTPClientRequest, _ address: String) async throws -> HTTPClientResponse {
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(request, deadline: .now() + .seconds(options.connectTimeout + options.idleTimeout))
+        } catch {
+            throw Transient(error: Self.unreachable(address, "\(error)"), retryAfter: nil)
+        }
+        let code = response.status.code
+        if code == 429 || code == 408 || code >= 500 {
+            throw Transient(error: Self.unreachable(address, "it answered \(code) \(response.status.reasonPhrase)"),
+                            retryAfter: response.headers.first(name: "Retry-After").flatMap(Self.retryAfter))
+        }
+        return response
+    }
+
+    private static func expect(_ response: HTTPClientResponse, _ statuses: [HTTPResponseStatus], _ address: String) throws {
+        guard statuses.contains(response.status) else {
+            throw unreachable(address, "it answered \(response.status.code) \(response.status.reasonPhrase)")
+        }
+    }
+
+    /// Runs `attempt` until it succeeds, fails for good, or the retries are spent, waiting
+    /// between attempts as the server asked (`Retry-After`) or with full-jitter backoff.
+    private func retrying<T>(_ emit: @Sendable (SyncEvent) -> Void, appleID: String?, _ attempt: () async throws -> T) async throws -> T {
+        var failures = 0
+        while true {
+            do {
+                return try await attempt()
+            } catch let transient as Transient {
+                guard failures < options.retries else { throw transient.error }
+                let wait = min(transient.retryAfter ?? Double.random(in: 0...min(options.backoffCap, options.backoffBase * pow(2, Double(failures)))),
+                               options.backoffCap * 4)
+                var event = SyncEvent(.retrying, appleID: appleID)
+                event.seconds = (wait * 1000).rounded() / 1000
+                event.error = transient.error
+                emit(event)
+                try await Task.sleep(for: .milliseconds(Int64(wait * 1000)))
+                failures += 1
+            }
+        }
+    }
+
+    /// `Retry-After` in seconds or as an HTTP date.
+    static func retryAfter(_ value: String) -> Double? {
+        if let seconds = Double(value.trimmingCharacters(in: .whitespaces)), seconds >= 0 { return seconds }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        return formatter.date(from: value).map { max(0, $0.timeIntervalSinceNow) }
+    }
+
+    static func unreachable(_ address: String, _ why: String) -> GalleyError {
+        GalleyError("cannot fetch \(address): \(why)", id: .feedUnreachable,
+                    hint: "Check the address and the network; the store keeps its content, and the next sync picks up from here.")
+    }
+
+    static func galleyError(_ error: any Error, _ name: String) -> GalleyError {
+        if let error = error as? GalleyError { return error }
+        if let transient = error as? Transient { return transient.error }
+        if let refused = error as? DiagnosticsError {
+            let first = refused.diagnostics.first.map { ": \($0.message)" } ?? ""
+            return GalleyError("the package of `\(name)` was refused by the import gate\(first)", id: .problems,
+                               hint: "`galley validate` on the zip says why; the store keeps the old issue.")
+        }
+        return GalleyError("\(name): \(error)", id: .failed)
+    }
+
+    /// A name safe as part of a file name.
+    static func safe(_ name: String) -> String {
+        String(name.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) || "-_.".unicodeScalars.contains($0) ? Character($0) : "_" }.prefix(100))
+    }
+}

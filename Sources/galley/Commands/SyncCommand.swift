@@ -1,0 +1,111 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import GalleyCore
+import GalleyStore
+import GalleySync
+
+struct SyncCommand: ParsableCommand {
+    enum Events: String, ExpressibleByArgument, CaseIterable {
+        case json
+    }
+
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Follow a package feed into the store: download what changed, keep old content on any failure.",
+        discussion: """
+            Reads a feed (galley serve's /feed, or a Drupal-packager-style endpoint answering \
+            {"version", "file_path"}) with one conditional request: when nothing changed the \
+            server answers 304 and nothing is written. Each package whose SHA-256 the store does \
+            not hold is downloaded into the store's downloads/ folder (resumed with Range and \
+            If-Range after a cut connection), checked against the feed's size and SHA-256, and \
+            imported through the same checks and atomic import as galley import. Cut \
+            connections, 5xx and 429 answers are retried (--retries) with backoff, as \
+            Retry-After asks when the server says. A failure leaves that issue's old content in \
+            the store, and the next sync picks up where this one stopped; a feed whose revision \
+            went down (a rollback) is refused. Issues the feed stopped listing are reported, \
+            never removed.
+
+            --events json prints one JSON line per event on standard output, named as Dumpling's \
+            notifications (issueDownloadComplete, downloadFailed, downloadComplete...); --json \
+            prints the summary. Exit status: 0 when the store \
+            follows the feed, 1 when a package failed or was refused, 2 when the feed could not \
+            be read. Run it from cron or a systemd timer (docs/sync.md).
+
+            Examples:
+              galley sync http://127.0.0.1:8080/feed --store reader-store
+              galley sync https://issues.example.com/feed --events json
+            """)
+
+    @Argument(help: "The feed's address.")
+    var url: String
+
+    @OptionGroup var store: StoreOptions
+    @OptionGroup var output: OutputOptions
+
+    @Option(help: "Attempts after the first, for the feed and for each package.")
+    var retries = 4
+
+    @Option(help: ArgumentHelp("Seconds to wait for a connection, and for a silent server.", valueName: "seconds"))
+    var timeout: Int64 = 30
+
+    @Option(help: "Print each event as one JSON line on standard output.")
+    var events: Events?
+
+    func validate() throws {
+        guard (0...20).contains(retries) else { throw ValidationError("--retries must be from 0 to 20") }
+        guard (1...3600).contains(timeout) else { throw ValidationError("--timeout must be from 1 to 3600 seconds") }
+        if events != nil && output.json { throw ValidationError("give --events json or --json, not both: both write to standard output") }
+    }
+
+    func run() throws {
+        let console = output.console
+        try console.run {
+            let opened = try store.open(.create)
+            var options = SyncOptions(url: url)
+            options.retries = retries
+            options.connectTimeout = min(timeout, 10)
+            options.idleTimeout = timeout
+            let syncer = FeedSyncer(store: opened, options: options)
+            let lines = events == .json
+            let summary = try runToEnd {
+                try await syncer.run { event in
+                    if lines {
+                        console.out.write(JSONDocument.compact(event) + "\n")
+                    } else if event.event == .retrying, let error = event.error {
+                        console.note("\(error.message); trying again in \(event.seconds ?? 0) s")
+                    }
+                }
+            }
+            if output.json { console.emit(summary) }
+            if !lines {
+                if summary.unchanged {
+                    console.status("\(url): unchanged since the last sync (revision \(summary.revision.map(String.init) ?? "-"))")
+                }
+                for result in summary.imported { console.status("\(result.appleID): \(result.status.rawValue)") }
+                if !summary.current.isEmpty { console.status("\(summary.current.count) issues already current") }
+                for appleID in summary.notInFeed { console.note("\(appleID): in the store but no longer in the feed (kept)") }
+            }
+            for failure in summary.failures where !output.json && !lines { console.err.report(failure.error) }
+            if !summary.failures.isEmpty { throw Status.problems }
+        }
+    }
+}
+
+/// Runs async work from a synchronous command and returns its result (or rethrows).
+private func runToEnd<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
+    let finished = DispatchSemaphore(value: 0)
+    let box = ResultBox<T>()
+    Task {
+        do { box.result = .success(try await work()) } catch { box.result = .failure(error) }
+        finished.signal()
+    }
+    finished.wait()
+    guard let result = box.result else { throw GalleyError("sync stopped without an outcome", id: .failed) }
+    return try result.get()
+}
+
+/// The task's outcome, handed to the waiting thread (the semaphore orders the write before the read).
+private final class ResultBox<T>: @unchecked Sendable {
+    var result: Result<T, any Error>?
+}
