@@ -352,17 +352,10 @@ public struct FeedSyncer: Sendable {
     }
 
     private static func write(_ fd: Int32, _ chunk: ByteBuffer, _ path: String) throws {
-        try chunk.withUnsafeReadableBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let count = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    throw GalleyError("cannot write \(path): \(String(cString: strerror(errno)))", id: .storeFailed, path: path,
-                                      hint: "Check the store's free space; the next sync resumes where this one stopped.")
-                }
-                offset += count
-            }
+        let failure = chunk.withUnsafeReadableBytes { writeAll(fd, $0) }
+        if failure != 0 {
+            throw GalleyError("cannot write \(path): \(String(cString: strerror(failure)))", id: .storeFailed, path: path,
+                              hint: "Check the store's free space; the next sync resumes where this one stopped.")
         }
     }
 

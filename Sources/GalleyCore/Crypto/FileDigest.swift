@@ -36,15 +36,8 @@ public struct FileDigest: Sendable, Hashable {
             hasher.update(chunk)
             size += Int64(count)
             if output >= 0, let copy {
-                var offset = 0
-                while offset < count {
-                    let written = write(output, base + offset, count - offset)
-                    if written < 0 {
-                        if errno == EINTR { continue }
-                        throw FileDigestError(path: copy, code: errno)
-                    }
-                    offset += written
-                }
+                let failure = writeAll(output, chunk)
+                if failure != 0 { throw FileDigestError(path: copy, code: failure) }
             }
         }
         if output >= 0, let copy, fsync(output) != 0 { throw FileDigestError(path: copy, code: errno) }

@@ -41,18 +41,24 @@ package func writeFile(_ path: String, _ text: String) throws {
     guard fd >= 0 else { throw GalleyError("cannot write: \(String(cString: strerror(errno)))", id: .outputUnwritable, path: path) }
     defer { close(fd) }
     var text = text
-    try text.withUTF8 { buffer in
-        guard let base = buffer.baseAddress else { return }
-        var offset = 0
-        while offset < buffer.count {
-            let written = write(fd, base + offset, buffer.count - offset)
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw GalleyError("cannot write: \(String(cString: strerror(errno)))", id: .outputUnwritable, path: path)
-            }
-            offset += written
+    let failure = text.withUTF8 { writeAll(fd, UnsafeRawBufferPointer($0)) }
+    if failure != 0 { throw GalleyError("cannot write: \(String(cString: strerror(failure)))", id: .outputUnwritable, path: path) }
+}
+
+/// Writes every byte of `bytes` to `fd` (`write(2)` may take fewer, or be interrupted):
+/// 0 when done, else the `errno` that stopped it.
+package func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
+    guard let base = bytes.baseAddress else { return 0 }
+    var offset = 0
+    while offset < bytes.count {
+        let written = write(fd, base + offset, bytes.count - offset)
+        if written < 0 {
+            if errno == EINTR { continue }
+            return errno
         }
+        offset += written
     }
+    return 0
 }
 
 /// The names in a folder as the file system stores them (bytes), with `readdir(3)`: Foundation

@@ -64,15 +64,10 @@ public final class ZipWriter {
         let status = archive_write_open2(archive, context, nil, { _, client, data, length in
             guard let client, let data else { return -1 }
             let sink = Unmanaged<ZipWriter.Sink>.fromOpaque(client).takeUnretainedValue()
-            var offset = 0
-            while offset < length {
-                let written = write(sink.fd, data + offset, length - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    sink.failure = String(cString: strerror(errno))
-                    return -1
-                }
-                offset += written
+            let failure = writeAll(sink.fd, UnsafeRawBufferPointer(start: data, count: length))
+            if failure != 0 {
+                sink.failure = String(cString: strerror(failure))
+                return -1
             }
             sink.hasher?.update(UnsafeRawBufferPointer(start: data, count: length))
             sink.bytes += Int64(length)
