@@ -150,6 +150,24 @@ extension Harness {
         func stop() { if process.isRunning { process.terminate() } }
     }
 
+    /// What a child process writes to `handle`, read until `enough` says so, the pipe closes or
+    /// `seconds` pass (checked between writes).
+    static func read(_ handle: FileHandle, seconds: TimeInterval = 20, until enough: (Data) -> Bool) -> Data {
+        var text = Data()
+        let deadline = Date().addingTimeInterval(seconds)
+        while !enough(text), Date() < deadline {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            text.append(chunk)
+        }
+        return text
+    }
+
+    /// What a child writes to `handle`, up to and including its `count`th line.
+    static func readLines(_ handle: FileHandle, _ count: Int) -> String {
+        String(decoding: read(handle) { text in text.count { $0 == 10 } >= count }, as: UTF8.self)
+    }
+
     /// Starts `galley ARGUMENTS` and waits (20 s at most) for its listening document.
     static func listening(_ arguments: [String]) throws -> Listening {
         let process = Process()
@@ -160,13 +178,7 @@ extension Harness {
         process.standardOutput = output
         process.standardError = errors
         try process.run()
-        var text = Data()
-        let deadline = Date().addingTimeInterval(20)
-        while !text.contains(UInt8(ascii: "}")), Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text.append(chunk)
-        }
+        let text = read(output.fileHandleForReading) { $0.contains(UInt8(ascii: "}")) }
         guard let document = try? JSONSerialization.jsonObject(with: text) as? [String: Any], let port = document["port"] as? Int else {
             process.terminate()
             throw GalleyTestError("galley \(arguments.first ?? "") did not say where it listens: \(String(decoding: text, as: UTF8.self))")

@@ -19,14 +19,7 @@ import Testing
         try process.run()
         defer { if process.isRunning { process.terminate() } }
         // The first line says where it listens.
-        var line = Data()
-        let deadline = Date().addingTimeInterval(20)
-        while !line.contains(10), Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        let text = String(decoding: line, as: UTF8.self)
+        let text = Harness.readLines(output.fileHandleForReading, 1)
         let port = try #require(text.split(separator: ":").last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) },
                                 "\(text)")
         let fetch = """
@@ -109,20 +102,14 @@ import Testing
         python.standardInput = input
         python.standardOutput = output
         try python.run()
-        var seen = Data()
-        let deadline = Date().addingTimeInterval(20)
-        while String(decoding: seen, as: UTF8.self).split(separator: "\n").count < 5, Date() < deadline {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            seen.append(chunk)
-        }
+        var seen = Harness.readLines(output.fileHandleForReading, 5)
         // Another process imports while the server runs.
         #expect(try Harness.galley(["import", work.appending(path: "com.example.harbour.2026-01.zip").path,
                                     "--store", store.path, "-q"]).status == 0)
         input.fileHandleForWriting.write(Data("go\n".utf8))
-        seen.append(output.fileHandleForReading.readDataToEndOfFile())
+        seen += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         python.waitUntilExit()
-        #expect(String(decoding: seen, as: UTF8.self) == """
+        #expect(seen == """
             a.example True http://a.example
             b.example:8443 True http://b.example:8443
             a.example True http://a.example
