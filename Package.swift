@@ -92,7 +92,7 @@ let package = Package(
         .target(
             name: "GalleySync",
             dependencies: [
-                "GalleyCore", "GalleyKit", "GalleyStore",
+                "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import GalleyCore
+import GalleyFormats
 import GalleyStore
 import NIOCore
 import NIOHTTP1
@@ -22,7 +23,8 @@ public struct SyncOptions: Sendable {
     public init(url: String) { self.url = url }
 }
 
-/// One thing that happened, as Dumpling's notifications name them (`--events json`).
+/// One thing that happened, as Dumpling's notifications name them (`--events json`). Every
+/// key is in every event, null when it does not apply (docs/json.md's rule for records).
 public struct SyncEvent: Sendable, Encodable {
     public enum Kind: String, Sendable, Encodable {
         /// The feed answered 304: nothing to do.
@@ -41,15 +43,18 @@ public struct SyncEvent: Sendable, Encodable {
         case issueNotInFeed
         /// The sync ended.
         case downloadComplete
+        /// The sync stopped before it could follow the feed (`error`: unreachable, not a feed,
+        /// a rollback); the store is as it was. The last event of such a run.
+        case syncFailed
     }
 
     public var event: Kind
-    public var appleID: String?
-    public var revision: Int64?
-    public var bytes: Int64?
-    public var seconds: Double?
-    public var status: String?
-    public var error: GalleyError?
+    @JSONNullable public var appleID: String?
+    @JSONNullable public var revision: Int64?
+    @JSONNullable public var bytes: Int64?
+    @JSONNullable public var seconds: Double?
+    @JSONNullable public var status: String?
+    @JSONNullable public var error: GalleyError?
 
     public init(_ event: Kind, appleID: String? = nil) {
         self.event = event
@@ -60,37 +65,21 @@ public struct SyncEvent: Sendable, Encodable {
         case event, revision, bytes, seconds, status, error
         case appleID = "apple_id"
     }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(event, forKey: .event)
-        try container.encodeIfPresent(appleID, forKey: .appleID)
-        try container.encodeIfPresent(revision, forKey: .revision)
-        try container.encodeIfPresent(bytes, forKey: .bytes)
-        try container.encodeIfPresent(seconds, forKey: .seconds)
-        try container.encodeIfPresent(status, forKey: .status)
-        try container.encodeIfPresent(error.map { ErrorDocument($0).error }, forKey: .error)
-    }
 }
 
-/// What a sync did.
+/// What a sync did (`galley sync --json`, docs/json/sync.schema.json).
 public struct SyncSummary: Sendable, Encodable {
     public struct Failure: Sendable, Encodable {
         public var appleID: String
         public var error: GalleyError
 
         enum CodingKeys: String, CodingKey { case appleID = "apple_id", error }
-        public func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(appleID, forKey: .appleID)
-            try container.encode(ErrorDocument(error).error, forKey: .error)
-        }
     }
 
     public var url: String
     /// The feed said nothing changed (304).
     public var unchanged: Bool
-    public var revision: Int64?
+    @JSONNullable public var revision: Int64?
     public var imported: [ImportResult] = []
     /// Packages already in the store (same SHA-256): not downloaded.
     public var current: [String] = []
@@ -119,35 +108,40 @@ struct Feed {
     /// A single `{version, file_path}`: its version is the feed's revision.
     var single: Bool
 
-    /// Reads the feed's JSON; `base` resolves relative `file_path`s.
-    init(_ data: Data, base: URL) throws {
+    /// Reads the feed's JSON; `base` resolves relative `file_path`s. Errors name the JSON
+    /// path of what is wrong.
+    init(_ text: String, base: URL) throws {
         func invalid(_ why: String) -> GalleyError {
             GalleyError("\(base.absoluteString) is not a package feed: \(why)", id: .feedInvalid,
                         hint: "Give galley serve's /feed, or an endpoint answering {\"version\", \"file_path\"}.")
         }
-        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+        func number(_ value: JSONValue?) -> Int64? {
+            if case .number(let text) = value { return Int64(text) }
+            return nil
+        }
+        guard let object = JSONValue(parsing: text), case .object = object else {
             throw invalid("its answer is not a JSON object")
         }
-        func package(_ item: [String: Any], at path: String) throws -> Package {
-            guard let version = (item["version"] as? NSNumber)?.int64Value, version >= 0 else {
+        func package(_ item: JSONValue, at path: String) throws -> Package {
+            guard let version = number(item["version"]), version >= 0 else {
                 throw invalid("\(path)version is not a whole number")
             }
-            guard let text = item["file_path"] as? String, let url = URL(string: text, relativeTo: base)?.absoluteURL,
+            guard let text = item["file_path"]?.stringValue, let url = URL(string: text, relativeTo: base)?.absoluteURL,
                   ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
                 throw invalid("\(path)file_path is not an http(s) address")
             }
-            let sha = item["sha256"] as? String
+            let sha = item["sha256"]?.stringValue
             if let sha, sha.count != 64 || !sha.allSatisfy(\.isHexDigit) { throw invalid("\(path)sha256 is not 64 hex digits") }
-            let appleID = item["apple_id"] as? String
+            let appleID = item["apple_id"]?.stringValue
             if let appleID, appleID.isEmpty || appleID.utf8.count > 255 { throw invalid("\(path)apple_id is empty or too long") }
-            return Package(appleID: appleID, version: version, url: url, size: (item["size"] as? NSNumber)?.int64Value,
-                           sha256: sha?.lowercased())
+            return Package(appleID: appleID, version: version, url: url, size: number(item["size"]), sha256: sha?.lowercased())
         }
-        if let items = object["packages"] as? [Any] {
-            guard let revision = (object["revision"] as? NSNumber)?.int64Value else { throw invalid("/revision is missing") }
+        if let listed = object["packages"] {
+            guard case .array(let items) = listed else { throw invalid("/packages is not an array") }
+            guard let revision = number(object["revision"]) else { throw invalid("/revision is not a whole number") }
             self.revision = revision
             packages = try items.enumerated().map { index, item in
-                guard let item = item as? [String: Any] else { throw invalid("/packages/\(index) is not an object") }
+                guard case .object = item else { throw invalid("/packages/\(index) is not an object") }
                 let found = try package(item, at: "/packages/\(index)/")
                 guard found.appleID != nil, found.sha256 != nil, found.size != nil else {
                     throw invalid("/packages/\(index) needs apple_id, size and sha256")
@@ -187,12 +181,17 @@ public struct FeedSyncer: Sendable {
         var retryAfter: Double?
     }
 
-    public func run(_ emit: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
-        guard let feedURL = URL(string: options.url), ["http", "https"].contains(feedURL.scheme?.lowercased() ?? ""),
-              feedURL.host?.isEmpty == false else {
-            throw GalleyError("`\(options.url)` is not an http(s) address", id: .usage,
+    /// `text` as a feed's address: http or https, with a host.
+    public static func feedURL(_ text: String) throws -> URL {
+        guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else {
+            throw GalleyError("`\(text)` is not an http(s) address", id: .usage,
                               hint: "For example galley sync http://127.0.0.1:8080/feed.")
         }
+        return url
+    }
+
+    public func run(_ emit: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
+        let feedURL = try Self.feedURL(options.url)
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .follow(max: 5, allowCycles: false),
             timeout: .init(connect: .seconds(options.connectTimeout), read: .seconds(options.idleTimeout)))
@@ -204,6 +203,9 @@ public struct FeedSyncer: Sendable {
             return summary
         } catch {
             try? await client.shutdown()
+            var failed = SyncEvent(.syncFailed)
+            failed.error = Self.galleyError(error, options.url)
+            emit(failed)
             throw error
         }
     }
@@ -211,14 +213,14 @@ public struct FeedSyncer: Sendable {
     private func sync(_ client: HTTPClient, _ feedURL: URL, _ emit: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
         let followed = try store.followedFeed(options.url)
         let answer = try await retrying(emit, appleID: nil) { try await fetchFeed(client, feedURL, etag: followed?.etag) }
-        guard let (data, etag) = answer else {
+        guard let (text, etag) = answer else {
             emit(SyncEvent(.feedUnchanged))
             var done = SyncEvent(.downloadComplete)
             done.revision = followed?.revision
             emit(done)
             return SyncSummary(url: options.url, unchanged: true, revision: followed?.revision)
         }
-        let feed = try Feed(data, base: feedURL)
+        let feed = try Feed(text, base: feedURL)
         if let followed, feed.revision < followed.revision {
             throw GalleyError("the feed's revision \(feed.revision) is lower than \(followed.revision), which this store already followed",
                               id: .feedRollback, path: options.url,
@@ -239,14 +241,18 @@ public struct FeedSyncer: Sendable {
             do {
                 try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
                 // Named by content when the feed gives it, so a resumed download is the same file.
-                let file = downloads.appending(path: "\(package.sha256 ?? "v\(package.version)-\(Self.safe(name))").zip").path
+                let file = downloads.appending(path: "\(package.sha256 ?? "v\(package.version)-\(SourceTree.zipSafeName(name))").zip").path
                 let partial = file + ".partial"
                 var started = SyncEvent(.downloadStarted, appleID: package.appleID)
                 started.bytes = FileStatus(partial)?.size ?? 0
                 emit(started)
                 try await retrying(emit, appleID: package.appleID) { try await download(client, package, to: partial) }
                 try verify(partial, package)
-                try FileManager.default.moveItem(atPath: partial, toPath: file)
+                // rename(2) replaces a file a sync killed before its import left behind.
+                guard rename(partial, file) == 0 else {
+                    throw GalleyError("cannot move the download into place: \(String(cString: strerror(errno)))", id: .storeFailed, path: file,
+                                      hint: "Check the permissions of the store's downloads/ folder.")
+                }
                 defer { try? FileManager.default.removeItem(atPath: file) }
                 let passed = try ImportGate.check(file)
                 let result = try store.importZip(file, force: false, gate: passed, progress: nil)
@@ -280,7 +286,7 @@ public struct FeedSyncer: Sendable {
     }
 
     /// The feed's bytes and ETag, or nil for a 304.
-    private func fetchFeed(_ client: HTTPClient, _ url: URL, etag: String?) async throws -> (Data, String?)? {
+    private func fetchFeed(_ client: HTTPClient, _ url: URL, etag: String?) async throws -> (String, String?)? {
         var request = HTTPClientRequest(url: url.absoluteString)
         request.headers.add(name: "Accept", value: "application/json")
         if let etag { request.headers.add(name: "If-None-Match", value: etag) }
@@ -289,7 +295,7 @@ public struct FeedSyncer: Sendable {
         try Self.expect(response, [.ok], url.absoluteString)
         do {
             let body = try await response.body.collect(upTo: Self.feedLimit)
-            return (Data(buffer: body), response.headers.first(name: "ETag"))
+            return (String(buffer: body), response.headers.first(name: "ETag"))
         } catch is NIOTooManyBytesError {
             throw GalleyError("the feed at \(url.absoluteString) is over \(Self.feedLimit / 1_048_576) MB", id: .feedInvalid,
                               hint: "Check the address: a feed lists packages, it does not hold them.")
@@ -362,11 +368,13 @@ public struct FeedSyncer: Sendable {
     /// The downloaded file is the feed's: its size and SHA-256 (when the feed gives them).
     private func verify(_ partial: String, _ package: Feed.Package) throws {
         let digest = try FileDigest.of(partial)
-        if let size = package.size, digest.size != size || (package.sha256.map { $0 != digest.sha256 } ?? false) {
-            try? FileManager.default.removeItem(atPath: partial)
-            throw GalleyError("the download of \(package.url.absoluteString) is not the feed's file: \(digest.size) bytes, SHA-256 \(digest.sha256); the feed says \(size) bytes, \(package.sha256 ?? "")",
-                              id: .downloadMismatch, hint: "Nothing was imported; the next sync downloads it again.")
-        }
+        let sizeDiffers = package.size.map { $0 != digest.size } ?? false
+        let hashDiffers = package.sha256.map { $0 != digest.sha256 } ?? false
+        guard sizeDiffers || hashDiffers else { return }
+        try? FileManager.default.removeItem(atPath: partial)
+        throw GalleyError("the download of \(package.url.absoluteString) is not the feed's file: \(digest.size) bytes, SHA-256 \(digest.sha256); "
+                          + "the feed says \(package.size.map(String.init) ?? "any size"), \(package.sha256 ?? "any SHA-256")",
+                          id: .downloadMismatch, hint: "Nothing was imported; the next sync downloads it again.")
     }
 
     /// Sends a request; a failure to connect or a status worth retrying is `Transient`.
@@ -436,10 +444,5 @@ public struct FeedSyncer: Sendable {
                                hint: "`galley validate` on the zip says why; the store keeps the old issue.")
         }
         return GalleyError("\(name): \(error)", id: .failed)
-    }
-
-    /// A name safe as part of a file name.
-    static func safe(_ name: String) -> String {
-        String(name.unicodeScalars.map { CharacterSet.alphanumerics.contains($0) || "-_.".unicodeScalars.contains($0) ? Character($0) : "_" }.prefix(100))
     }
 }

@@ -14,6 +14,24 @@ import Testing
         return (listed.json?["issues"] as? [[String: Any]] ?? []).compactMap { $0["apple_id"] as? String }.sorted()
     }
 
+    /// Checks documents against their schemas in docs/json (one run of check_json_schema.py):
+    /// `sync` for --json, `sync-event` for each line of --events json.
+    static func expectSchemas(_ documents: [(schema: String, text: String)]) throws {
+        let folder = try Harness.temporaryDirectory()
+        var pairs: [String] = []
+        for (index, document) in documents.enumerated() {
+            let file = folder.appending(path: "\(index).json")
+            try Data(document.text.utf8).write(to: file)
+            pairs.append("\(document.schema)=\(file.path)")
+        }
+        let check = try Harness.tool("python3", [JSONContractTests.checker.path, JSONContractTests.schemas.path] + pairs)
+        #expect(check.status == 0, "outputs that break their schema:\n\(check.stdout)\(check.stderr)")
+    }
+
+    static func eventLines(_ text: String) -> [(schema: String, text: String)] {
+        text.split(separator: "\n").map { ("sync-event", String($0)) }
+    }
+
     static func events(_ text: String) -> [[String: Any]] {
         text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
@@ -53,6 +71,18 @@ import Testing
         #expect(third.json?["not_in_feed"] as? [String] == ["example-valid"])
         #expect((third.json?["current"] as? [String]) == ["com.example.harbour.2026-01"], "not downloaded again")
         #expect(try Self.issues(reader) == ["com.example.harbour.2026-01", "example-valid"])
+        try Self.expectSchemas(Self.eventLines(first.stdout) + [("sync", second.stdout), ("sync", third.stdout)])
+    }
+
+    /// A bad address is a usage error that creates no store.
+    @Test func anAddressThatIsNotHTTPIsAUsageError() throws {
+        let store = try Harness.temporaryDirectory().appending(path: "reader")
+        for url in ["ftp://example.com/feed", "feed.json", "http://"] {
+            let result = try Harness.galley(["sync", url, "--store", store.path, "--json"])
+            #expect(result.status == 2)
+            #expect((result.json?["error"] as? [String: Any])?["id"] as? String == "usage", "\(url): \(result.stdout)")
+            #expect(!FileManager.default.fileExists(atPath: store.path))
+        }
     }
 
     /// Starts the scripted server for `scenario`, serving the example-valid fixture.
@@ -64,13 +94,8 @@ import Testing
         let output = Pipe()
         process.standardOutput = output
         try process.run()
-        var line = Data()
-        while !line.contains(10) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        let port = try #require(Int(String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let line = Harness.readLines(output.fileHandleForReading, 1)
+        let port = try #require(Int(line.trimmingCharacters(in: .whitespacesAndNewlines)), "fault_server.py said: \(line)")
         return (process, port)
     }
 
@@ -95,6 +120,7 @@ import Testing
     @Test(arguments: [
         ("badsha", Int32(1), "download.mismatch"),
         ("down", Int32(2), "feed.unreachable"),
+        ("garbage", Int32(2), "feed.invalid"),
     ])
     func faultsLeaveTheStoreAsItWas(scenario: String, status: Int32, id: String) throws {
         let work = try Harness.temporaryDirectory()
@@ -109,6 +135,11 @@ import Testing
         #expect(error?["id"] as? String == id, "\(result.stdout)")
         #expect(try Harness.galley(["issue", "example-valid", "--store", reader.path, "--json"]).stdout == before)
         #expect(try Self.storeIsClean(reader))
+        // The same fault under --events json: the last line says how the sync ended.
+        let events = try Harness.galley(["sync", "http://127.0.0.1:\(port)/feed", "--store", reader.path, "--retries", "0", "--events", "json"])
+        let last = Self.events(events.stdout).last
+        #expect(last?["event"] as? String == (status == 2 ? "syncFailed" : "downloadComplete"), "\(events.stdout)")
+        try Self.expectSchemas([("sync", result.stdout)] + Self.eventLines(events.stdout))
     }
 
     @Test func aServerThatAsksToWaitIsWaitedFor() throws {

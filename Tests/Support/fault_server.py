@@ -9,7 +9,7 @@ per request to LOG: "METHOD PATH range=... if-range=...".
 Scenarios: ok; cut (the first download stops halfway, later ones honour Range + If-Range);
 badsha (the feed names another SHA-256); busy (the first feed request is 429 with
 Retry-After: 1); down (every request is 500); rollback (the feed's revision is 50 at first,
-then 1: a restored backup).
+then 1: a restored backup); garbage (the feed is an HTML page, as a captive portal answers).
 """
 import hashlib
 import http.server
@@ -44,6 +44,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 log.write(f"GET {self.path} range={self.headers.get('Range')} if-range={self.headers.get('If-Range')}\n")
         if scenario == "down":
             return self.send(500, b"down")
+        if self.path == "/feed" and scenario == "garbage":
+            return self.send(200, b"<html>Sign in</html>", [("Content-Type", "text/html")])
         if self.path == "/feed":
             with lock:
                 state["feeds"] += 1

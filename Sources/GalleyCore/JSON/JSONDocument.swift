@@ -66,6 +66,14 @@ public struct ErrorDocument: Encodable, Sendable {
     }
 }
 
+/// An error inside another document (a failed import, a sync event) is the same object as
+/// `{"error": ...}`'s.
+extension GalleyError: Encodable {
+    public func encode(to encoder: any Encoder) throws {
+        try ErrorDocument(self).error.encode(to: encoder)
+    }
+}
+
 /// An optional value that Galley's JSON writes as `null` when it is absent, where Foundation's
 /// synthesized encoding would leave the key out (docs/json.md: every key of a record is always
 /// present). Mark a record's optional properties with it instead of writing `encode(to:)` by

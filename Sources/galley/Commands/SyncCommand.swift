@@ -28,7 +28,7 @@ struct SyncCommand: ParsableCommand {
 
             --events json prints one JSON line per event on standard output, named as Dumpling's \
             notifications (issueDownloadComplete, downloadFailed, downloadComplete...); --json \
-            prints the summary. Exit status: 0 when the store \
+            prints the summary (docs/json/sync.schema.json). Exit status: 0 when the store \
             follows the feed, 1 when a package failed or was refused, 2 when the feed could not \
             be read. Run it from cron or a systemd timer (docs/sync.md).
 
@@ -61,6 +61,8 @@ struct SyncCommand: ParsableCommand {
     func run() throws {
         let console = output.console
         try console.run {
+            // A bad address creates no store.
+            _ = try FeedSyncer.feedURL(url)
             let opened = try store.open(.create)
             var options = SyncOptions(url: url)
             options.retries = retries

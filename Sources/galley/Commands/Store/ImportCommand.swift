@@ -60,7 +60,7 @@ struct ImportCommand: ParsableCommand {
                 var container = encoder.container(keyedBy: CodingKeys.self)
                 try container.encode(path, forKey: .path)
                 try container.encode("failed", forKey: .status)
-                try container.encode(ErrorDocument(error).error, forKey: .error)
+                try container.encode(error, forKey: .error)
             }
         }
     }
