@@ -1,5 +1,4 @@
 import ArgumentParser
-import Dispatch
 import Foundation
 import GalleyCore
 import GalleyStore
@@ -92,22 +91,4 @@ struct SyncCommand: ParsableCommand {
             if !summary.failures.isEmpty { throw Status.problems }
         }
     }
-}
-
-/// Runs async work from a synchronous command and returns its result (or rethrows).
-private func runToEnd<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
-    let finished = DispatchSemaphore(value: 0)
-    let box = ResultBox<T>()
-    Task {
-        do { box.result = .success(try await work()) } catch { box.result = .failure(error) }
-        finished.signal()
-    }
-    finished.wait()
-    guard let result = box.result else { throw GalleyError("sync stopped without an outcome", id: .failed) }
-    return try result.get()
-}
-
-/// The task's outcome, handed to the waiting thread (the semaphore orders the write before the read).
-private final class ResultBox<T>: @unchecked Sendable {
-    var result: Result<T, any Error>?
 }

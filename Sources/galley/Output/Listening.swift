@@ -11,14 +11,13 @@ func serveUntilStopped<Listening: Encodable & Sendable>(
     listening: @escaping @Sendable (_ port: Int) -> (document: Listening, line: String),
     run: @escaping @Sendable (_ onListening: @escaping @Sendable (Int) -> Void) async throws -> Void
 ) throws {
-    let finished = DispatchSemaphore(value: 0)
-    let outcome = ServerOutcome()
     // One server per process, so this runs once, before any task.
     _ = GalleyServer.runTasksOnEventLoops()
-    Task {
-        do {
+    let started = Box<Bool>()
+    do {
+        try runToEnd {
             try await run { port in
-                outcome.listening = true
+                started.value = true
                 let (document, line) = listening(port)
                 if json {
                     Terminal.standardOutput.write(JSONDocument.encode(document))
@@ -26,14 +25,9 @@ func serveUntilStopped<Listening: Encodable & Sendable>(
                     Terminal.standardOutput.write(line + "\n")
                 }
             }
-        } catch {
-            outcome.error = error
         }
-        finished.signal()
-    }
-    finished.wait()
-    if let error = outcome.error {
-        guard outcome.listening else {
+    } catch {
+        guard started.value == true else {
             throw GalleyError("cannot listen on \(host):\(port): \(error)", id: .failed,
                               hint: "Another program may have the port: choose another with --port (0 takes any free one).")
         }
@@ -41,9 +35,23 @@ func serveUntilStopped<Listening: Encodable & Sendable>(
     }
 }
 
-/// The server task's outcome, handed to the waiting main thread.
-/// (The semaphore the main thread waits on orders these writes before its reads.)
-private final class ServerOutcome: @unchecked Sendable {
-    var error: (any Error)?
-    var listening = false
+/// Runs async work from a synchronous command to its end and returns its result (or
+/// rethrows its error).
+func runToEnd<T: Sendable>(_ work: @escaping @Sendable () async throws -> T) throws -> T {
+    let finished = DispatchSemaphore(value: 0)
+    let box = Box<Result<T, any Error>>()
+    Task {
+        do { box.value = .success(try await work()) } catch { box.value = .failure(error) }
+        finished.signal()
+    }
+    finished.wait()
+    guard let result = box.value else { throw GalleyError("the work stopped without an outcome", id: .failed) }
+    return try result.get()
 }
+
+/// A value handed from a task to the thread that waits for it (`runToEnd`'s semaphore orders
+/// the write before the read).
+final class Box<Value>: @unchecked Sendable {
+    var value: Value?
+}
+
