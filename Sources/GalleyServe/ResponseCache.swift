@@ -1,3 +1,4 @@
+import DequeModule
 import Foundation
 import HTTPTypes
 import NIOCore
@@ -9,8 +10,7 @@ import NIOCore
 /// sees a newer revision empties the cache.
 ///
 /// Bounded: at most `capacity` bytes of bodies (an answer larger than an eighth of it is never
-/// kept), the oldest entries leaving first. Hand-made rather than a package's: what it needs is
-/// a dictionary, a lock and a queue of keys.
+/// kept), the oldest entries leaving first.
 final class ResponseCache: @unchecked Sendable {
     /// One answer: everything of the response but what middleware adds per request.
     struct Entry {
@@ -23,9 +23,8 @@ final class ResponseCache: @unchecked Sendable {
     private let lock = NSLock()
     private var revision: Int64 = .min
     private var entries: [String: Entry] = [:]
-    /// Keys, oldest first, from `head` on (removed from the front by moving `head`).
-    private var order: [String] = []
-    private var head = 0
+    /// Keys, oldest first.
+    private var order: Deque<String> = []
     private var bytes = 0
 
     init(capacity: Int = 8 * 1024 * 1024) {
@@ -51,20 +50,12 @@ final class ResponseCache: @unchecked Sendable {
             self.revision = revision
             entries.removeAll(keepingCapacity: true)
             order.removeAll(keepingCapacity: true)
-            head = 0
             bytes = 0
         } else if revision < self.revision || entries[key] != nil {
             return
         }
-        while bytes + size > capacity, head < order.count {
-            if let old = entries.removeValue(forKey: order[head]) {
-                bytes -= old.body.readableBytes + order[head].utf8.count
-            }
-            head += 1
-        }
-        if head > 1024 && head * 2 > order.count {
-            order.removeFirst(head)
-            head = 0
+        while bytes + size > capacity, let oldest = order.popFirst() {
+            if let old = entries.removeValue(forKey: oldest) { bytes -= old.body.readableBytes + oldest.utf8.count }
         }
         entries[key] = entry
         order.append(key)
