@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import NIOPosix
 import ServiceLifecycle
 
 /// `galley preview`: a source folder's preview site (as `galley render --output` makes it),
@@ -104,7 +105,9 @@ public final class PreviewServer: @unchecked Sendable {
                 // Editors write in bursts (temporary file, rename, chmod): wait for the last.
                 try? await Task.sleep(for: .milliseconds(150))
                 do {
-                    let (_, changed) = try rebuild()
+                    // Seconds of rendering: on NIO's thread pool, not on the event loops that
+                    // answer the pages (Swift tasks run on them, see runTasksOnEventLoops).
+                    let (_, changed) = try await NIOThreadPool.singleton.runIfActive { try self.rebuild() }
                     if !changed.isEmpty {
                         logger.notice("rebuilt: \(changed.filter { $0 != "*" }.joined(separator: ", "))")
                         events.send("event: change\ndata: \(JSONDocument.compact(changed))\n\n")
