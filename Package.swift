@@ -100,21 +100,23 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ]),
+        // Scratch folders for every test target: one per test process, removed when it ends.
+        .target(name: "GalleyTestSupport", path: "Tests/GalleyTestSupport"),
         .testTarget(
             name: "GalleyKitTests",
-            dependencies: ["GalleyCore", "GalleyFormats", "GalleyKit"]),
+            dependencies: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyTestSupport"]),
         .testTarget(
             name: "GalleyStoreTests",
-            dependencies: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore"]),
+            dependencies: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyTestSupport"]),
         .testTarget(
             name: "GalleyServeTests",
             dependencies: [
-                "GalleyCore", "GalleyKit", "GalleyStore", "GalleyServe",
+                "GalleyCore", "GalleyKit", "GalleyStore", "GalleyServe", "GalleyTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "CompressNIO", package: "compress-nio"),
             ]),
         .testTarget(
             name: "GalleyEndToEndTests",
-            dependencies: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "galley"]),
+            dependencies: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyTestSupport", "galley"]),
     ]
 )

@@ -1,4 +1,6 @@
 import Foundation
+import GalleyTestSupport
+import GalleyTestSupport
 import Testing
 
 /// Runs the built `galley` binary and other programs, and finds the repository's files.
@@ -73,7 +75,7 @@ enum Harness {
     }
 
     static func temporaryDirectory() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appending(path: "galley-test-\(UUID().uuidString)")
+        let url = Scratch.path("galley-test")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }

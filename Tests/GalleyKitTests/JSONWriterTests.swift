@@ -1,4 +1,5 @@
 import Foundation
+import GalleyTestSupport
 import Testing
 @testable import GalleyCore
 @testable import GalleyFormats
@@ -34,7 +35,7 @@ import Testing
         first.sounds = [AssetRecord(id: "s", kind: .sound, caption: "c", source: "s", fileName: "s.mp3", crop350: "s.mp3")]
         let second = ArticleRecord(globalID: "a2", title: "Two", body: "", dateLastUpdated: "d2")
         for articles in [[], [first], [first, second]] {
-            let url = FileManager.default.temporaryDirectory.appending(path: "manifest-\(UUID().uuidString).json")
+            let url = Scratch.path("manifest", suffix: ".json")
             defer { try? FileManager.default.removeItem(at: url) }
             let writer = try ManifestFileWriter(url: url, issue: issue)
             for article in articles { try writer.append(article) }

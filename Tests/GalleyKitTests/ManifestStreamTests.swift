@@ -1,4 +1,5 @@
 import Foundation
+import GalleyTestSupport
 import Testing
 @testable import GalleyCore
 @testable import GalleyFormats
@@ -86,7 +87,7 @@ import Testing
     }
 
     @Test func aFileIsReadAndAMissingOneSaysSo() throws {
-        let url = FileManager.default.temporaryDirectory.appending(path: "manifest-\(UUID().uuidString).json")
+        let url = Scratch.path("manifest", suffix: ".json")
         try Data(Self.text.utf8).write(to: url)
         defer { try? FileManager.default.removeItem(at: url) }
         #expect(try ManifestStream.issue(url, display: "x").title == "T")

@@ -1,4 +1,5 @@
 import Foundation
+import GalleyTestSupport
 import Testing
 @testable import GalleyCore
 @testable import GalleyFormats
@@ -11,7 +12,7 @@ import Testing
         .deletingLastPathComponent().appending(path: "Examples/winter-2026")
 
     func outputFolder() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appending(path: "galley-unit-\(UUID().uuidString)")
+        let url = Scratch.path("galley-unit")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }

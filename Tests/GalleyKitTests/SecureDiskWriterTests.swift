@@ -1,4 +1,5 @@
 import Foundation
+import GalleyTestSupport
 import Testing
 @testable import GalleyCore
 @testable import GalleyFormats
@@ -10,7 +11,7 @@ import Testing
 
     /// A fresh folder holding `root/` (where files go) and `outside/` (which must stay empty).
     func folders() throws -> (root: URL, outside: URL) {
-        let base = FileManager.default.temporaryDirectory.appending(path: "galley-disk-\(UUID().uuidString)")
+        let base = Scratch.path("galley-disk")
         let root = base.appending(path: "root")
         let outside = base.appending(path: "outside")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)

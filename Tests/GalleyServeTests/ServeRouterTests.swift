@@ -1,5 +1,6 @@
 import CompressNIO
 import Foundation
+import GalleyTestSupport
 import GalleyCore
 import GalleyFormats
 import GalleyKit
@@ -18,7 +19,7 @@ import Testing
 
     init() throws {
         ProcessEnvironment.configureForArchives()
-        let root = FileManager.default.temporaryDirectory.appending(path: "galley-serve-\(UUID().uuidString)")
+        let root = Scratch.path("galley-serve")
         let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appending(path: "Examples/winter-2026")
         let summary = try Packer().pack(PackOptions(source: example, output: root.appending(path: "dist/")))
@@ -199,7 +200,7 @@ import Testing
     /// (one that sorts before the cursor, one after) lists every article once, in order, with
     /// no duplicate and no gap; offsets would have shifted.
     @Test func cursorsShowNoDuplicateOrGapWhenAnIssueArrivesMidListing() async throws {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "galley-serve-cursor-\(UUID().uuidString)")
+        let folder = Scratch.path("galley-serve-cursor")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appending(path: "Examples/winter-2026")
@@ -444,7 +445,7 @@ import Testing
     /// growing with each import that changes it, the zip at a content-named address with ranges,
     /// and older-format zips kept out.
     @Test func thePackageFeedNamesEachIssuesZipAndItsVersion() async throws {
-        let root = FileManager.default.temporaryDirectory.appending(path: "galley-serve-feed-\(UUID().uuidString)")
+        let root = Scratch.path("galley-serve-feed")
         let feedStore = try SQLiteStore(at: root, access: .create)
         let older = Self.fixtures.appending(path: "versions/example-valid.zip").path
         let newer = Self.fixtures.appending(path: "zips/example-valid.zip").path

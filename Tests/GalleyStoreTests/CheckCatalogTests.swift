@@ -1,4 +1,5 @@
 import Foundation
+import GalleyTestSupport
 import Testing
 @testable import GalleyCore
 @testable import GalleyFormats
@@ -57,7 +58,7 @@ import Testing
     }
 
     static func scratch() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appending(path: "galley-catalogue-\(UUID().uuidString)")
+        let url = Scratch.path("galley-catalogue")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }

@@ -1,4 +1,5 @@
 import Foundation
+import GalleyTestSupport
 import Testing
 @testable import GalleyCore
 @testable import GalleyFormats
@@ -15,7 +16,7 @@ import Testing
 
     /// A database file and its log, last changed `age` seconds ago.
     func files(age: TimeInterval) throws -> String {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "galley-revision-\(UUID().uuidString)")
+        let folder = Scratch.path("galley-revision")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let database = folder.appending(path: "store.sqlite").path
         for path in [database, database + "-wal"] {
@@ -68,7 +69,7 @@ import Testing
     /// The real case: `serve` reads through its own connection while another (an import by
     /// `galley import`) writes, after the files were quiet long enough for a reading to be kept.
     @Test func aWriteThroughAnotherConnectionShowsAtOnce() throws {
-        let root = FileManager.default.temporaryDirectory.appending(path: "galley-revision-store-\(UUID().uuidString)")
+        let root = Scratch.path("galley-revision-store")
         let writer = try SQLiteStore(at: root, access: .create)
         _ = try writer.importZip(Self.fixtures.appending(path: "zips/example-valid.zip").path, force: false, gate: nil, progress: nil)
         let reader = try SQLiteStore(at: root, access: .read)

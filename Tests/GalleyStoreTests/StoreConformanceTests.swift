@@ -1,4 +1,5 @@
 import Foundation
+import GalleyTestSupport
 import Testing
 @testable import GalleyCore
 @testable import GalleyFormats
@@ -16,7 +17,7 @@ import Testing
 
         /// A new, empty store of this backend.
         func make() throws -> any IssueStore {
-            let folder = FileManager.default.temporaryDirectory.appending(path: "galley-conformance-\(UUID().uuidString)")
+            let folder = Scratch.path("galley-conformance")
             switch self {
             case .sqlite: return try StoreLocation.open(folder, access: .create)
             }
@@ -37,7 +38,7 @@ import Testing
 
     /// The example issue packed into a new folder.
     func exampleZip() throws -> String {
-        let out = FileManager.default.temporaryDirectory.appending(path: "galley-conformance-zip-\(UUID().uuidString)")
+        let out = Scratch.path("galley-conformance-zip")
         try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
         return try Packer().pack(PackOptions(source: Self.example, output: out)).path
     }

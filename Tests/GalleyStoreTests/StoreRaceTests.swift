@@ -1,4 +1,5 @@
 import Foundation
+import GalleyTestSupport
 import Testing
 @testable import GalleyCore
 @testable import GalleyFormats
@@ -26,7 +27,7 @@ import Testing
     }
 
     @Test func queriesSeeAWholeIssueOrNoneWhileItIsReplacedAndDeleted() throws {
-        let store = FileManager.default.temporaryDirectory.appending(path: "galley-race-\(UUID().uuidString)")
+        let store = Scratch.path("galley-race")
         let newer = Self.fixtures.appending(path: "zips/example-valid.zip").path
         let older = Self.fixtures.appending(path: "versions/example-valid.zip").path
         let writer = try SQLiteStore(at: store)

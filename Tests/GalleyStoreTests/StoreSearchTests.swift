@@ -1,4 +1,5 @@
 import Foundation
+import GalleyTestSupport
 import GRDB
 import Testing
 @testable import GalleyCore
@@ -17,7 +18,7 @@ import Testing
     }
 
     func temporaryFolder() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appending(path: "galley-search-\(UUID().uuidString)")
+        let url = Scratch.path("galley-search")
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }
