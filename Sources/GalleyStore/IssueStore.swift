@@ -58,6 +58,10 @@ public protocol IssueStore: AnyObject, Sendable {
     func followedFeed(_ url: String) throws -> FollowedFeed?
     /// Records a complete sync of a feed.
     func recordFollowedFeed(_ feed: FollowedFeed) throws
+    /// A package `galley sync` downloaded and the import gate refused, by SHA-256, if any.
+    func refusedPackage(_ sha256: String) throws -> RefusedPackage?
+    /// Records a refused package, so that no sync downloads it again.
+    func recordRefusedPackage(_ refused: RefusedPackage) throws
 
     /// Removes an issue's rows and files; returns what was removed.
     func delete(_ id: String) throws -> StoredIssue

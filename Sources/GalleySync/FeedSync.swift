@@ -192,6 +192,8 @@ public struct FeedSyncer: Sendable {
 
     public func run(_ emit: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
         let feedURL = try Self.feedURL(options.url)
+        let lock = try lockDownloads()
+        defer { lock.unlock() }
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .follow(max: 5, allowCycles: false),
             timeout: .init(connect: .seconds(options.connectTimeout), read: .seconds(options.idleTimeout)))
@@ -238,8 +240,18 @@ public struct FeedSyncer: Sendable {
                 summary.current.append(appleID)
                 continue
             }
+            if let sha = package.sha256, let refused = try store.refusedPackage(sha) {
+                let failure = GalleyError(
+                    "the package of `\(name)` (SHA-256 \(sha)) was refused on \(refused.refusedAt): \(refused.message); it is not downloaded again",
+                    id: .problems, hint: "The publisher must fix the issue; a corrected package has another SHA-256 and is downloaded.")
+                summary.failures.append(.init(appleID: name, error: failure))
+                var failed = SyncEvent(.downloadFailed, appleID: name)
+                failed.error = failure
+                emit(failed)
+                continue
+            }
+            var downloaded: FileDigest?
             do {
-                try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
                 // Named by content when the feed gives it, so a resumed download is the same file.
                 let file = downloads.appending(path: "\(package.sha256 ?? "v\(package.version)-\(SourceTree.zipSafeName(name))").zip").path
                 let partial = file + ".partial"
@@ -247,7 +259,7 @@ public struct FeedSyncer: Sendable {
                 started.bytes = FileStatus(partial)?.size ?? 0
                 emit(started)
                 try await retrying(emit, appleID: package.appleID) { try await download(client, package, to: partial) }
-                try verify(partial, package)
+                downloaded = try verify(partial, package)
                 // rename(2) replaces a file a sync killed before its import left behind.
                 guard rename(partial, file) == 0 else {
                     throw GalleyError("cannot move the download into place: \(String(cString: strerror(errno)))", id: .storeFailed, path: file,
@@ -262,6 +274,10 @@ public struct FeedSyncer: Sendable {
                 emit(complete)
             } catch {
                 let failure = Self.galleyError(error, name)
+                if error is DiagnosticsError, let sha = downloaded?.sha256 {
+                    try? store.recordRefusedPackage(RefusedPackage(sha256: sha, appleID: name, message: failure.message,
+                                                                   refusedAt: Date().ISO8601Format()))
+                }
                 summary.failures.append(.init(appleID: name, error: failure))
                 var failed = SyncEvent(.downloadFailed, appleID: name)
                 failed.error = failure
@@ -283,6 +299,24 @@ public struct FeedSyncer: Sendable {
         done.revision = feed.revision
         emit(done)
         return summary
+    }
+
+    /// One sync at a time per store: a second one (a cron job overlapping a slow run) would
+    /// write the same `.partial` files. It stops at once; the running one does the work.
+    private func lockDownloads() throws -> StoreLock {
+        let downloads = store.root.appending(path: "downloads")
+        do {
+            try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
+        } catch {
+            throw GalleyError("cannot make the store's downloads/ folder: \(error.localizedDescription)", id: .storeFailed,
+                              path: downloads.path, hint: "Check the store's permissions and free space.")
+        }
+        let lock = try StoreLock(downloads.appending(path: ".lock"))
+        guard lock.tryLock() else {
+            throw GalleyError("another galley sync is writing into this store", id: .syncRunning, path: store.root.path,
+                              hint: "Nothing was done; the running sync follows the feed. On a timer, this is harmless.")
+        }
+        return lock
     }
 
     /// The feed's bytes and ETag, or nil for a 304.
@@ -366,11 +400,11 @@ public struct FeedSyncer: Sendable {
     }
 
     /// The downloaded file is the feed's: its size and SHA-256 (when the feed gives them).
-    private func verify(_ partial: String, _ package: Feed.Package) throws {
+    private func verify(_ partial: String, _ package: Feed.Package) throws -> FileDigest {
         let digest = try FileDigest.of(partial)
         let sizeDiffers = package.size.map { $0 != digest.size } ?? false
         let hashDiffers = package.sha256.map { $0 != digest.sha256 } ?? false
-        guard sizeDiffers || hashDiffers else { return }
+        guard sizeDiffers || hashDiffers else { return digest }
         try? FileManager.default.removeItem(atPath: partial)
         throw GalleyError("the download of \(package.url.absoluteString) is not the feed's file: \(digest.size) bytes, SHA-256 \(digest.sha256); "
                           + "the feed says \(package.size.map(String.init) ?? "any size"), \(package.sha256 ?? "any SHA-256")",

@@ -45,6 +45,9 @@ struct GalleyCommand: ParsableCommand {
         // The one process-wide setting (docs/architecture.md): libarchive's zip times and name
         // conversion read TZ and LC_CTYPE, so they are fixed here, once, before any thread starts.
         ProcessEnvironment.configureForArchives()
+        // A file-size limit (`ulimit -f`, a quota) makes a write fail with EFBIG, which Galley
+        // reports and cleans up after like a full disk, instead of killing the process mid-file.
+        signal(SIGXFSZ, SIG_IGN)
         do {
             var command = try parseAsRoot()
             try command.run()

@@ -55,7 +55,7 @@ import Testing
         #expect(try Self.issues(reader) == ["com.example.harbour.2026-01", "example-valid"])
         #expect(try Self.storeIsClean(reader))
         // The downloads folder is empty again: every package was imported and its file removed.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: reader.appending(path: "downloads").path) == [])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: reader.appending(path: "downloads").path) == [".lock"])
         let database = try Data(contentsOf: reader.appending(path: "store.sqlite"))
 
         // Unchanged: one conditional request, answered 304, nothing written.
@@ -86,11 +86,14 @@ import Testing
     }
 
     /// Starts the scripted server for `scenario`, serving the example-valid fixture.
-    static func faultServer(_ scenario: String, log: URL) throws -> (Process, Int) {
+    /// `zip`: a fixture's path under Tests/Fixtures, or an absolute path.
+    static func faultServer(_ scenario: String, log: URL, zip: String = "zips/example-valid.zip", appleID: String = "example-valid")
+        throws -> (Process, Int)
+    {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", Harness.root.appending(path: "Tests/Support/fault_server.py").path, scenario,
-                             Harness.fixtures.appending(path: "zips/example-valid.zip").path, "example-valid", log.path]
+                             zip.hasPrefix("/") ? zip : Harness.fixtures.appending(path: zip).path, appleID, log.path]
         let output = Pipe()
         process.standardOutput = output
         try process.run()
@@ -121,22 +124,26 @@ import Testing
         ("badsha", Int32(1), "download.mismatch"),
         ("down", Int32(2), "feed.unreachable"),
         ("garbage", Int32(2), "feed.invalid"),
+        ("truncated", Int32(1), "feed.unreachable"),
+        ("stall", Int32(1), "feed.unreachable"),
     ])
     func faultsLeaveTheStoreAsItWas(scenario: String, status: Int32, id: String) throws {
         let work = try Harness.temporaryDirectory()
         let reader = work.appending(path: "reader")
         #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "versions/example-valid.zip").path, "--store", reader.path, "-q"]).status == 0)
-        let before = try Harness.galley(["issue", "example-valid", "--store", reader.path, "--json"]).stdout
+        let before = try Harness.galley(["issue", "show", "example-valid", "--store", reader.path, "--json"]).stdout
         let (server, port) = try Self.faultServer(scenario, log: work.appending(path: "requests.log"))
         defer { server.terminate() }
-        let result = try Harness.galley(["sync", "http://127.0.0.1:\(port)/feed", "--store", reader.path, "--retries", "1", "--json"])
+        let started = Date()
+        let result = try Harness.galley(["sync", "http://127.0.0.1:\(port)/feed", "--store", reader.path, "--retries", "1", "--timeout", "1", "--json"])
+        #expect(Date().timeIntervalSince(started) < 15, "a stalled server is given up on after --timeout")
         #expect(result.status == status, "\(result.stdout)\(result.stderr)")
         let error = (result.json?["error"] as? [String: Any]) ?? ((result.json?["failures"] as? [[String: Any]])?.first?["error"] as? [String: Any])
         #expect(error?["id"] as? String == id, "\(result.stdout)")
-        #expect(try Harness.galley(["issue", "example-valid", "--store", reader.path, "--json"]).stdout == before)
+        #expect(try Harness.galley(["issue", "show", "example-valid", "--store", reader.path, "--json"]).stdout == before)
         #expect(try Self.storeIsClean(reader))
         // The same fault under --events json: the last line says how the sync ended.
-        let events = try Harness.galley(["sync", "http://127.0.0.1:\(port)/feed", "--store", reader.path, "--retries", "0", "--events", "json"])
+        let events = try Harness.galley(["sync", "http://127.0.0.1:\(port)/feed", "--store", reader.path, "--retries", "0", "--timeout", "1", "--events", "json"])
         let last = Self.events(events.stdout).last
         #expect(last?["event"] as? String == (status == 2 ? "syncFailed" : "downloadComplete"), "\(events.stdout)")
         try Self.expectSchemas([("sync", result.stdout)] + Self.eventLines(events.stdout))
@@ -165,5 +172,125 @@ import Testing
         #expect((result.json?["error"] as? [String: Any])?["id"] as? String == "feed.rollback")
         #expect(try Self.issues(reader) == ["example-valid"])
         #expect(try Self.storeIsClean(reader))
+    }
+
+    /// A store holding the older example-valid, and what `issue show` says of it then.
+    static func readerWithOldContent(_ work: URL) throws -> (URL, String) {
+        let reader = work.appending(path: "reader")
+        #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "versions/example-valid.zip").path, "--store", reader.path, "-q"]).status == 0)
+        return (reader, try Harness.galley(["issue", "show", "example-valid", "--store", reader.path, "--json"]).stdout)
+    }
+
+    static func downloads(_ log: URL) throws -> Int {
+        try String(contentsOf: log, encoding: .utf8).split(separator: "\n").filter { $0.contains("/p.zip") }.count
+    }
+
+    /// A package the import gate refuses is downloaded once: later syncs report it from the
+    /// store's record until the feed names another SHA-256.
+    @Test func aRefusedPackageIsNotDownloadedAgain() throws {
+        let work = try Harness.temporaryDirectory()
+        let (reader, before) = try Self.readerWithOldContent(work)
+        let log = work.appending(path: "requests.log")
+        let (server, port) = try Self.faultServer("ok", log: log, zip: "zips/missing-title-error.zip")
+        defer { server.terminate() }
+        for run in 1...2 {
+            let result = try Harness.galley(["sync", "http://127.0.0.1:\(port)/feed", "--store", reader.path, "--json"])
+            #expect(result.status == 1, "run \(run): \(result.stdout)\(result.stderr)")
+            let error = (result.json?["failures"] as? [[String: Any]])?.first?["error"] as? [String: Any]
+            #expect(error?["id"] as? String == "input.problems", "run \(run): \(result.stdout)")
+            if run == 2 { #expect((error?["message"] as? String)?.contains("not downloaded again") == true, "\(result.stdout)") }
+            try Self.expectSchemas([("sync", result.stdout)])
+        }
+        #expect(try Self.downloads(log) == 1)
+        #expect(try Harness.galley(["issue", "show", "example-valid", "--store", reader.path, "--json"]).stdout == before)
+        #expect(try Self.storeIsClean(reader))
+    }
+
+    /// A full disk (here a file-size limit, `ulimit -f`, under which SQLite still works) fails
+    /// the download, keeps the store as it was, and the next sync resumes from the bytes written.
+    @Test func aFullDiskKeepsTheOldContentAndTheNextSyncResumes() throws {
+        let work = try Harness.temporaryDirectory()
+        let (reader, _) = try Self.readerWithOldContent(work)
+        #expect(try Harness.galley(["pack", Harness.example.path, "-o", work.path + "/", "-q"]).status == 0)
+        let log = work.appending(path: "requests.log")
+        let (server, port) = try Self.faultServer("ok", log: log, zip: work.appending(path: "com.example.harbour.2026-01.zip").path,
+                                                  appleID: "com.example.harbour.2026-01")
+        defer { server.terminate() }
+        let url = "http://127.0.0.1:\(port)/feed"
+        // 256 KiB: the example's package (about 590 KB) cannot be written whole; the store file (140 KB) can.
+        let limited = try Harness.tool("bash", ["-c", "ulimit -f 256 && exec \"$0\" \"$@\"", Harness.galley.path,
+                                                "sync", url, "--store", reader.path, "--retries", "0", "--json"])
+        #expect(limited.status == 1, "\(limited.stdout)\(limited.stderr)")
+        let error = (limited.json?["failures"] as? [[String: Any]])?.first?["error"] as? [String: Any]
+        #expect(error?["id"] as? String == "store.failed", "\(limited.stdout)")
+        #expect((error?["message"] as? String)?.contains("File too large") == true, "\(limited.stdout)")
+        #expect(try Self.issues(reader) == ["example-valid"])
+        #expect(try Self.storeIsClean(reader))
+        let resumed = try Harness.galley(["sync", url, "--store", reader.path, "--json"])
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        let requests = try String(contentsOf: log, encoding: .utf8).split(separator: "\n").filter { $0.contains("/p.zip") }
+        #expect(requests.last?.contains("range=bytes=\(256 * 1024)-") == true, "resumed after the 256 KiB written: \(requests)")
+        #expect(try Self.issues(reader) == ["com.example.harbour.2026-01", "example-valid"])
+        #expect(try Self.storeIsClean(reader))
+    }
+
+    /// SIGKILL at random moments (feed, download, import): after each, the store holds the old
+    /// issue or the new one, whole, and `store check` is clean; a last sync completes.
+    @Test func aSyncKilledAtRandomPointsLeavesTheStoreWhole() throws {
+        let work = try Harness.temporaryDirectory()
+        let (reader, before) = try Self.readerWithOldContent(work)
+        let newer = work.appending(path: "newer")
+        #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path, "--store", newer.path, "-q"]).status == 0)
+        let after = try Harness.galley(["issue", "show", "example-valid", "--store", newer.path, "--json"]).stdout
+        let (server, port) = try Self.faultServer("slow", log: work.appending(path: "requests.log"))
+        defer { server.terminate() }
+        let url = "http://127.0.0.1:\(port)/feed"
+        var delays: [Int] = []
+        for _ in 0..<6 {
+            let delay = Int.random(in: 0...700)
+            delays.append(delay)
+            let process = Process()
+            process.executableURL = Harness.galley
+            process.arguments = ["sync", url, "--store", reader.path, "-q"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            usleep(useconds_t(delay * 1000))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let shown = try Harness.galley(["issue", "show", "example-valid", "--store", reader.path, "--json"]).stdout
+            #expect(shown == before || shown == after, "killed after \(delays) ms")
+            #expect(try Self.storeIsClean(reader), "killed after \(delays) ms")
+        }
+        let last = try Harness.galley(["sync", url, "--store", reader.path, "--json"])
+        #expect(last.status == 0, "after kills at \(delays) ms: \(last.stdout)\(last.stderr)")
+        #expect(try Harness.galley(["issue", "show", "example-valid", "--store", reader.path, "--json"]).stdout == after)
+        #expect(try Self.storeIsClean(reader))
+        let left = try FileManager.default.contentsOfDirectory(atPath: reader.appending(path: "downloads").path).filter { $0 != ".lock" }
+        #expect(left.isEmpty, "\(left)")
+    }
+
+    /// Two syncs into one store at once: the second stops at once (`sync.running`), changing nothing.
+    @Test func aSecondSyncIntoTheSameStoreStopsAtOnce() throws {
+        let work = try Harness.temporaryDirectory()
+        let (reader, _) = try Self.readerWithOldContent(work)
+        let (server, port) = try Self.faultServer("stall", log: work.appending(path: "requests.log"))
+        defer { server.terminate() }
+        let url = "http://127.0.0.1:\(port)/feed"
+        let first = Process()
+        first.executableURL = Harness.galley
+        first.arguments = ["sync", url, "--store", reader.path, "--timeout", "5", "--retries", "0", "-q"]
+        first.standardOutput = FileHandle.nullDevice
+        first.standardError = FileHandle.nullDevice
+        try first.run()
+        defer { kill(first.processIdentifier, SIGKILL); first.waitUntilExit() }
+        // Wait until the first one is downloading (the server logged its request).
+        let log = work.appending(path: "requests.log")
+        let deadline = Date().addingTimeInterval(10)
+        while ((try? Self.downloads(log)) ?? 0) == 0, Date() < deadline { usleep(10_000) }
+        let second = try Harness.galley(["sync", url, "--store", reader.path, "--json"])
+        #expect(second.status == 2, "\(second.stdout)\(second.stderr)")
+        #expect((second.json?["error"] as? [String: Any])?["id"] as? String == "sync.running", "\(second.stdout)")
+        #expect(try Self.downloads(log) == 1, "the second sync fetched nothing")
     }
 }

@@ -77,6 +77,26 @@ import Testing
         try expectClean(store, issues: 1)
     }
 
+    /// What `galley sync` keeps: each followed feed's last ETag and revision (replaced, never
+    /// duplicated), and refused packages by SHA-256; neither touches the issues.
+    @Test(arguments: Backend.allCases)
+    func syncRecordsRoundTrip(backend: Backend) throws {
+        let store = try backend.make()
+        let url = "http://127.0.0.1:1/feed"
+        #expect(try store.followedFeed(url) == nil)
+        try store.recordFollowedFeed(FollowedFeed(url: url, etag: "\"r1\"", revision: 1, syncedAt: "2026-11-23T00:00:00Z"))
+        try store.recordFollowedFeed(FollowedFeed(url: url, etag: nil, revision: 7, syncedAt: "2026-11-23T01:00:00Z"))
+        #expect(try store.followedFeed(url) == FollowedFeed(url: url, etag: nil, revision: 7, syncedAt: "2026-11-23T01:00:00Z"))
+        #expect(try store.followedFeed(url + "?other") == nil)
+        let sha = String(repeating: "ab", count: 32)
+        #expect(try store.refusedPackage(sha) == nil)
+        let refused = RefusedPackage(sha256: sha, appleID: "example-valid", message: "no title", refusedAt: "2026-11-23T00:00:00Z")
+        try store.recordRefusedPackage(refused)
+        try store.recordRefusedPackage(refused)
+        #expect(try store.refusedPackage(sha) == refused)
+        try expectClean(store, issues: 0)
+    }
+
     /// The package feed's side of the store: each import keeps its zip under its SHA-256, the
     /// version grows with every import that changes the issue (and never goes back, even after a
     /// delete), an unchanged re-import changes nothing, replaced and deleted zips go, a leftover

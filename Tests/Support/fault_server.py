@@ -9,13 +9,17 @@ per request to LOG: "METHOD PATH range=... if-range=...".
 Scenarios: ok; cut (the first download stops halfway, later ones honour Range + If-Range);
 badsha (the feed names another SHA-256); busy (the first feed request is 429 with
 Retry-After: 1); down (every request is 500); rollback (the feed's revision is 50 at first,
-then 1: a restored backup); garbage (the feed is an HTML page, as a captive portal answers).
+then 1: a restored backup); garbage (the feed is an HTML page, as a captive portal answers);
+truncated (every download is a complete HTTP answer holding half the file, Range ignored);
+stall (a download sends its headers and a few bytes, then nothing for 60 s); slow (downloads
+come in 32 pieces 15 ms apart, Range honoured: a window for killing a sync mid-download).
 """
 import hashlib
 import http.server
 import os
 import sys
 import threading
+import time
 
 scenario, zip_path, apple_id, log_path = sys.argv[1:5]
 data = open(zip_path, "rb").read()
@@ -71,10 +75,31 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.connection.shutdown(2)
                 self.close_connection = True
                 return
+            if scenario == "truncated":
+                return self.send(200, data[: len(data) // 2], [("ETag", f'"{sha}"')])
+            if scenario == "stall":
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data[:100])
+                self.wfile.flush()
+                time.sleep(60)
+                return
             wanted = self.headers.get("Range")
             if wanted and self.headers.get("If-Range") == f'"{sha}"' and wanted.startswith("bytes=") and wanted.endswith("-"):
                 start = int(wanted[6:-1])
                 return self.send(206, data[start:], [("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}"), ("ETag", f'"{sha}"')])
+            if scenario == "slow":
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(data)))
+                self.send_header("ETag", f'"{sha}"')
+                self.end_headers()
+                piece = len(data) // 32 + 1
+                for start in range(0, len(data), piece):
+                    self.wfile.write(data[start:start + piece])
+                    self.wfile.flush()
+                    time.sleep(0.015)
+                return
             return self.send(200, data, [("ETag", f'"{sha}"')])
         self.send(404, b"no")
 

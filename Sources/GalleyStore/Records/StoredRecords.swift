@@ -296,6 +296,23 @@ public struct StoredPackage: Sendable, Hashable {
     }
 }
 
+/// A package `galley sync` downloaded and the import gate refused.
+public struct RefusedPackage: Sendable, Hashable {
+    public var sha256: String
+    public var appleID: String
+    /// Why, as the gate said it.
+    public var message: String
+    /// When, RFC 3339.
+    public var refusedAt: String
+
+    public init(sha256: String, appleID: String, message: String, refusedAt: String) {
+        self.sha256 = sha256
+        self.appleID = appleID
+        self.message = message
+        self.refusedAt = refusedAt
+    }
+}
+
 /// A feed `galley sync` follows, as its last complete sync left it.
 public struct FollowedFeed: Sendable, Hashable {
     /// The feed's address, as given to `sync`.

@@ -5,7 +5,7 @@ import GalleyKit
 
 /// The store's writer lock (`flock` on `<store>/.lock`): imports and deletions hold it, so two
 /// of them run one after the other, and leftovers are cleaned only when nobody holds it.
-final class StoreLock {
+package final class StoreLock {
     private let fd: Int32
 
     package init(_ url: URL) throws {
@@ -23,7 +23,7 @@ final class StoreLock {
     }
 
     /// Takes the lock if nobody holds it.
-    func tryLock() -> Bool { flock(fd, LOCK_EX | LOCK_NB) == 0 }
+    package func tryLock() -> Bool { flock(fd, LOCK_EX | LOCK_NB) == 0 }
 
     package func unlock() { flock(fd, LOCK_UN) }
 }

@@ -138,6 +138,16 @@ enum StoreSchema {
                 t.column("syncedAt", .text).notNull()
             }
         }
+        // `galley sync`: packages the import gate refused, by SHA-256, so that a feed still
+        // listing one does not make every sync download it again.
+        migrator.registerMigration("v9: refused packages") { db in
+            try db.create(table: "syncRefused") { t in
+                t.primaryKey("sha256", .text)
+                t.column("appleID", .text).notNull()
+                t.column("message", .text).notNull()
+                t.column("refusedAt", .text).notNull()
+            }
+        }
         return migrator
     }
 }

@@ -21,4 +21,23 @@ extension SQLiteStore {
             }
         }
     }
+
+    public func refusedPackage(_ sha256: String) throws -> RefusedPackage? {
+        try database.read { db in
+            try Row.fetchOne(db, sql: "SELECT sha256, appleID, message, refusedAt FROM syncRefused WHERE sha256 = ?", arguments: [sha256]).map {
+                RefusedPackage(sha256: $0["sha256"], appleID: $0["appleID"], message: $0["message"], refusedAt: $0["refusedAt"])
+            }
+        }
+    }
+
+    public func recordRefusedPackage(_ refused: RefusedPackage) throws {
+        try withWriterLock {
+            try writer().write { db in
+                try db.execute(sql: """
+                    INSERT INTO syncRefused (sha256, appleID, message, refusedAt) VALUES (?, ?, ?, ?)
+                    ON CONFLICT(sha256) DO UPDATE SET appleID = excluded.appleID, message = excluded.message, refusedAt = excluded.refusedAt
+                    """, arguments: [refused.sha256, refused.appleID, refused.message, refused.refusedAt])
+            }
+        }
+    }
 }
