@@ -19,6 +19,8 @@ public struct SyncOptions: Sendable {
     /// Backoff (full jitter): a wait drawn from 0 to min(cap, base x 2^attempt) seconds.
     public var backoffBase = 0.5
     public var backoffCap = 30.0
+    /// Removes issues the feed no longer lists (takedowns); without it they are only reported.
+    public var prune = false
 
     public init(url: String) { self.url = url }
 }
@@ -39,8 +41,10 @@ public struct SyncEvent: Sendable, Encodable {
         case issueDownloadComplete
         /// A package failed (`error`); the store keeps the old content of that issue.
         case downloadFailed
-        /// An issue the store holds that the feed no longer lists (`galley sync` never removes it).
+        /// An issue the store holds that the feed no longer lists (kept unless `--prune`).
         case issueNotInFeed
+        /// An issue the feed no longer lists was removed from the store (`--prune`).
+        case issueRemoved
         /// The sync ended.
         case downloadComplete
         /// The sync stopped before it could follow the feed (`error`: unreachable, not a feed,
@@ -86,9 +90,11 @@ public struct SyncSummary: Sendable, Encodable {
     public var failures: [Failure] = []
     /// Issues in the store the feed does not list.
     public var notInFeed: [String] = []
+    /// Those of them removed (`--prune`).
+    public var removed: [String] = []
 
     enum CodingKeys: String, CodingKey {
-        case url, unchanged, revision, imported, current, failures
+        case url, unchanged, revision, imported, current, failures, removed
         case notInFeed = "not_in_feed"
     }
 }
@@ -214,7 +220,10 @@ public struct FeedSyncer: Sendable {
 
     private func sync(_ client: HTTPClient, _ feedURL: URL, _ emit: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
         let followed = try store.followedFeed(options.url)
-        let answer = try await retrying(emit, appleID: nil) { try await fetchFeed(client, feedURL, etag: followed?.etag) }
+        // --prune asks for the whole feed: a 304 would say nothing of what to remove, and the
+        // issues left in the store by an earlier sync without --prune are removed now.
+        let etag = options.prune ? nil : followed?.etag
+        let answer = try await retrying(emit, appleID: nil) { try await fetchFeed(client, feedURL, etag: etag) }
         guard let (text, etag) = answer else {
             emit(SyncEvent(.feedUnchanged))
             var done = SyncEvent(.downloadComplete)
@@ -289,6 +298,18 @@ public struct FeedSyncer: Sendable {
             for issue in try store.issues() where !listed.contains(issue.appleID) {
                 summary.notInFeed.append(issue.appleID)
                 emit(SyncEvent(.issueNotInFeed, appleID: issue.appleID))
+                guard options.prune else { continue }
+                do {
+                    _ = try store.delete(issue.appleID)
+                    summary.removed.append(issue.appleID)
+                    emit(SyncEvent(.issueRemoved, appleID: issue.appleID))
+                } catch {
+                    let failure = Self.galleyError(error, issue.appleID)
+                    summary.failures.append(.init(appleID: issue.appleID, error: failure))
+                    var failed = SyncEvent(.downloadFailed, appleID: issue.appleID)
+                    failed.error = failure
+                    emit(failed)
+                }
             }
         }
         if summary.failures.isEmpty {

@@ -71,7 +71,17 @@ import Testing
         #expect(third.json?["not_in_feed"] as? [String] == ["example-valid"])
         #expect((third.json?["current"] as? [String]) == ["com.example.harbour.2026-01"], "not downloaded again")
         #expect(try Self.issues(reader) == ["com.example.harbour.2026-01", "example-valid"])
-        try Self.expectSchemas(Self.eventLines(first.stdout) + [("sync", second.stdout), ("sync", third.stdout)])
+        #expect(third.json?["removed"] as? [String] == [])
+
+        // --prune removes it (the feed is read whole: the last sync's ETag would get a 304).
+        let pruned = try Harness.galley(["sync", feed, "--store", reader.path, "--prune", "--events", "json"])
+        #expect(pruned.status == 0, "\(pruned.stdout)\(pruned.stderr)")
+        let pruneEvents = Self.events(pruned.stdout).map { "\($0["event"] ?? "")" + (($0["apple_id"] as? String).map { " " + $0 } ?? "") }
+        #expect(pruneEvents == ["feedChanged", "issueNotInFeed example-valid", "issueRemoved example-valid", "downloadComplete"])
+        #expect(try Self.issues(reader) == ["com.example.harbour.2026-01"])
+        #expect(try Self.storeIsClean(reader))
+        try Self.expectSchemas(Self.eventLines(first.stdout) + Self.eventLines(pruned.stdout)
+                               + [("sync", second.stdout), ("sync", third.stdout)])
     }
 
     /// A bad address is a usage error that creates no store.

@@ -22,8 +22,8 @@ struct SyncCommand: ParsableCommand {
             connections, 5xx and 429 answers are retried (--retries) with backoff, as \
             Retry-After asks when the server says. A failure leaves that issue's old content in \
             the store, and the next sync picks up where this one stopped; a feed whose revision \
-            went down (a rollback) is refused. Issues the feed stopped listing are reported, \
-            never removed.
+            went down (a rollback) is refused. Issues the feed stopped listing are reported, and \
+            removed only with --prune.
 
             --events json prints one JSON line per event on standard output, named as Dumpling's \
             notifications (issueDownloadComplete, downloadFailed, downloadComplete...); --json \
@@ -48,6 +48,9 @@ struct SyncCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Seconds to wait for a connection, and for a silent server.", valueName: "seconds"))
     var timeout: Int64 = 30
 
+    @Flag(help: "Remove issues the feed no longer lists (takedowns). Without it they are reported and kept.")
+    var prune = false
+
     @Option(help: "Print each event as one JSON line on standard output.")
     var events: Events?
 
@@ -65,6 +68,7 @@ struct SyncCommand: ParsableCommand {
             let opened = try store.open(.create)
             var options = SyncOptions(url: url)
             options.retries = retries
+            options.prune = prune
             options.connectTimeout = min(timeout, 10)
             options.idleTimeout = timeout
             let syncer = FeedSyncer(store: opened, options: options)
@@ -85,7 +89,10 @@ struct SyncCommand: ParsableCommand {
                 }
                 for result in summary.imported { console.status("\(result.appleID): \(result.status.rawValue)") }
                 if !summary.current.isEmpty { console.status("\(summary.current.count) issues already current") }
-                for appleID in summary.notInFeed { console.note("\(appleID): in the store but no longer in the feed (kept)") }
+                for appleID in summary.notInFeed where !summary.removed.contains(appleID) {
+                    console.note("\(appleID): in the store but no longer in the feed (kept; --prune removes it)")
+                }
+                for appleID in summary.removed { console.status("\(appleID): removed, the feed no longer lists it") }
             }
             for failure in summary.failures where !output.json && !lines { console.err.report(failure.error) }
             if !summary.failures.isEmpty { throw Status.problems }
