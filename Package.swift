@@ -6,7 +6,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "galley", targets: ["galley"]),
-        .library(name: "GalleyKit", targets: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyServe", "GalleySync"]),
+        .library(name: "GalleyKit", targets: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleySigning", "GalleyServe", "GalleySync"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -22,6 +22,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         // One system-library target per C library. Only the matching wrapper file in
@@ -69,7 +70,7 @@ let package = Package(
         .target(
             name: "GalleyServe",
             dependencies: [
-                "GalleyCore", "GalleyKit", "GalleyStore",
+                "GalleyCore", "GalleyKit", "GalleyStore", "GalleySigning",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -87,14 +88,14 @@ let package = Package(
         .executableTarget(
             name: "galley",
             dependencies: [
-                "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyServe", "GalleySync",
+                "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyServe", "GalleySync", "GalleySigning",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         // `galley sync`: a feed followed into the store over HTTP (AsyncHTTPClient).
         .target(
             name: "GalleySync",
             dependencies: [
-                "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore",
+                "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleySigning",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -102,6 +103,10 @@ let package = Package(
             ]),
         // Scratch folders for every test target: one per test process, removed when it ends.
         .target(name: "GalleyTestSupport", path: "Tests/GalleyTestSupport"),
+        // Signed feeds: Ed25519 through swift-crypto, for serve (signs) and sync (verifies).
+        .target(
+            name: "GalleySigning",
+            dependencies: ["GalleyCore", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(
             name: "GalleyKitTests",
             dependencies: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyTestSupport"]),

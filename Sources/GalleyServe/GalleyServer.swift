@@ -2,6 +2,7 @@ import Foundation
 import GalleyCore
 import GalleyFormats
 import GalleyKit
+import GalleySigning
 import GalleyStore
 import CompressNIO
 import HTTPTypes
@@ -27,6 +28,11 @@ public struct ServeOptions: Sendable {
     /// Seconds a connection may stay silent (between requests, or while its headers trickle
     /// in) before it is closed.
     public var idleTimeout: Int64 = 30
+    /// Signs the feed answers (`Galley-Signature`, docs/sync.md); nil: unsigned.
+    public var signingKey: FeedSigningKey?
+    /// How long a signature holds, in seconds: clients warn about a feed past it (a server
+    /// frozen on old content). Answers are signed anew every half of it.
+    public var signatureLifetime: TimeInterval = 7 * 86_400
 
     public init(host: String = "127.0.0.1", port: Int = 8080) {
         self.host = host
@@ -47,16 +53,20 @@ public struct GalleyServer: Sendable {
     public let metrics = ServeMetrics()
     /// The answers made at the store's current revision.
     let cache = ResponseCache()
+    let signingKey: FeedSigningKey?
+    let signatureLifetime: TimeInterval
 
     public init(store: any IssueStore, options: ServeOptions = ServeOptions()) {
         self.store = store
         publicURL = options.publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
         corsOrigins = options.corsOrigins
         writes = WriteAccess(token: options.token, maxUpload: options.maxUpload)
+        signingKey = options.signingKey
+        signatureLifetime = options.signatureLifetime
     }
 
     /// The headers a browser page may read (CORS): the validators, paging and versions.
-    static let exposedHeaders = ["ETag", "Link", "Content-Version", "Deprecation", "Sunset", "Content-Range", "Repr-Digest"]
+    static let exposedHeaders = ["ETag", "Link", "Content-Version", "Deprecation", "Sunset", "Content-Range", "Repr-Digest", "Galley-Signature"]
 
     static let json = "application/json;charset=UTF-8"
     static let contentVersion = HTTPField.Name("Content-Version")!
@@ -64,6 +74,7 @@ public struct GalleyServer: Sendable {
     static let deprecation = HTTPField.Name("Deprecation")!
     static let sunset = HTTPField.Name("Sunset")!
     static let link = HTTPField.Name("Link")!
+    static let signature = HTTPField.Name(FeedSignature.headerName)!
 
     /// The routes: each resource at `/PATH` (version from `Accept-Version`), `/v1/PATH` and
     /// `/v2/PATH`.
@@ -98,9 +109,10 @@ public struct GalleyServer: Sendable {
     }
 
     private func register(_ group: RouterGroup<BasicRequestContext>, fixed: APIVersion?) {
-        func route(_ path: String, _ answer: @escaping @Sendable (Request, BasicRequestContext, APIVersion) throws -> any Encodable) {
+        func route(_ path: String, signed: Bool = false,
+                   _ answer: @escaping @Sendable (Request, BasicRequestContext, APIVersion) throws -> any Encodable) {
             group.get(RouterPath(path)) { request, context in
-                try self.resource(request, version: fixed, context) { version in try answer(request, context, version) }
+                try self.resource(request, version: fixed, context, signed: signed) { version in try answer(request, context, version) }
             }
         }
         route("issues") { _, _, _ in ListAnswer(items: try self.store.issues()) }
@@ -158,12 +170,12 @@ public struct GalleyServer: Sendable {
             let results = try self.store.search(String(text), options: options)
             return SearchAnswer(query: String(text), items: results.articles, rankedOnlyMostRecent: results.rankedOnlyMostRecent)
         }
-        route("feed") { request, _, _ in
+        route("feed", signed: true) { request, _, _ in
             let base = self.baseURL(request)
             return FeedAnswer(revision: try self.store.revision(),
                               packages: try self.store.packages().filter { $0.withheld == nil }.map { PackageAnswer($0, base: base) })
         }
-        route("packages/{id}") { request, context, _ in
+        route("packages/{id}", signed: true) { request, context, _ in
             let package = try self.store.package(try context.parameters.require("id"))
             guard package.withheld == nil else { throw Self.withheld(package) }
             return PackageAnswer(package, base: self.baseURL(request))
@@ -314,8 +326,12 @@ public struct GalleyServer: Sendable {
     /// A JSON resource: the version negotiated, a strong ETag from the store's revision and the
     /// request (so a revalidation costs one row read and no listing query), then the answer,
     /// made once per revision (`ResponseCache`).
+    ///
+    /// `signed` answers (the feed, a package) carry `Galley-Signature` when the server has a
+    /// key; the signature's expiry moves every half lifetime, and with it the tag and the kept
+    /// answer, so a client revalidating an unchanged feed gets a fresh signature in time.
     func resource(
-        _ request: Request, version fixed: APIVersion?, _ context: BasicRequestContext,
+        _ request: Request, version fixed: APIVersion?, _ context: BasicRequestContext, signed: Bool = false,
         _ answer: (APIVersion) throws -> any Encodable
     ) throws -> Response {
         let version: APIVersion
@@ -339,7 +355,13 @@ public struct GalleyServer: Sendable {
             // from the plain one, and (without --public-url) the feed's addresses name the Host.
             let gzip = Self.acceptsGzip(request.headers[.acceptEncoding])
             let host = publicURL == nil ? request.head.authority ?? "" : ""
-            let key = "\(version.prefix)\u{1F}\(gzip ? "gz" : "")\u{1F}\(host)\u{1F}\(request.uri.description)"
+            var key = "\(version.prefix)\u{1F}\(gzip ? "gz" : "")\u{1F}\(host)\u{1F}\(request.uri.description)"
+            var sign: (@Sendable (ByteBufferView) -> String)?
+            if signed, let signingKey {
+                let (period, expires) = FeedSignature.expiry(at: Date(), ttl: signatureLifetime)
+                key += "\u{1F}s\(period)"
+                sign = { signingKey.header(for: $0, expires: expires) }
+            }
             let kept = cache.entry(key, revision: revision)
             let tag = kept?.tag ?? "\"r\(revision)-\(version.prefix)-\(SHA256Hasher.hex(of: key).prefix(16))\(gzip ? "-gz" : "")\""
             if Self.matches(request.headers[.ifNoneMatch], tag) {
@@ -348,7 +370,7 @@ public struct GalleyServer: Sendable {
             if let kept {
                 return Response(status: .ok, headers: kept.headers, body: ResponseBody(byteBuffer: kept.body))
             }
-            let made = try Self.represent(try answer(version), version: version, tag: tag, gzip: gzip)
+            let made = try Self.represent(try answer(version), version: version, tag: tag, gzip: gzip, sign: sign)
             cache.store(made, for: key, revision: revision)
             return Response(status: .ok, headers: made.headers, body: ResponseBody(byteBuffer: made.body))
         } catch {
@@ -368,7 +390,8 @@ public struct GalleyServer: Sendable {
 
     /// An answer as the bytes and headers of a 200: JSON (or a page's HTML), gzipped when asked
     /// and worth it.
-    static func represent(_ value: any Encodable, version: APIVersion, tag: String, gzip: Bool) -> ResponseCache.Entry {
+    static func represent(_ value: any Encodable, version: APIVersion, tag: String, gzip: Bool,
+                          sign: ((ByteBufferView) -> String)? = nil) -> ResponseCache.Entry {
         var headers = validatorHeaders(version, tag: tag)
         if let next = (value as? PageAnswer)?.next { headers[Self.link] = "<\(next)>; rel=\"next\"" }
         var body: ByteBuffer
@@ -381,6 +404,8 @@ public struct GalleyServer: Sendable {
             body = ByteBuffer(string: JSONDocument.encode(AnyEncodable(value)))
             headers[.contentType] = Self.json
         }
+        // Signed before compression: the signature covers the JSON a client reads.
+        if let sign { headers[Self.signature] = sign(body.readableBytesView) }
         if gzip && body.readableBytes >= Self.gzipThreshold, let compressed = try? body.compress(with: .gzip()) {
             body = compressed
             headers[.contentEncoding] = "gzip"

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import GalleyCore
 import GalleyFormats
+import GalleySigning
 import GalleyStore
 import NIOCore
 import NIOHTTP1
@@ -19,6 +20,8 @@ public struct SyncOptions: Sendable {
     /// Backoff (full jitter): a wait drawn from 0 to min(cap, base x 2^attempt) seconds.
     public var backoffBase = 0.5
     public var backoffCap = 30.0
+    /// Accept only feeds signed with this key (`Galley-Signature`); nil: any feed.
+    public var trustKey: FeedTrustKey?
     /// Removes issues the feed no longer lists (takedowns); without it they are only reported.
     public var prune = false
 
@@ -33,6 +36,9 @@ public struct SyncEvent: Sendable, Encodable {
         case feedUnchanged
         /// The feed changed: `revision` is its new one.
         case feedChanged
+        /// The feed's signature expired `seconds` ago: the server may be frozen on old content
+        /// (or an old answer is being replayed). The sync goes on; this is a warning.
+        case feedExpired
         /// A package's download starts (`bytes`: from where, when resumed).
         case downloadStarted
         /// A failed attempt that will be retried after `seconds`.
@@ -92,9 +98,13 @@ public struct SyncSummary: Sendable, Encodable {
     public var notInFeed: [String] = []
     /// Those of them removed (`--prune`).
     public var removed: [String] = []
+    /// With `--trust-key`: the key that signed the feed, and until when the signature holds.
+    @JSONNullable public var keyID: String?
+    @JSONNullable public var expires: String?
 
     enum CodingKeys: String, CodingKey {
-        case url, unchanged, revision, imported, current, failures, removed
+        case url, unchanged, revision, imported, current, failures, removed, expires
+        case keyID = "key_id"
         case notInFeed = "not_in_feed"
     }
 }
@@ -222,25 +232,37 @@ public struct FeedSyncer: Sendable {
         let followed = try store.followedFeed(options.url)
         // --prune asks for the whole feed: a 304 would say nothing of what to remove, and the
         // issues left in the store by an earlier sync without --prune are removed now.
-        let etag = options.prune ? nil : followed?.etag
-        let answer = try await retrying(emit, appleID: nil) { try await fetchFeed(client, feedURL, etag: etag) }
-        guard let (text, etag) = answer else {
+        let ifNoneMatch = options.prune ? nil : followed?.etag
+        let answer = try await retrying(emit, appleID: nil) { try await fetchFeed(client, feedURL, etag: ifNoneMatch) }
+        guard let answer else {
             emit(SyncEvent(.feedUnchanged))
+            var summary = SyncSummary(url: options.url, unchanged: true, revision: followed?.revision)
+            if options.trustKey != nil, let stamp = followed?.expires, let expires = try? Date(stamp, strategy: .iso8601) {
+                summary.expires = stamp
+                warnIfExpired(expires, emit)
+            }
             var done = SyncEvent(.downloadComplete)
             done.revision = followed?.revision
             emit(done)
-            return SyncSummary(url: options.url, unchanged: true, revision: followed?.revision)
+            return summary
         }
-        let feed = try Feed(text, base: feedURL)
+        var verified: FeedTrustKey.Verified?
+        if let trustKey = options.trustKey {
+            verified = try trustKey.verify(header: answer.signature, body: answer.body.readableBytesView, address: options.url)
+        }
+        let feed = try Feed(String(buffer: answer.body), base: feedURL)
         if let followed, feed.revision < followed.revision {
             throw GalleyError("the feed's revision \(feed.revision) is lower than \(followed.revision), which this store already followed",
                               id: .feedRollback, path: options.url,
                               hint: "The server went back to older content (a restored backup, or a replayed answer); nothing was changed.")
         }
         var summary = SyncSummary(url: options.url, unchanged: false, revision: feed.revision)
+        summary.keyID = verified?.keyID
+        summary.expires = verified.map { $0.expires.ISO8601Format() }
         var changed = SyncEvent(.feedChanged)
         changed.revision = feed.revision
         emit(changed)
+        if let verified { warnIfExpired(verified.expires, emit) }
         let downloads = store.root.appending(path: "downloads")
         for package in feed.packages {
             let name = package.appleID ?? package.url.lastPathComponent
@@ -313,13 +335,25 @@ public struct FeedSyncer: Sendable {
             }
         }
         if summary.failures.isEmpty {
-            try store.recordFollowedFeed(FollowedFeed(url: options.url, etag: etag, revision: feed.revision,
-                                                      syncedAt: Date().ISO8601Format()))
+            try store.recordFollowedFeed(FollowedFeed(url: options.url, etag: answer.etag, revision: feed.revision,
+                                                      syncedAt: Date().ISO8601Format(), expires: summary.expires))
         }
         var done = SyncEvent(.downloadComplete)
         done.revision = feed.revision
         emit(done)
         return summary
+    }
+
+    /// A signature past its expiry: the feed may be frozen (TUF's freeze attack), so say so.
+    private func warnIfExpired(_ expires: Date, _ emit: @Sendable (SyncEvent) -> Void) {
+        let past = Date().timeIntervalSince(expires)
+        guard past > 0 else { return }
+        var event = SyncEvent(.feedExpired)
+        event.seconds = past.rounded()
+        event.error = GalleyError("the feed's signature expired at \(expires.ISO8601Format()), \(Int(past)) s ago", id: .feedSignature,
+                                  path: options.url,
+                                  hint: "A live server renews its signature; an expired one means the server is stuck or an old answer is replayed.")
+        emit(event)
     }
 
     /// One sync at a time per store: a second one (a cron job overlapping a slow run) would
@@ -340,8 +374,14 @@ public struct FeedSyncer: Sendable {
         return lock
     }
 
-    /// The feed's bytes and ETag, or nil for a 304.
-    private func fetchFeed(_ client: HTTPClient, _ url: URL, etag: String?) async throws -> (String, String?)? {
+    struct FeedAnswer {
+        var body: ByteBuffer
+        var etag: String?
+        var signature: String?
+    }
+
+    /// The feed's bytes, ETag and signature header, or nil for a 304.
+    private func fetchFeed(_ client: HTTPClient, _ url: URL, etag: String?) async throws -> FeedAnswer? {
         var request = HTTPClientRequest(url: url.absoluteString)
         request.headers.add(name: "Accept", value: "application/json")
         if let etag { request.headers.add(name: "If-None-Match", value: etag) }
@@ -350,7 +390,8 @@ public struct FeedSyncer: Sendable {
         try Self.expect(response, [.ok], url.absoluteString)
         do {
             let body = try await response.body.collect(upTo: Self.feedLimit)
-            return (String(buffer: body), response.headers.first(name: "ETag"))
+            return FeedAnswer(body: body, etag: response.headers.first(name: "ETag"),
+                              signature: response.headers.first(name: FeedSignature.headerName))
         } catch is NIOTooManyBytesError {
             throw GalleyError("the feed at \(url.absoluteString) is over \(Self.feedLimit / 1_048_576) MB", id: .feedInvalid,
                               hint: "Check the address: a feed lists packages, it does not hold them.")

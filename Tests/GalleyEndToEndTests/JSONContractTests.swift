@@ -47,6 +47,8 @@ import Testing
         ("store-gc", "store-gc", ["store", "gc", "--store", "store", "--json"]),
         ("delete-unconfirmed", "delete", ["delete", issue, "--store", "store", "--json"]),
         ("delete", "delete", ["delete", issue, "--yes", "--store", "store", "--json"]),
+        ("keys", "keys", ["keys", "generate", "-o", "WORK/keys", "--json"]),
+        ("keys-exists", "keys", ["keys", "generate", "-o", "WORK/keys", "--json"]),
         ("usage", "error", ["issues", "--no-such-option", "--json"]),
         ("usage-format", "error", ["validate", "--format", "json", "--no-such-option"]),
     ]
@@ -56,7 +58,7 @@ import Testing
         "pack-problems": "input.problems", "pack-missing": "input.not-found", "pack-exists": "output.exists",
         "validate-config": "config.invalid", "render-unknown": "id.not-found", "issues-no-store": "store.missing",
         "issue-show-unknown": "id.not-found", "articles-unknown-issue": "id.not-found",
-        "article-meta-missing": "id.not-found", "delete-unconfirmed": "confirmation.missing", "usage": "usage",
+        "article-meta-missing": "id.not-found", "delete-unconfirmed": "confirmation.missing", "usage": "usage", "keys-exists": "output.exists",
         "usage-format": "usage",
     ]
 

@@ -303,4 +303,100 @@ import Testing
         #expect((second.json?["error"] as? [String: Any])?["id"] as? String == "sync.running", "\(second.stdout)")
         #expect(try Self.downloads(log) == 1, "the second sync fetched nothing")
     }
+
+    /// Signed feeds: serve signs with a key from `keys generate`; sync with the matching .pub
+    /// follows it; another key, an unsigned feed and a changed body are refused before anything
+    /// is written; a replayed answer past its expiry is followed with a warning (feedExpired).
+    @Test func signedFeedsAreCheckedAgainstTheTrustedKey() throws {
+        let work = try Harness.temporaryDirectory()
+        let keys = work.appending(path: "keys")
+        let generated = try Harness.galley(["keys", "generate", "-o", keys.path, "--json"])
+        #expect(generated.status == 0, "\(generated.stdout)\(generated.stderr)")
+        #expect(try Harness.galley(["keys", "generate", "-o", keys.path, "--name", "other", "-q"]).status == 0)
+        let keyID = try #require(generated.json?["key_id"] as? String)
+        let mode = try FileManager.default.attributesOfItem(atPath: keys.appending(path: "feed.key").path)[.posixPermissions] as? Int
+        #expect(mode == 0o600, "the private key is readable by its owner only")
+        let source = work.appending(path: "source")
+        #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path, "--store", source.path, "-q"]).status == 0)
+        let signed = try Harness.listening(["serve", "--store", source.path, "--port", "0", "--json",
+                                            "--signing-key", keys.appending(path: "feed.key").path, "--signature-lifetime", "2s"])
+        defer { signed.stop() }
+        let unsigned = try Harness.listening(["serve", "--store", source.path, "--port", "0", "--json"])
+        defer { unsigned.stop() }
+        let feed = "http://127.0.0.1:\(signed.port)/feed"
+        let trust = keys.appending(path: "feed.pub").path
+
+        // The right key: followed, and the summary names the key and the expiry.
+        let reader = work.appending(path: "reader")
+        let followed = try Harness.galley(["sync", feed, "--store", reader.path, "--trust-key", trust, "--json"])
+        #expect(followed.status == 0, "\(followed.stdout)\(followed.stderr)")
+        #expect(followed.json?["key_id"] as? String == keyID)
+        #expect(followed.json?["expires"] is String)
+        #expect(try Self.issues(reader) == ["example-valid"])
+
+        // Another key, no signature: refused, nothing imported.
+        let refusals: [(String, String, String)] = [
+            (feed, keys.appending(path: "other.pub").path, "not by the trusted key"),
+            ("http://127.0.0.1:\(unsigned.port)/feed", trust, "is not signed"),
+        ]
+        var outputs: [(schema: String, text: String)] = [("sync", followed.stdout)]
+        for (url, key, why) in refusals {
+            let other = work.appending(path: "reader-\(UUID().uuidString)")
+            let result = try Harness.galley(["sync", url, "--store", other.path, "--trust-key", key, "--json"])
+            #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
+            let error = result.json?["error"] as? [String: Any]
+            #expect(error?["id"] as? String == "feed.signature")
+            #expect((error?["message"] as? String)?.contains(why) == true, "\(result.stdout)")
+            #expect(try Self.issues(other) == [])
+            outputs.append(("sync", result.stdout))
+        }
+        // A private key where the public one belongs is named as such.
+        let swapped = try Harness.galley(["sync", feed, "--store", reader.path, "--trust-key", keys.appending(path: "feed.key").path])
+        #expect(swapped.status == 2 && swapped.stderr.contains("this is a private (signing) key"), "\(swapped.stderr)")
+
+        // Capture a signed answer, then replay it: changed, it is refused; unchanged after its
+        // expiry, it is followed with a warning.
+        let capture = """
+            import sys, urllib.request
+            with urllib.request.urlopen(sys.argv[1]) as r:
+                open(sys.argv[2], "wb").write(r.read())
+                open(sys.argv[3], "w").write(r.headers["Galley-Signature"])
+            """
+        let body = work.appending(path: "feed.json")
+        let signature = work.appending(path: "feed.sig")
+        #expect(try Harness.tool("python3", ["-c", capture, feed, body.path, signature.path]).status == 0)
+        let original = try Data(contentsOf: body)
+        let changed = work.appending(path: "changed.json")
+        try Data(String(decoding: original, as: UTF8.self).replacingOccurrences(of: "\"revision\" : ", with: "\"revision\" : 9").utf8).write(to: changed)
+        for (file, expectOK) in [(changed, false), (body, true)] {
+            let log = work.appending(path: "replay-\(expectOK).log")
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3", Harness.root.appending(path: "Tests/Support/fault_server.py").path, "replay",
+                                 Harness.fixtures.appending(path: "zips/example-valid.zip").path, "example-valid", log.path, file.path, signature.path]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            defer { process.terminate() }
+            let port = try #require(Int(Harness.readLines(output.fileHandleForReading, 1).trimmingCharacters(in: .whitespacesAndNewlines)))
+            if expectOK { usleep(2_200_000) }  // past the 2 s signature's expiry
+            let fresh = work.appending(path: "replayed-\(expectOK)")
+            let result = try Harness.galley(["sync", "http://127.0.0.1:\(port)/feed", "--store", fresh.path, "--trust-key", trust, "--events", "json"])
+            let events = Self.events(result.stdout)
+            outputs += Self.eventLines(result.stdout)
+            if expectOK {
+                #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+                let expired = events.first { $0["event"] as? String == "feedExpired" }
+                #expect((expired?["error"] as? [String: Any])?["id"] as? String == "feed.signature", "\(result.stdout)")
+                #expect(try Self.issues(fresh) == ["example-valid"])
+            } else {
+                #expect(result.status == 2)
+                let failed = events.last
+                #expect(failed?["event"] as? String == "syncFailed")
+                #expect(((failed?["error"] as? [String: Any])?["message"] as? String)?.contains("does not match its content") == true, "\(result.stdout)")
+                #expect(try Self.issues(fresh) == [])
+            }
+        }
+        try Self.expectSchemas(outputs)
+    }
 }

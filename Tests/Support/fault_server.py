@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A feed server that misbehaves on purpose, for `galley sync`'s fault tests (loopback only).
 
-Usage: fault_server.py SCENARIO ZIP APPLE_ID LOG
+Usage: fault_server.py SCENARIO ZIP APPLE_ID LOG [FEED SIGNATURE]
 Prints the port on the first line, then serves until killed (or 60 s, whichever is first).
 It serves /feed (galley serve's shape, one package) and /p.zip (the zip), and appends one line
 per request to LOG: "METHOD PATH range=... if-range=...".
@@ -12,7 +12,9 @@ Retry-After: 1); down (every request is 500); rollback (the feed's revision is 5
 then 1: a restored backup); garbage (the feed is an HTML page, as a captive portal answers);
 truncated (every download is a complete HTTP answer holding half the file, Range ignored);
 stall (a download sends its headers and a few bytes, then nothing for 60 s); slow (downloads
-come in 32 pieces 15 ms apart, Range honoured: a window for killing a sync mid-download).
+come in 32 pieces 15 ms apart, Range honoured: a window for killing a sync mid-download);
+replay (/feed answers the bytes of the file FEED with the Galley-Signature header in the file
+SIGNATURE: an old signed answer replayed, or one changed on the way).
 """
 import hashlib
 import http.server
@@ -48,6 +50,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 log.write(f"GET {self.path} range={self.headers.get('Range')} if-range={self.headers.get('If-Range')}\n")
         if scenario == "down":
             return self.send(500, b"down")
+        if self.path == "/feed" and scenario == "replay":
+            body = open(sys.argv[5], "rb").read()
+            signature = open(sys.argv[6]).read().strip()
+            return self.send(200, body, [("Content-Type", "application/json"), ("Galley-Signature", signature)])
         if self.path == "/feed" and scenario == "garbage":
             return self.send(200, b"<html>Sign in</html>", [("Content-Type", "text/html")])
         if self.path == "/feed":

@@ -131,6 +131,8 @@ public enum ErrorID: String, Sendable, Codable, CaseIterable {
     case feedRollback = "feed.rollback"
     /// `sync`: a downloaded package's size or SHA-256 is not the feed's.
     case downloadMismatch = "download.mismatch"
+    /// `sync --trust-key`: the feed is unsigned, signed by another key, or its signature does not match.
+    case feedSignature = "feed.signature"
     /// `sync`: another `galley sync` is writing into the same store; this one did nothing.
     case syncRunning = "sync.running"
     /// The command needs a confirmation it did not get (delete without --yes off a terminal).

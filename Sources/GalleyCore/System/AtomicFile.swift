@@ -61,13 +61,15 @@ package enum AtomicFile {
     }
 
     /// Writes `text` to `url`. An existing file is replaced only when `replace` is true.
-    package static func write(_ text: String, to url: URL, replace: Bool) throws {
+    /// `permissions` are the new file's from the start (0600 for a secret: never readable by
+    /// others, not even before a chmod).
+    package static func write(_ text: String, to url: URL, replace: Bool, permissions: mode_t = 0o644) throws {
         if !replace, FileManager.default.fileExists(atPath: url.path) {
             throw GalleyError("the output already exists", id: .outputExists, path: url.path, hint: "Pass --force to replace it.")
         }
         let temporary = temporaryName(for: url)
         do {
-            try writeFile(temporary.path, text)
+            try writeFile(temporary.path, text, permissions: permissions)
             if rename(temporary.path, url.path) != 0 {
                 throw GalleyError("cannot write: \(String(cString: strerror(errno)))", id: .outputUnwritable, path: url.path)
             }

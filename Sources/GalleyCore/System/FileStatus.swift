@@ -36,8 +36,8 @@ package struct FileStatus {
 /// Writes `text` to a new file at `path` (replacing one that exists) with plain `write(2)`:
 /// no `fsync` per file, which Foundation's `Data.write` does and which costs seconds when a
 /// site has thousands of pages. Callers that need durability for one file sync it themselves.
-package func writeFile(_ path: String, _ text: String) throws {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+package func writeFile(_ path: String, _ text: String, permissions: mode_t = 0o644) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, permissions)
     guard fd >= 0 else { throw GalleyError("cannot write: \(String(cString: strerror(errno)))", id: .outputUnwritable, path: path) }
     defer { close(fd) }
     var text = text

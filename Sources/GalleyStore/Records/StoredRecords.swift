@@ -323,11 +323,14 @@ public struct FollowedFeed: Sendable, Hashable {
     public var revision: Int64
     /// When, RFC 3339.
     public var syncedAt: String
+    /// When the feed's verified signature expires (RFC 3339), for signed feeds.
+    public var expires: String?
 
-    public init(url: String, etag: String?, revision: Int64, syncedAt: String) {
+    public init(url: String, etag: String?, revision: Int64, syncedAt: String, expires: String? = nil) {
         self.url = url
         self.etag = etag
         self.revision = revision
         self.syncedAt = syncedAt
+        self.expires = expires
     }
 }

@@ -148,6 +148,11 @@ enum StoreSchema {
                 t.column("refusedAt", .text).notNull()
             }
         }
+        // Signed feeds: when the last verified signature expires, so that a 304 after it can
+        // still warn that the feed is frozen.
+        migrator.registerMigration("v10: feed signature expiry") { db in
+            try db.alter(table: "syncFeed") { t in t.add(column: "expires", .text) }
+        }
         return migrator
     }
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GalleyCore
 import GalleyServe
+import GalleySigning
 import GalleyStore
 
 struct ServeCommand: ParsableCommand {
@@ -30,12 +31,18 @@ struct ServeCommand: ParsableCommand {
             (--quiet hides them), gzip for JSON when the client asks, CORS with \
             --cors-origin, and connections closed after --idle-timeout seconds of silence.
 
+            Signed feeds: with --signing-key (a key from galley keys generate), /feed and \
+            /packages/{apple_id} carry a Galley-Signature header (Ed25519) that galley sync \
+            --trust-key checks; each signature expires after --signature-lifetime days and is \
+            renewed every half of it.
+
             Stops on Ctrl-C or SIGTERM, letting requests in flight finish.
 
             Examples:
               galley serve --store store
               galley serve --store store --host 0.0.0.0 --port 8080
               GALLEY_SERVE_TOKEN=$(cat /etc/galley/token) galley serve --store store --public-url https://issues.example.com
+              galley serve --store store --signing-key /etc/galley/feed.key
             """)
 
     @Option(help: ArgumentHelp("The issue store (default: $GALLEY_STORE, else ~/.local/share/galley).", valueName: "dir"),
@@ -69,9 +76,20 @@ struct ServeCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The largest zip an upload may be: bytes, or with K, M or G.", valueName: "size"))
     var maxUpload = "512M"
 
+    @Option(help: ArgumentHelp("Sign the feed with this private key (from galley keys generate).", valueName: "file"),
+            completion: .file(extensions: ["key"]))
+    var signingKey: String?
+
+    @Option(help: ArgumentHelp("How long a feed signature holds (sync warns about a feed past it): a number with s, m, h or d.",
+                               valueName: "duration"))
+    var signatureLifetime = "7d"
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
+        guard let lifetime = Self.seconds(signatureLifetime), lifetime >= 2, lifetime <= 366 * 86_400 else {
+            throw ValidationError("--signature-lifetime must be a duration such as 7d, 12h or 90m, from 2s to 366d")
+        }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
         guard Self.bytes(maxUpload) != nil else { throw ValidationError("--max-upload must be a size such as 536870912, 512M or 2G") }
         guard (1...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be from 1 to 3600 seconds") }
@@ -102,6 +120,8 @@ struct ServeCommand: ParsableCommand {
             options.idleTimeout = idleTimeout
             options.token = token
             options.maxUpload = Self.bytes(maxUpload) ?? options.maxUpload
+            options.signingKey = try signingKey.map { try FeedSigningKey(contentsOf: $0) }
+            options.signatureLifetime = Self.seconds(signatureLifetime) ?? options.signatureLifetime
             // One access line per request at notice; --verbose adds Hummingbird's own.
             options.logLevel = output.quiet ? .warning : output.verbose ? .info : .notice
             let server = GalleyServer(store: opened, options: options)
@@ -158,6 +178,14 @@ extension ServeCommand {
         }
         return token
     }
+
+    /// A duration: a number and s, m, h or d (d when no unit is given).
+    static func seconds(_ text: String) -> TimeInterval? {
+        let units: [Character: TimeInterval] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        let unit = text.last.flatMap { units[$0] }
+        guard let number = Double(unit == nil ? text : String(text.dropLast())), number.isFinite, number >= 0 else { return nil }
+        return number * (unit ?? 86_400)
+    }
 }
 
 /// What `serve --json` prints once it listens.
@@ -165,5 +193,5 @@ struct ServeListening: Encodable {
     var url: String
     var port: Int
     var store: String
-}
 
+}

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GalleyCore
+import GalleySigning
 import GalleyStore
 import GalleySync
 
@@ -25,6 +26,11 @@ struct SyncCommand: ParsableCommand {
             went down (a rollback) is refused. Issues the feed stopped listing are reported, and \
             removed only with --prune.
 
+            With --trust-key (the .pub file of galley keys generate), a feed that is unsigned, \
+            signed by another key, or changed on the way is refused (feed.signature, exit 2) \
+            before anything is downloaded, and a feed whose signature expired is warned about \
+            (feedExpired): the server may be frozen on old content.
+
             --events json prints one JSON line per event on standard output, named as Dumpling's \
             notifications (issueDownloadComplete, downloadFailed, downloadComplete...); --json \
             prints the summary (docs/json/sync.schema.json). Exit status: 0 when the store \
@@ -34,6 +40,7 @@ struct SyncCommand: ParsableCommand {
             Examples:
               galley sync http://127.0.0.1:8080/feed --store reader-store
               galley sync https://issues.example.com/feed --events json
+              galley sync https://issues.example.com/feed --trust-key feed.pub --prune
             """)
 
     @Argument(help: "The feed's address.")
@@ -51,6 +58,10 @@ struct SyncCommand: ParsableCommand {
     @Flag(help: "Remove issues the feed no longer lists (takedowns). Without it they are reported and kept.")
     var prune = false
 
+    @Option(help: ArgumentHelp("Accept only a feed signed with this public key (from galley keys generate).", valueName: "file"),
+            completion: .file(extensions: ["pub"]))
+    var trustKey: String?
+
     @Option(help: "Print each event as one JSON line on standard output.")
     var events: Events?
 
@@ -65,10 +76,12 @@ struct SyncCommand: ParsableCommand {
         try console.run {
             // A bad address creates no store.
             _ = try FeedSyncer.feedURL(url)
+            let trusted = try trustKey.map { try FeedTrustKey(contentsOf: $0) }
             let opened = try store.open(.create)
             var options = SyncOptions(url: url)
             options.retries = retries
             options.prune = prune
+            options.trustKey = trusted
             options.connectTimeout = min(timeout, 10)
             options.idleTimeout = timeout
             let syncer = FeedSyncer(store: opened, options: options)
@@ -79,6 +92,8 @@ struct SyncCommand: ParsableCommand {
                         console.out.write(JSONDocument.compact(event) + "\n")
                     } else if event.event == .retrying, let error = event.error {
                         console.note("\(error.message); trying again in \(event.seconds ?? 0) s")
+                    } else if event.event == .feedExpired, let error = event.error {
+                        console.err.write("warning: \(error.message)\n    hint: \(error.hint ?? "")\n")
                     }
                 }
             }
