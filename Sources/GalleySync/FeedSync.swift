@@ -206,7 +206,11 @@ public struct FeedSyncer: Sendable {
         return url
     }
 
-    public func run(_ emit: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
+    /// How far a download is: the package's name, the bytes it has, and its size when the feed
+    /// gives it. Called after each chunk written (a progress bar on a terminal).
+    public typealias Progress = @Sendable (_ name: String, _ done: Int64, _ total: Int64?) -> Void
+
+    public func run(progress: Progress? = nil, _ emit: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
         let feedURL = try Self.feedURL(options.url)
         let lock = try lockDownloads()
         defer { lock.unlock() }
@@ -216,7 +220,7 @@ public struct FeedSyncer: Sendable {
         configuration.decompression = .disabled
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
-            let summary = try await sync(client, feedURL, emit)
+            let summary = try await sync(client, feedURL, progress, emit)
             try? await client.shutdown()
             return summary
         } catch {
@@ -228,7 +232,8 @@ public struct FeedSyncer: Sendable {
         }
     }
 
-    private func sync(_ client: HTTPClient, _ feedURL: URL, _ emit: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
+    private func sync(_ client: HTTPClient, _ feedURL: URL, _ progress: Progress?,
+                      _ emit: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
         let followed = try store.followedFeed(options.url)
         // --prune asks for the whole feed: a 304 would say nothing of what to remove, and the
         // issues left in the store by an earlier sync without --prune are removed now.
@@ -289,7 +294,9 @@ public struct FeedSyncer: Sendable {
                 var started = SyncEvent(.downloadStarted, appleID: package.appleID)
                 started.bytes = FileStatus(partial)?.size ?? 0
                 emit(started)
-                try await retrying(emit, appleID: package.appleID) { try await download(client, package, to: partial) }
+                try await retrying(emit, appleID: package.appleID) {
+                    try await download(client, package, to: partial) { progress?(name, $0, package.size) }
+                }
                 downloaded = try verify(partial, package)
                 // rename(2) replaces a file a sync killed before its import left behind.
                 guard rename(partial, file) == 0 else {
@@ -405,7 +412,8 @@ public struct FeedSyncer: Sendable {
     /// Downloads a package into `partial`, resuming from what it holds when the server still
     /// has the same file (`If-Range` with the feed's SHA-256, which `galley serve` uses as its
     /// ETag). A server that answers the whole file instead starts it over.
-    private func download(_ client: HTTPClient, _ package: Feed.Package, to partial: String) async throws {
+    private func download(_ client: HTTPClient, _ package: Feed.Package, to partial: String,
+                          progress: (Int64) -> Void) async throws {
         var have = FileStatus(partial)?.size ?? 0
         if let size = package.size, have > size {
             try? FileManager.default.removeItem(atPath: partial)
@@ -437,6 +445,7 @@ public struct FeedSyncer: Sendable {
             for try await chunk in response.body {
                 try Self.write(fd, chunk, partial)
                 written += Int64(chunk.readableBytes)
+                progress(written)
                 if let size = package.size, written > size {
                     try? FileManager.default.removeItem(atPath: partial)
                     throw GalleyError("the download of \(address) is larger than the feed's \(size) bytes", id: .downloadMismatch,

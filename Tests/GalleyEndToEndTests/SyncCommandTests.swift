@@ -399,4 +399,26 @@ import Testing
         }
         try Self.expectSchemas(outputs)
     }
+
+    /// On a terminal, a download draws a progress bar on standard error (cleared before the
+    /// next line); off a terminal, with --events or --quiet, none.
+    @Test func aTerminalShowsTheDownloadsProgress() throws {
+        let work = try Harness.temporaryDirectory()
+        #expect(try Harness.galley(["pack", Harness.example.path, "-o", work.path + "/", "-q"]).status == 0)
+        let source = work.appending(path: "source")
+        #expect(try Harness.galley(["import", work.appending(path: "com.example.harbour.2026-01.zip").path, "--store", source.path, "-q"]).status == 0)
+        let server = try Harness.listening(["serve", "--store", source.path, "--port", "0", "--json"])
+        defer { server.stop() }
+        let feed = "http://127.0.0.1:\(server.port)/feed"
+        let pty = Harness.root.appending(path: "Tests/Support/pty_run.py").path
+        let shown = try Harness.tool("python3", [pty, Harness.galley.path, "sync", feed, "--store", work.appending(path: "a").path])
+        #expect(shown.status == 0, "\(shown.stdout)\(shown.stderr)")
+        #expect(shown.stderr.contains("downloading") && shown.stderr.contains("100% com.example.harbour.2026-01"), "\(shown.stderr.debugDescription)")
+        #expect(shown.stderr.contains("\r\u{1B}[2K"), "the bar is redrawn in place and cleared")
+        #expect(shown.stdout.contains("com.example.harbour.2026-01: imported"))
+        let quiet = try Harness.tool("python3", [pty, Harness.galley.path, "sync", feed, "--store", work.appending(path: "b").path, "-q"])
+        #expect(quiet.status == 0 && !quiet.stderr.contains("downloading"), "\(quiet.stderr.debugDescription)")
+        let plain = try Harness.galley(["sync", feed, "--store", work.appending(path: "c").path])
+        #expect(plain.status == 0 && !plain.stderr.contains("downloading"), "no bar off a terminal")
+    }
 }

@@ -86,8 +86,13 @@ struct SyncCommand: ParsableCommand {
             options.idleTimeout = timeout
             let syncer = FeedSyncer(store: opened, options: options)
             let lines = events == .json
-            let summary = try runToEnd {
-                try await syncer.run { event in
+            // A bar on a terminal (not with --events, --json or --quiet), one download at a time.
+            let bar: SharedProgressBar? = lines ? nil : SharedProgressBar(console.progressBar("downloading"))
+            var progress: FeedSyncer.Progress?
+            if let bar { progress = { name, done, total in bar.update(name, done, total) } }
+            let summary = try runToEnd { [progress] in
+                try await syncer.run(progress: progress) { event in
+                    if event.event != .downloadStarted { bar?.clear() }
                     if lines {
                         console.out.write(JSONDocument.compact(event) + "\n")
                     } else if event.event == .retrying, let error = event.error {
@@ -113,4 +118,24 @@ struct SyncCommand: ParsableCommand {
             if !summary.failures.isEmpty { throw Status.problems }
         }
     }
+}
+
+/// A progress bar the sync's task may draw from: downloads run one after another, and the lock
+/// keeps a redraw and a clear from interleaving.
+final class SharedProgressBar: @unchecked Sendable {
+    private let lock = NSLock()
+    private let bar: ProgressBar
+
+    init?(_ bar: ProgressBar?) {
+        guard let bar else { return nil }
+        self.bar = bar
+    }
+
+    func update(_ name: String, _ done: Int64, _ total: Int64?) {
+        lock.withLock {
+            bar.update(done: done, total: total ?? max(done, 1), detail: "\(name) \(formatBytes(done))" + (total.map { " of \(formatBytes($0))" } ?? ""))
+        }
+    }
+
+    func clear() { lock.withLock { bar.clear() } }
 }
