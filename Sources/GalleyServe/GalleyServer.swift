@@ -175,6 +175,10 @@ public struct GalleyServer: Sendable {
             return FeedAnswer(revision: try self.store.revision(),
                               packages: try self.store.packages().filter { $0.withheld == nil }.map { PackageAnswer($0, base: base) })
         }
+        // Independent articles as a feed `galley sync` follows (merged by global id).
+        route("independent-articles", signed: true) { _, _, _ in
+            IndependentAnswer(revision: try self.store.revision(), articles: try self.store.independentArticles())
+        }
         route("packages/{id}", signed: true) { request, context, _ in
             let package = try self.store.package(try context.parameters.require("id"))
             guard package.withheld == nil else { throw Self.withheld(package) }
@@ -218,6 +222,11 @@ public struct GalleyServer: Sendable {
             case filePath = "file_path"
             case lastUpdated = "last_updated"
         }
+    }
+
+    struct IndependentAnswer: Encodable {
+        var revision: Int64
+        var articles: [IndependentArticle]
     }
 
     struct FeedAnswer: Encodable {

@@ -63,6 +63,12 @@ public protocol IssueStore: AnyObject, Sendable {
     /// Records a refused package, so that no sync downloads it again.
     func recordRefusedPackage(_ refused: RefusedPackage) throws
 
+    /// Merges independent articles by global id: new ones added, changed ones updated, the
+    /// same ones untouched (no write at all when nothing changed), others kept.
+    func mergeIndependentArticles(_ articles: [IndependentArticle], source: String) throws -> ArticleMerge
+    /// Every independent article, newest first (undated last), then by global id.
+    func independentArticles() throws -> [IndependentArticle]
+
     /// Removes an issue's rows and files; returns what was removed.
     func delete(_ id: String) throws -> StoredIssue
     /// Integrity: the database, every file with its size and checksum, no orphans.

@@ -20,6 +20,8 @@ public struct SyncOptions: Sendable {
     /// Backoff (full jitter): a wait drawn from 0 to min(cap, base x 2^attempt) seconds.
     public var backoffBase = 0.5
     public var backoffCap = 30.0
+    /// Reads the feed as a foreign feed of articles through this map (docs/key-maps.md).
+    public var keyMap: KeyMap?
     /// Accept only feeds signed with this key (`Galley-Signature`); nil: any feed.
     public var trustKey: FeedTrustKey?
     /// Removes issues the feed no longer lists (takedowns); without it they are only reported.
@@ -45,6 +47,12 @@ public struct SyncEvent: Sendable, Encodable {
         case retrying
         /// A package was downloaded, checked and imported (`status`: imported or replaced).
         case issueDownloadComplete
+        /// A feed of articles was merged into the store's independent articles (`status`: how
+        /// many were added, updated, unchanged).
+        case articlesDownloadComplete
+        /// An item of an article feed was not merged (`error` names the item, the pointer and
+        /// the field); the others were.
+        case articleSkipped
         /// A package failed (`error`); the store keeps the old content of that issue.
         case downloadFailed
         /// An issue the store holds that the feed no longer lists (kept unless `--prune`).
@@ -98,12 +106,14 @@ public struct SyncSummary: Sendable, Encodable {
     public var notInFeed: [String] = []
     /// Those of them removed (`--prune`).
     public var removed: [String] = []
+    /// For a feed of articles: what the merge did; null for a package feed.
+    @JSONNullable public var articles: ArticlesSummary?
     /// With `--trust-key`: the key that signed the feed, and until when the signature holds.
     @JSONNullable public var keyID: String?
     @JSONNullable public var expires: String?
 
     enum CodingKeys: String, CodingKey {
-        case url, unchanged, revision, imported, current, failures, removed, expires
+        case url, unchanged, revision, imported, current, failures, removed, expires, articles
         case keyID = "key_id"
         case notInFeed = "not_in_feed"
     }
@@ -126,7 +136,7 @@ struct Feed {
 
     /// Reads the feed's JSON; `base` resolves relative `file_path`s. Errors name the JSON
     /// path of what is wrong.
-    init(_ text: String, base: URL) throws {
+    init(_ object: JSONValue, base: URL) throws {
         func invalid(_ why: String) -> GalleyError {
             GalleyError("\(base.absoluteString) is not a package feed: \(why)", id: .feedInvalid,
                         hint: "Give galley serve's /feed, or an endpoint answering {\"version\", \"file_path\"}.")
@@ -134,9 +144,6 @@ struct Feed {
         func number(_ value: JSONValue?) -> Int64? {
             if case .number(let text) = value { return Int64(text) }
             return nil
-        }
-        guard let object = JSONValue(parsing: text), case .object = object else {
-            throw invalid("its answer is not a JSON object")
         }
         func package(_ item: JSONValue, at path: String) throws -> Package {
             guard let version = number(item["version"]), version >= 0 else {
@@ -255,7 +262,16 @@ public struct FeedSyncer: Sendable {
         if let trustKey = options.trustKey {
             verified = try trustKey.verify(header: answer.signature, body: answer.body.readableBytesView, address: options.url)
         }
-        let feed = try Feed(String(buffer: answer.body), base: feedURL)
+        // A feed of articles (with a key map, or Galley's own `{"articles": [...]}`), or of packages.
+        let parsed = JSONValue(parsing: String(buffer: answer.body))
+        if let parsed, let map = options.keyMap ?? (parsed["articles"] != nil && parsed["packages"] == nil ? KeyMap.native : nil) {
+            return try syncArticles(parsed, map: map, etag: answer.etag, followed: followed, verified: verified, emit)
+        }
+        guard let parsed, case .object = parsed else {
+            throw GalleyError("\(feedURL.absoluteString) is not a package feed: its answer is not a JSON object", id: .feedInvalid,
+                              hint: "Give galley serve's /feed, or an endpoint answering {\"version\", \"file_path\"}; a foreign feed of articles needs --key-map.")
+        }
+        let feed = try Feed(parsed, base: feedURL)
         if let followed, feed.revision < followed.revision {
             throw GalleyError("the feed's revision \(feed.revision) is lower than \(followed.revision), which this store already followed",
                               id: .feedRollback, path: options.url,
@@ -347,6 +363,44 @@ public struct FeedSyncer: Sendable {
         }
         var done = SyncEvent(.downloadComplete)
         done.revision = feed.revision
+        emit(done)
+        return summary
+    }
+
+    /// A feed of articles: mapped (a bad item is skipped and reported, the others merged), then
+    /// merged into the store's independent articles by global id. Galley's own article feed
+    /// carries a revision, checked against rollback as a package feed's is.
+    private func syncArticles(_ document: JSONValue, map: KeyMap, etag: String?, followed: FollowedFeed?,
+                              verified: FeedTrustKey.Verified?, _ emit: @escaping @Sendable (SyncEvent) -> Void) throws -> SyncSummary {
+        var revision: Int64?
+        if case .number(let text)? = document["revision"] { revision = Int64(text) }
+        if let revision, let followed, revision < followed.revision {
+            throw GalleyError("the feed's revision \(revision) is lower than \(followed.revision), which this store already followed",
+                              id: .feedRollback, path: options.url,
+                              hint: "The server went back to older content (a restored backup, or a replayed answer); nothing was changed.")
+        }
+        let mapped = try map.map(document, source: options.url)
+        var summary = SyncSummary(url: options.url, unchanged: false, revision: revision)
+        summary.keyID = verified?.keyID
+        summary.expires = verified.map { $0.expires.ISO8601Format() }
+        var changed = SyncEvent(.feedChanged)
+        changed.revision = revision
+        emit(changed)
+        if let verified { warnIfExpired(verified.expires, emit) }
+        for skipped in mapped.skipped {
+            var event = SyncEvent(.articleSkipped)
+            event.error = ArticlesSummary.error(skipped, source: options.url)
+            emit(event)
+        }
+        let merge = try store.mergeIndependentArticles(mapped.articles, source: options.url)
+        summary.articles = ArticlesSummary(merge: merge, skipped: mapped.skipped)
+        var complete = SyncEvent(.articlesDownloadComplete)
+        complete.status = "\(merge.added.count) added, \(merge.updated.count) updated, \(merge.unchanged) unchanged"
+        emit(complete)
+        try store.recordFollowedFeed(FollowedFeed(url: options.url, etag: etag, revision: revision ?? followed?.revision ?? 0,
+                                                  syncedAt: Date().ISO8601Format(), expires: summary.expires))
+        var done = SyncEvent(.downloadComplete)
+        done.revision = revision
         emit(done)
         return summary
     }

@@ -32,6 +32,13 @@ import Testing
         ("import-failed", "import", ["import", "nope.zip", "--store", "store", "--json"]),
         ("issues", "issues", ["issues", "--store", "store", "--json"]),
         ("issue-show", "issue-show", ["issue", "show", issue, "--store", "store", "--json"]),
+        ("import-articles", "import-articles", ["import", "--articles", "EXAMPLES/key-maps/wordpress-posts.sample.json",
+                                                "--key-map", "EXAMPLES/key-maps/wordpress-posts.yaml", "--store", "store", "--json"]),
+        ("import-articles-missing", "import-articles", ["import", "--articles", "nope.json", "--store", "store", "--json"]),
+        ("articles-independent", "independent-articles", ["articles", "--independent", "--store", "store", "--json"]),
+        ("key-map-check", "key-map-check", ["key-map", "check", "EXAMPLES/key-maps/grails-announcements.yaml",
+                                            "EXAMPLES/key-maps/grails-announcements.sample.json", "--json"]),
+        ("key-map-bad", "key-map-check", ["key-map", "check", "FIXTURES/key-maps/unknown-field-error.yaml", "--json"]),
         ("issue-show-unknown", "issue-show", ["issue", "show", "nope", "--store", "store", "--json"]),
         ("articles", "articles", ["articles", "--store", "store", "--json"]),
         ("articles-unknown-issue", "articles", ["articles", "--issue", "nope", "--store", "store", "--json"]),
@@ -58,7 +65,7 @@ import Testing
         "pack-problems": "input.problems", "pack-missing": "input.not-found", "pack-exists": "output.exists",
         "validate-config": "config.invalid", "render-unknown": "id.not-found", "issues-no-store": "store.missing",
         "issue-show-unknown": "id.not-found", "articles-unknown-issue": "id.not-found",
-        "article-meta-missing": "id.not-found", "delete-unconfirmed": "confirmation.missing", "usage": "usage", "keys-exists": "output.exists",
+        "article-meta-missing": "id.not-found", "delete-unconfirmed": "confirmation.missing", "usage": "usage", "keys-exists": "output.exists", "import-articles-missing": "input.not-found", "key-map-bad": "config.invalid",
         "usage-format": "usage",
     ]
 
@@ -72,6 +79,7 @@ import Testing
         for (name, schema, arguments) in Self.steps {
             let resolved = arguments.map {
                 $0.replacingOccurrences(of: "WORK", with: work.path).replacingOccurrences(of: "FIXTURES", with: Harness.fixtures.path)
+                    .replacingOccurrences(of: "EXAMPLES", with: Harness.root.appending(path: "Examples").path)
             }
             let result = try Harness.galley(resolved, in: work)
             let context = "`galley \(arguments.joined(separator: " "))` (exit \(result.status)):\n\(result.stdout)\(result.stderr)"

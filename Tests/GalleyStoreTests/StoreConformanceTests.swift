@@ -97,6 +97,30 @@ import Testing
         try expectClean(store, issues: 0)
     }
 
+    /// Independent articles merge by global id: added, unchanged (the revision stays), updated
+    /// (it moves), others kept; listed newest first, undated last.
+    @Test(arguments: Backend.allCases)
+    func independentArticlesMerge(backend: Backend) throws {
+        let store = try backend.make()
+        var a = IndependentArticle(globalID: "a", title: "A")
+        a.date = "2026-01-02T00:00:00Z"
+        var b = IndependentArticle(globalID: "b", title: "B")
+        b.date = "2026-01-03T00:00:00Z"
+        b.keywords = ["x", "y"]
+        let undated = IndependentArticle(globalID: "c", title: "C")
+        #expect(try store.mergeIndependentArticles([a, b], source: "t").added == ["a", "b"])
+        let revision = try store.revision()
+        let same = try store.mergeIndependentArticles([b, a], source: "t")
+        #expect(same.added.isEmpty && same.updated.isEmpty && same.unchanged == 2)
+        #expect(try store.revision() == revision)
+        a.title = "A, revised"
+        let changed = try store.mergeIndependentArticles([a, undated], source: "t")
+        #expect(changed.updated == ["a"] && changed.added == ["c"])
+        #expect(try store.revision() > revision)
+        #expect(try store.independentArticles() == [b, a, undated])
+        try expectClean(store, issues: 0)
+    }
+
     /// The package feed's side of the store: each import keeps its zip under its SHA-256, the
     /// version grows with every import that changes the issue (and never goes back, even after a
     /// delete), an unchanged re-import changes nothing, replaced and deleted zips go, a leftover

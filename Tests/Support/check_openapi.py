@@ -119,6 +119,7 @@ def main(argv):
         ("/packages/{id}", "get", f"/packages/{issue}", {}, None),
         ("/packages/{id}", "get", "/packages/nope", {}, None),
         ("/feed", "get", "/feed", {}, None),
+        ("/independent-articles", "get", "/independent-articles", {}, None),
         ("/packages/{id}/{file}", "get", f"/packages/{issue}/{package_file}", {}, None),
         ("/packages/{id}/{file}", "get", f"/packages/{issue}/{package_file}", {"Range": "bytes=-100"}, None),
         ("/packages/{id}/{file}", "get", f"/packages/{issue}/{'0' * 64}.zip", {}, None),

@@ -296,6 +296,17 @@ public struct StoredPackage: Sendable, Hashable {
     }
 }
 
+/// What merging independent articles did.
+public struct ArticleMerge: Sendable, Hashable, Encodable {
+    /// Global ids added, and updated (their content changed).
+    public var added: [String] = []
+    public var updated: [String] = []
+    /// How many were already in the store as given.
+    public var unchanged = 0
+
+    public init() {}
+}
+
 /// A package `galley sync` downloaded and the import gate refused.
 public struct RefusedPackage: Sendable, Hashable {
     public var sha256: String

@@ -153,6 +153,23 @@ enum StoreSchema {
         migrator.registerMigration("v10: feed signature expiry") { db in
             try db.alter(table: "syncFeed") { t in t.add(column: "expires", .text) }
         }
+        // Independent articles (no issue): merged by global id from article feeds, key-mapped
+        // foreign feeds and `import --articles`; old ones kept. The revision follows them too,
+        // so serve's kept answers and tags change with them.
+        migrator.registerMigration("v11: independent articles") { db in
+            try db.execute(sql: """
+                CREATE TABLE independentArticle (
+                    globalID TEXT PRIMARY KEY NOT NULL,
+                    title TEXT NOT NULL, dek TEXT NOT NULL, section TEXT NOT NULL, type TEXT NOT NULL,
+                    author TEXT NOT NULL, date TEXT, dateMS INTEGER, keywords TEXT NOT NULL,
+                    body TEXT NOT NULL, url TEXT NOT NULL, featured INTEGER NOT NULL,
+                    source TEXT NOT NULL, mergedAt TEXT NOT NULL);
+                CREATE INDEX independentByDate ON independentArticle(coalesce(dateMS, -9223372036854775807) DESC, globalID);
+                CREATE TRIGGER independentInserted AFTER INSERT ON independentArticle BEGIN UPDATE storeRevision SET value = value + 1; END;
+                CREATE TRIGGER independentUpdated AFTER UPDATE ON independentArticle BEGIN UPDATE storeRevision SET value = value + 1; END;
+                CREATE TRIGGER independentDeleted AFTER DELETE ON independentArticle BEGIN UPDATE storeRevision SET value = value + 1; END;
+                """)
+        }
         return migrator
     }
 }

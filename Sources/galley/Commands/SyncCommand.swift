@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GalleyCore
+import GalleyFormats
 import GalleySigning
 import GalleyStore
 import GalleySync
@@ -15,7 +16,9 @@ struct SyncCommand: ParsableCommand {
         abstract: "Follow a package feed into the store: download what changed, keep old content on any failure.",
         discussion: """
             Reads a feed (galley serve's /feed, or a Drupal-packager-style endpoint answering \
-            {"version", "file_path"}) with one conditional request: when nothing changed the \
+            {"version", "file_path"}; or a feed of articles: galley serve's \
+            /independent-articles, or a foreign one with --key-map, merged into the store's \
+            independent articles by global id, docs/key-maps.md) with one conditional request: when nothing changed the \
             server answers 304 and nothing is written. Each package whose SHA-256 the store does \
             not hold is downloaded into the store's downloads/ folder (resumed with Range and \
             If-Range after a cut connection), checked against the feed's size and SHA-256, and \
@@ -58,6 +61,10 @@ struct SyncCommand: ParsableCommand {
     @Flag(help: "Remove issues the feed no longer lists (takedowns). Without it they are reported and kept.")
     var prune = false
 
+    @Option(help: ArgumentHelp("Read the feed as a foreign feed of articles through this key map (docs/key-maps.md).", valueName: "file"),
+            completion: .file(extensions: ["yaml", "yml"]))
+    var keyMap: String?
+
     @Option(help: ArgumentHelp("Accept only a feed signed with this public key (from galley keys generate).", valueName: "file"),
             completion: .file(extensions: ["pub"]))
     var trustKey: String?
@@ -77,11 +84,13 @@ struct SyncCommand: ParsableCommand {
             // A bad address creates no store.
             _ = try FeedSyncer.feedURL(url)
             let trusted = try trustKey.map { try FeedTrustKey(contentsOf: $0) }
+            let map = try keyMap.map { try KeyMap(contentsOf: $0) }
             let opened = try store.open(.create)
             var options = SyncOptions(url: url)
             options.retries = retries
             options.prune = prune
             options.trustKey = trusted
+            options.keyMap = map
             options.connectTimeout = min(timeout, 10)
             options.idleTimeout = timeout
             let syncer = FeedSyncer(store: opened, options: options)
@@ -108,6 +117,10 @@ struct SyncCommand: ParsableCommand {
                     console.status("\(url): unchanged since the last sync (revision \(summary.revision.map(String.init) ?? "-"))")
                 }
                 for result in summary.imported { console.status("\(result.appleID): \(result.status.rawValue)") }
+                if let articles = summary.articles {
+                    console.status("articles: \(articles.added.count) added, \(articles.updated.count) updated, \(articles.unchanged) unchanged"
+                                   + (articles.skipped.isEmpty ? "" : ", \(articles.skipped.count) skipped"))
+                }
                 if !summary.current.isEmpty { console.status("\(summary.current.count) issues already current") }
                 for appleID in summary.notInFeed where !summary.removed.contains(appleID) {
                     console.note("\(appleID): in the store but no longer in the feed (kept; --prune removes it)")
@@ -115,7 +128,10 @@ struct SyncCommand: ParsableCommand {
                 for appleID in summary.removed { console.status("\(appleID): removed, the feed no longer lists it") }
             }
             for failure in summary.failures where !output.json && !lines { console.err.report(failure.error) }
-            if !summary.failures.isEmpty { throw Status.problems }
+            for skipped in summary.articles?.skipped ?? [] where !output.json && !lines {
+                console.err.report(ArticlesSummary.error(skipped, source: url))
+            }
+            if !summary.failures.isEmpty || !(summary.articles?.skipped.isEmpty ?? true) { throw Status.problems }
         }
     }
 }

@@ -7,7 +7,14 @@ import GalleyStore
 struct ArticlesCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "articles", abstract: "List articles, in issue order (or newest first with --by-date).",
-        discussion: "With --json: {\"articles\": [...]} (docs/json/articles.schema.json).")
+        discussion: """
+            With --json: {"articles": [...]} (docs/json/articles.schema.json). With --independent, \
+            the articles that belong to no issue (from galley import --articles and article \
+            feeds), newest first: {"articles": [...]} (docs/json/independent-articles.schema.json).
+            """)
+
+    @Flag(help: "The independent articles (no issue), newest first, instead.")
+    var independent = false
 
     @Option(help: "Only this issue (global id or apple_id); an unknown issue is an error.",
             completion: .custom(StoreCompletion.issueIDs))
@@ -33,8 +40,24 @@ struct ArticlesCommand: ParsableCommand {
     /// `{"articles": [...]}`: this listing, and article newer/older.
     struct Document: Encodable { var articles: [StoredArticle] }
 
+    struct IndependentDocument: Encodable { var articles: [IndependentArticle] }
+
+    func validate() throws {
+        if independent, issue != nil || type != nil || excludeType != nil || featured || keyword != nil || byDate || limit != nil {
+            throw ValidationError("--independent lists every independent article; it takes no filter")
+        }
+    }
+
     func run() throws {
         let console = output.console
+        if independent {
+            return try console.run {
+                let listed = try store.open().independentArticles()
+                if output.json { return console.emit(IndependentDocument(articles: listed)) }
+                if listed.isEmpty { console.note("no independent articles in the store (galley import --articles, or sync an article feed)") }
+                for article in listed { console.data("\(article.globalID)  \(article.date ?? "-")  \(article.title)\n") }
+            }
+        }
         try console.run {
             let filter = ArticleFilter(issue: issue, type: type, excludeType: excludeType, featured: featured, keyword: keyword,
                                        byDate: byDate, limit: limit, page: page)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import GalleyCore
+import GalleyFormats
 import GalleyKit
 import GalleyStore
 
@@ -28,10 +29,31 @@ struct ImportCommand: ParsableCommand {
             findings that refused it, or status failed with the error that stopped it \
             (docs/json/import.schema.json). The exit status is 0 when every zip was imported \
             or unchanged, 1 when one was refused, 2 when one failed.
+
+            Independent articles (articles with no issue): --articles FILE.json merges the \
+            file's articles ({"articles": [{"global_id", "title", ...}]}, or a foreign feed read \
+            through --key-map, docs/key-maps.md) by global id: new ones added, changed ones \
+            updated, the same ones untouched, the store's others kept. A bad item is skipped and \
+            reported (exit 1), the others merged. List them with galley articles --independent.
+            With --json: {"added", "updated", "unchanged", "skipped"} \
+            (docs/json/import-articles.schema.json).
+
+            Examples:
+              galley import dist/com.example.harbour.2026-01.zip --store store
+              galley import --articles news.json --store store
+              galley import --articles posts.json --key-map Examples/key-maps/wordpress-posts.yaml --store store
             """)
 
     @Argument(help: "Issue zips, or folders of them.", completion: .file(extensions: ["zip"]))
-    var zips: [String]
+    var zips: [String] = []
+
+    @Option(help: ArgumentHelp("Merge the independent articles of this JSON file instead of importing zips.", valueName: "file"),
+            completion: .file(extensions: ["json"]))
+    var articles: String?
+
+    @Option(help: ArgumentHelp("Read --articles as a foreign feed through this key map (docs/key-maps.md).", valueName: "file"),
+            completion: .file(extensions: ["yaml", "yml"]))
+    var keyMap: String?
 
     @OptionGroup var store: StoreOptions
     @OptionGroup var output: OutputOptions
@@ -67,7 +89,14 @@ struct ImportCommand: ParsableCommand {
 
     struct Document: Encodable { var imports: [Outcome] }
 
+    func validate() throws {
+        if articles != nil, !zips.isEmpty { throw ValidationError("give zips or --articles FILE, not both") }
+        if articles == nil, zips.isEmpty { throw ValidationError("give the issue zips to import (or --articles FILE.json)") }
+        if keyMap != nil, articles == nil { throw ValidationError("--key-map reads an --articles file: give one") }
+    }
+
     func run() throws {
+        if let articles { return try importArticles(articles) }
         let console = output.console
         var results: [Outcome] = []
         var refused = false
@@ -107,5 +136,21 @@ struct ImportCommand: ParsableCommand {
         if output.json { console.emit(Document(imports: results)) }
         if failed { throw Status.couldNotRun }
         if refused { throw Status.problems }
+    }
+
+    /// `--articles FILE`: merges independent articles.
+    func importArticles(_ file: String) throws {
+        let console = output.console
+        var skipped = false
+        try console.run {
+            let map = try keyMap.map { try KeyMap(contentsOf: $0) }
+            let summary = try store.open(.create).importArticles(fileAt: file, map: map)
+            skipped = !summary.skipped.isEmpty
+            for item in summary.skipped where !output.json { console.err.report(ArticlesSummary.error(item, source: file)) }
+            if output.json { return console.emit(summary) }
+            console.status("\(file): \(summary.added.count) added, \(summary.updated.count) updated, \(summary.unchanged) unchanged"
+                           + (summary.skipped.isEmpty ? "" : ", \(summary.skipped.count) skipped"))
+        }
+        if skipped { throw Status.problems }
     }
 }

@@ -1,0 +1,128 @@
+import Foundation
+import Testing
+
+/// Independent articles (no issue) and key maps for foreign feeds, run through the built binary:
+/// `key-map check`, `import --articles`, `articles --independent`, serve's
+/// /independent-articles and `sync` of article feeds. Merges go by global id, without
+/// duplicates, newest first, old items kept, and a merge of the same items writes nothing.
+@Suite struct IndependentArticlesTests {
+    static let maps = Harness.root.appending(path: "Examples/key-maps")
+    static let wordpress = maps.appending(path: "wordpress-posts.yaml").path
+    static let wordpressSample = maps.appending(path: "wordpress-posts.sample.json").path
+
+    static func independent(_ store: URL) throws -> [String] {
+        let listed = try Harness.galley(["articles", "--independent", "--store", store.path, "--json"])
+        return (listed.json?["articles"] as? [[String: Any]] ?? []).compactMap { $0["global_id"] as? String }
+    }
+
+    /// The shipped maps map their samples whole; a map with an unknown field is refused with
+    /// its line and column; a sample with bad items has each skipped and named.
+    @Test func keyMapCheckShowsWhatEachItemBecomes() throws {
+        for name in ["wordpress-posts", "grails-announcements"] {
+            let result = try Harness.galley(["key-map", "check", Self.maps.appending(path: "\(name).yaml").path,
+                                             Self.maps.appending(path: "\(name).sample.json").path, "--json"])
+            #expect(result.status == 0, "\(name): \(result.stdout)\(result.stderr)")
+            #expect((result.json?["articles"] as? [Any])?.count == 2 && (result.json?["skipped"] as? [Any])?.isEmpty == true, "\(name)")
+        }
+        let bad = try Harness.galley(["key-map", "check", Harness.fixtures.appending(path: "key-maps/unknown-field-error.yaml").path, "--json"])
+        #expect(bad.status == 2)
+        let error = bad.json?["error"] as? [String: Any]
+        #expect(error?["id"] as? String == "config.invalid")
+        #expect((error?["path"] as? String)?.hasSuffix("unknown-field-error.yaml:6:3") == true, "\(bad.stdout)")
+
+        let sample = Harness.fixtures.appending(path: "key-maps/wordpress-posts-four-skipped.json").path
+        let mapped = try Harness.galley(["key-map", "check", Self.wordpress, sample, "--json"])
+        #expect(mapped.status == 1)
+        let articles = mapped.json?["articles"] as? [[String: Any]] ?? []
+        #expect(articles.map { $0["global_id"] as? String } == ["1", "6"])
+        #expect(articles.last?["date"] as? String == "2026-01-01T10:00:00Z", "an offset date is kept as UTC")
+        #expect(articles.last?["keywords"] as? [String] == ["a", "b"], "a comma-separated text is a list")
+        let skipped = mapped.json?["skipped"] as? [[String: Any]] ?? []
+        let summary = skipped.map { "\($0["index"] ?? "") \($0["target"] ?? "") \($0["pointer"] as? String ?? "-")" }
+        #expect(summary == ["1 title /title/rendered", "2 date /date_gmt", "3 global_id /id", "4 global_id -"], "\(summary)")
+        // In words, each on standard error with the item, pointer and field.
+        let words = try Harness.galley(["key-map", "check", Self.wordpress, sample])
+        #expect(words.stderr.contains("#/2/date_gmt: item 2 (global_id 3): /date_gmt `yesterday` matches none of the formats iso8601"), "\(words.stderr)")
+        try SyncCommandTests.expectSchemas([("key-map-check", mapped.stdout)])
+    }
+
+    /// `import --articles` merges: added, then unchanged (and not a byte written), then one
+    /// updated; a second file's articles join the first's, which stay; newest first.
+    @Test func importedArticlesMergeByGlobalID() throws {
+        let work = try Harness.temporaryDirectory()
+        let store = work.appending(path: "store")
+        let first = try Harness.galley(["import", "--articles", Self.wordpressSample, "--key-map", Self.wordpress, "--store", store.path, "--json"])
+        #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+        #expect(first.json?["added"] as? [String] == ["4412", "4398"])
+        let bytes = try Data(contentsOf: store.appending(path: "store.sqlite"))
+        let again = try Harness.galley(["import", "--articles", Self.wordpressSample, "--key-map", Self.wordpress, "--store", store.path, "--json"])
+        #expect(again.json?["unchanged"] as? Int == 2 && (again.json?["added"] as? [String])?.isEmpty == true)
+        #expect(try Data(contentsOf: store.appending(path: "store.sqlite")) == bytes, "the same items write nothing")
+
+        let edited = work.appending(path: "edited.json")
+        try Data(try String(contentsOfFile: Self.wordpressSample, encoding: .utf8)
+            .replacingOccurrences(of: "Winter ferry timetable", with: "Winter ferry timetable (revised)").utf8).write(to: edited)
+        let updated = try Harness.galley(["import", "--articles", edited.path, "--key-map", Self.wordpress, "--store", store.path, "--json"])
+        #expect(updated.json?["updated"] as? [String] == ["4398"] && updated.json?["unchanged"] as? Int == 1)
+
+        // Galley's own format, and an older article: the others stay; newest first.
+        let native = work.appending(path: "native.json")
+        try Data(#"{"articles": [{"global_id": "note-1", "title": "A note", "date": "2025-12-01T00:00:00Z"}]}"#.utf8).write(to: native)
+        #expect(try Harness.galley(["import", "--articles", native.path, "--store", store.path, "-q"]).status == 0)
+        #expect(try Self.independent(store) == ["4412", "4398", "note-1"])
+        #expect(try Harness.galley(["store", "check", "--store", store.path, "-q"]).status == 0)
+        let listed = try Harness.galley(["articles", "--independent", "--store", store.path, "--json"])
+        try SyncCommandTests.expectSchemas([("import-articles", first.stdout), ("import-articles", updated.stdout),
+                                            ("independent-articles", listed.stdout)])
+        // A file that is not the shape: an error naming the pointer, nothing merged.
+        let wrong = try Harness.galley(["import", "--articles", Self.wordpressSample, "--store", store.path, "--json"])
+        #expect(wrong.status == 2 && ((wrong.json?["error"] as? [String: Any])?["message"] as? String)?.contains("/articles") == true,
+                "\(wrong.stdout)")
+    }
+
+    /// serve's /independent-articles is a feed another store follows (merged, then a 304);
+    /// a foreign feed is followed through a key map, with bad items skipped and reported.
+    @Test func syncFollowsArticleFeeds() throws {
+        let work = try Harness.temporaryDirectory()
+        let source = work.appending(path: "source")
+        #expect(try Harness.galley(["import", "--articles", Self.wordpressSample, "--key-map", Self.wordpress, "--store", source.path, "-q"]).status == 0)
+        let server = try Harness.listening(["serve", "--store", source.path, "--port", "0", "--json"])
+        defer { server.stop() }
+        let reader = work.appending(path: "reader")
+        let feed = "http://127.0.0.1:\(server.port)/independent-articles"
+        let first = try Harness.galley(["sync", feed, "--store", reader.path, "--events", "json"])
+        #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+        let names = SyncCommandTests.events(first.stdout).map { $0["event"] as? String ?? "" }
+        #expect(names == ["feedChanged", "articlesDownloadComplete", "downloadComplete"])
+        #expect(try Self.independent(reader) == ["4412", "4398"])
+        let second = try Harness.galley(["sync", feed, "--store", reader.path, "--json"])
+        #expect(second.json?["unchanged"] as? Bool == true)
+
+        // A foreign feed (WordPress's shape, from the scripted server) through the key map.
+        let signature = work.appending(path: "none.sig")
+        try Data("none".utf8).write(to: signature)
+        let log = work.appending(path: "requests.log")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", Harness.root.appending(path: "Tests/Support/fault_server.py").path, "replay",
+                             Harness.fixtures.appending(path: "zips/example-valid.zip").path, "example-valid", log.path,
+                             Harness.fixtures.appending(path: "key-maps/wordpress-posts-four-skipped.json").path, signature.path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        defer { process.terminate() }
+        let port = try #require(Int(Harness.readLines(output.fileHandleForReading, 1).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let foreign = "http://127.0.0.1:\(port)/feed"
+        let mapped = try Harness.galley(["sync", foreign, "--store", reader.path, "--key-map", Self.wordpress, "--json"])
+        #expect(mapped.status == 1, "items were skipped: \(mapped.stdout)\(mapped.stderr)")
+        let articles = mapped.json?["articles"] as? [String: Any]
+        #expect(articles?["added"] as? [String] == ["1", "6"])
+        #expect((articles?["skipped"] as? [Any])?.count == 4)
+        #expect(try Self.independent(reader) == ["4412", "4398", "1", "6"])
+        // Without the map, the same feed is not one Galley reads.
+        let unmapped = try Harness.galley(["sync", foreign, "--store", reader.path, "--json"])
+        #expect(unmapped.status == 2 && (unmapped.json?["error"] as? [String: Any])?["id"] as? String == "feed.invalid", "\(unmapped.stdout)")
+        #expect(try Harness.galley(["store", "check", "--store", reader.path, "-q"]).status == 0)
+        try SyncCommandTests.expectSchemas(SyncCommandTests.eventLines(first.stdout) + [("sync", second.stdout), ("sync", mapped.stdout)])
+    }
+}
