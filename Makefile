@@ -69,6 +69,7 @@ bench: release
 	python3 bench/render_bench.py --tmpfs
 	python3 bench/store_bench.py
 	python3 bench/serve_bench.py
+	python3 bench/sync_bench.py
 
 docs: build
 	$(GALLEY) validate --list-checks --markdown > docs/checks.md

@@ -3,7 +3,7 @@
 # Debian 12 (bookworm) and Ubuntu; runs apt-get as root or through sudo. Idempotent: a machine
 # that has everything is left alone, without touching the network.
 #   --browser  also Chromium, for scripts/browser_check.py (make browser-check)
-#   --bench    also Hugo, the peer of bench/render_bench.py
+#   --bench    also the benchmarks' peers: Hugo (render_bench.py), wrk and nginx (serve_bench.py), curl (sync_bench.py)
 set -euo pipefail
 
 packages=(
@@ -22,7 +22,7 @@ packages=(
 for flag in "$@"; do
   case "$flag" in
     --browser) packages+=(chromium) ;;
-    --bench) packages+=(hugo wrk nginx) ;;
+    --bench) packages+=(hugo wrk nginx curl) ;;
     *) echo "setup: unknown option $flag" >&2; exit 2 ;;
   esac
 done

@@ -421,4 +421,37 @@ import Testing
         let plain = try Harness.galley(["sync", feed, "--store", work.appending(path: "c").path])
         #expect(plain.status == 0 && !plain.stderr.contains("downloading"), "no bar off a terminal")
     }
+
+    /// `--every` keeps following: a round, a pause, another round (here a 304), until SIGTERM;
+    /// `--once` is the default and cannot be combined with it.
+    @Test func everyKeepsFollowingUntilStopped() throws {
+        let work = try Harness.temporaryDirectory()
+        let source = work.appending(path: "source")
+        #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path, "--store", source.path, "-q"]).status == 0)
+        let server = try Harness.listening(["serve", "--store", source.path, "--port", "0", "--json"])
+        defer { server.stop() }
+        let reader = work.appending(path: "reader")
+        let process = Process()
+        process.executableURL = Harness.galley
+        process.arguments = ["sync", "http://127.0.0.1:\(server.port)/feed", "--store", reader.path, "--every", "1s", "--events", "json"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        // Two rounds: the first downloads, the second is told nothing changed.
+        let text = String(decoding: Harness.read(output.fileHandleForReading, seconds: 20) { (data: Data) in
+            String(decoding: data, as: UTF8.self).components(separatedBy: "\"downloadComplete\"").count > 2
+        }, as: UTF8.self)
+        let names = Self.events(text).map { $0["event"] as? String ?? "" }
+        #expect(Array(names.prefix(6)) == ["feedChanged", "downloadStarted", "issueDownloadComplete", "downloadComplete",
+                                           "feedUnchanged", "downloadComplete"], "\(text)")
+        #expect(process.isRunning, "still following")
+        process.terminate()
+        process.waitUntilExit()
+        #expect(try Self.issues(reader) == ["example-valid"])
+        #expect(try Self.storeIsClean(reader))
+        let both = try Harness.galley(["sync", "http://127.0.0.1:\(server.port)/feed", "--store", reader.path, "--once", "--every", "1m"])
+        #expect(both.status == 2 && both.stderr.contains("--once or --every"), "\(both.stderr)")
+    }
 }

@@ -69,6 +69,13 @@ struct SyncCommand: ParsableCommand {
             completion: .file(extensions: ["pub"]))
     var trustKey: String?
 
+    @Flag(help: "Sync once and exit (the default): for cron and systemd timers (docs/sync.md).")
+    var once = false
+
+    @Option(help: ArgumentHelp("Keep running, syncing again this long after each round ends (10m, 1h): for a service without a timer.",
+                               valueName: "duration"))
+    var every: String?
+
     @Option(help: "Print each event as one JSON line on standard output.")
     var events: Events?
 
@@ -76,6 +83,13 @@ struct SyncCommand: ParsableCommand {
         guard (0...20).contains(retries) else { throw ValidationError("--retries must be from 0 to 20") }
         guard (1...3600).contains(timeout) else { throw ValidationError("--timeout must be from 1 to 3600 seconds") }
         if events != nil && output.json { throw ValidationError("give --events json or --json, not both: both write to standard output") }
+        if let every {
+            guard let seconds = ServeCommand.seconds(every), seconds >= 1, seconds <= 7 * 86_400 else {
+                throw ValidationError("--every must be a duration such as 10m, 1h or 90s, from 1s to 7d")
+            }
+            if once { throw ValidationError("give --once or --every, not both") }
+            if output.json { throw ValidationError("--every prints one summary per round: use --events json instead of --json") }
+        }
     }
 
     func run() throws {
@@ -94,45 +108,74 @@ struct SyncCommand: ParsableCommand {
             options.connectTimeout = min(timeout, 10)
             options.idleTimeout = timeout
             let syncer = FeedSyncer(store: opened, options: options)
-            let lines = events == .json
-            // A bar on a terminal (not with --events, --json or --quiet), one download at a time.
-            let bar: SharedProgressBar? = lines ? nil : SharedProgressBar(console.progressBar("downloading"))
-            var progress: FeedSyncer.Progress?
-            if let bar { progress = { name, done, total in bar.update(name, done, total) } }
-            let summary = try runToEnd { [progress] in
-                try await syncer.run(progress: progress) { event in
-                    if event.event != .downloadStarted { bar?.clear() }
-                    if lines {
-                        console.out.write(JSONDocument.compact(event) + "\n")
-                    } else if event.event == .retrying, let error = event.error {
-                        console.note("\(error.message); trying again in \(event.seconds ?? 0) s")
-                    } else if event.event == .feedExpired, let error = event.error {
-                        console.err.write("warning: \(error.message)\n    hint: \(error.hint ?? "")\n")
-                    }
-                }
+            guard let every = every.flatMap(ServeCommand.seconds) else { return try round(syncer, console) }
+            // --every: rounds until stopped. SIGTERM (systemd stopping the service) and Ctrl-C
+            // end it at once with status 0, whatever the round is doing: an import is atomic
+            // and a download resumes, so any moment is safe. Handled here rather than left to
+            // the default action, which a parent that ignores SIGTERM would pass on as ignored.
+            // A round that fails is reported and the next one tries again.
+            let stops = [SIGINT, SIGTERM].map { number in
+                signal(number, SIG_IGN)
+                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+                source.setEventHandler { _exit(0) }
+                source.resume()
+                return source
             }
-            if output.json { console.emit(summary) }
-            if !lines {
-                if summary.unchanged {
-                    console.status("\(url): unchanged since the last sync (revision \(summary.revision.map(String.init) ?? "-"))")
+            defer { stops.forEach { $0.cancel() } }
+            while true {
+                do {
+                    try round(syncer, console)
+                } catch let error as GalleyError {
+                    if events == nil { console.err.report(error) }
+                } catch is ExitCode {
+                    // Status.problems: reported by the round.
                 }
-                for result in summary.imported { console.status("\(result.appleID): \(result.status.rawValue)") }
-                if let articles = summary.articles {
-                    console.status("articles: \(articles.added.count) added, \(articles.updated.count) updated, \(articles.unchanged) unchanged"
-                                   + (articles.skipped.isEmpty ? "" : ", \(articles.skipped.count) skipped"))
-                }
-                if !summary.current.isEmpty { console.status("\(summary.current.count) issues already current") }
-                for appleID in summary.notInFeed where !summary.removed.contains(appleID) {
-                    console.note("\(appleID): in the store but no longer in the feed (kept; --prune removes it)")
-                }
-                for appleID in summary.removed { console.status("\(appleID): removed, the feed no longer lists it") }
+                Thread.sleep(forTimeInterval: every)
             }
-            for failure in summary.failures where !output.json && !lines { console.err.report(failure.error) }
-            for skipped in summary.articles?.skipped ?? [] where !output.json && !lines {
-                console.err.report(ArticlesSummary.error(skipped, source: url))
-            }
-            if !summary.failures.isEmpty || !(summary.articles?.skipped.isEmpty ?? true) { throw Status.problems }
         }
+    }
+
+    /// One sync: events or the summary printed; `Status.problems` when a package failed or an
+    /// article was skipped.
+    func round(_ syncer: FeedSyncer, _ console: Console) throws {
+        let lines = events == .json
+        // A bar on a terminal (not with --events, --json or --quiet), one download at a time.
+        let bar: SharedProgressBar? = lines ? nil : SharedProgressBar(console.progressBar("downloading"))
+        var progress: FeedSyncer.Progress?
+        if let bar { progress = { name, done, total in bar.update(name, done, total) } }
+        let summary = try runToEnd { [progress] in
+            try await syncer.run(progress: progress) { event in
+                if event.event != .downloadStarted { bar?.clear() }
+                if lines {
+                    console.out.write(JSONDocument.compact(event) + "\n")
+                } else if event.event == .retrying, let error = event.error {
+                    console.note("\(error.message); trying again in \(event.seconds ?? 0) s")
+                } else if event.event == .feedExpired, let error = event.error {
+                    console.err.write("warning: \(error.message)\n    hint: \(error.hint ?? "")\n")
+                }
+            }
+        }
+        if output.json { console.emit(summary) }
+        if !lines {
+            if summary.unchanged {
+                console.status("\(url): unchanged since the last sync (revision \(summary.revision.map(String.init) ?? "-"))")
+            }
+            for result in summary.imported { console.status("\(result.appleID): \(result.status.rawValue)") }
+            if let articles = summary.articles {
+                console.status("articles: \(articles.added.count) added, \(articles.updated.count) updated, \(articles.unchanged) unchanged"
+                               + (articles.skipped.isEmpty ? "" : ", \(articles.skipped.count) skipped"))
+            }
+            if !summary.current.isEmpty { console.status("\(summary.current.count) issues already current") }
+            for appleID in summary.notInFeed where !summary.removed.contains(appleID) {
+                console.note("\(appleID): in the store but no longer in the feed (kept; --prune removes it)")
+            }
+            for appleID in summary.removed { console.status("\(appleID): removed, the feed no longer lists it") }
+        }
+        for failure in summary.failures where !output.json && !lines { console.err.report(failure.error) }
+        for skipped in summary.articles?.skipped ?? [] where !output.json && !lines {
+            console.err.report(ArticlesSummary.error(skipped, source: url))
+        }
+        if !summary.failures.isEmpty || !(summary.articles?.skipped.isEmpty ?? true) { throw Status.problems }
     }
 }
 

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Benchmark: `galley sync` against curl (+ `galley import`) on the same loopback server.
+
+  1. An unchanged feed: galley serve with the store of 100 issues x 300 articles plus the
+     190 MB issue (bench/serve_bench.py's), a reader store that followed it once; then
+     `galley sync URL --store reader -q` (one conditional request answered 304, process start
+     included; goal: under 50 ms, median). For reference, in the same run: `curl` sending the
+     same If-None-Match.
+  2. A new 190 MB issue: a server whose store holds only that issue; `galley sync` into an
+     empty reader store (download, size and SHA-256 check, the import checks, the atomic
+     import) against `curl -o` of the same zip followed by `galley import` of it (goal: within
+     1.2x, median of --runs).
+
+Ratios to a peer measured in the same run, never absolute times, except the 50 ms goal the
+issue sets. Build with `make release` first; curl comes from Debian.
+
+Usage: bench/sync_bench.py [--runs 5] [--galley PATH]
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pack_bench import ROOT, WORK, timed  # noqa: E402
+from serve_bench import build_store, free_port, wait_for  # noqa: E402
+
+OUT = os.path.join(WORK, "sync-bench")
+
+
+def serve(galley, store):
+    port = free_port()
+    server = subprocess.Popen([galley, "serve", "--store", store, "--port", str(port), "-q"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for(f"http://127.0.0.1:{port}/healthz")
+    return server, f"http://127.0.0.1:{port}"
+
+
+def median_ms(cmd, runs, before=None):
+    times = []
+    for _ in range(runs):
+        if before:
+            before()
+        start = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times) * 1000
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--galley", default=os.path.join(ROOT, ".build", "release", "galley"))
+    args = parser.parse_args()
+    galley = os.path.abspath(args.galley)
+    if not os.path.exists(galley):
+        sys.exit(f"sync_bench: no {galley}; run `make release` first")
+    if shutil.which("curl") is None:
+        sys.exit("sync_bench: curl is missing (apt-get install curl)")
+    os.makedirs(OUT, exist_ok=True)
+    failed = False
+
+    # 1. The unchanged feed.
+    store = build_store(galley, 100)
+    server, base = serve(galley, store)
+    try:
+        reader = os.path.join(OUT, "reader-100")
+        shutil.rmtree(reader, ignore_errors=True)
+        seconds, _ = timed([galley, "sync", base + "/feed", "--store", reader, "-q"])
+        print(f"first sync of {base}/feed (101 packages): {seconds:.1f} s")
+        with urllib.request.urlopen(base + "/feed") as response:
+            etag = response.headers["ETag"]
+            packages = len(json.loads(response.read())["packages"])
+        sync_ms = median_ms([galley, "sync", base + "/feed", "--store", reader, "-q"], args.runs * 4)
+        curl_ms = median_ms(["curl", "-s", "-o", "/dev/null", "-H", f"If-None-Match: {etag}", base + "/feed"], args.runs * 4)
+        ok = sync_ms < 50
+        failed |= not ok
+        print(f"unchanged feed of {packages} packages: galley sync {sync_ms:.1f} ms, curl (same 304) {curl_ms:.1f} ms; "
+              f"goal galley < 50 ms: {'ok' if ok else 'MISSED'}")
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+
+    # 2. A new 190 MB issue.
+    big = os.path.join(WORK, "serve-bench", "zips", "org.example.bench.300.zip")
+    source = os.path.join(OUT, "big-source")
+    if not os.path.exists(os.path.join(source, ".complete")):
+        shutil.rmtree(source, ignore_errors=True)
+        timed([galley, "import", big, "--store", source, "-q"])
+        open(os.path.join(source, ".complete"), "w").close()
+    server, base = serve(galley, source)
+    try:
+        with urllib.request.urlopen(base + "/feed") as response:
+            package = json.loads(response.read())["packages"][0]
+        fresh = os.path.join(OUT, "fresh")
+        download = os.path.join(OUT, "download.zip")
+
+        def clean():
+            shutil.rmtree(fresh, ignore_errors=True)
+            if os.path.exists(download):
+                os.remove(download)
+
+        def sync_once():
+            clean()
+            return timed([galley, "sync", base + "/feed", "--store", fresh, "-q"])[0]
+
+        def curl_import_once():
+            clean()
+            start = time.perf_counter()
+            subprocess.run(["curl", "-s", "-f", "-o", download, package["file_path"]], check=True)
+            subprocess.run([galley, "import", download, "--store", fresh, "-q"], check=True)
+            return time.perf_counter() - start
+
+        syncs, peers = [], []
+        for _ in range(args.runs):  # interleaved, so both see the same machine
+            syncs.append(sync_once())
+            peers.append(curl_import_once())
+        clean()
+        s, p = statistics.median(syncs), statistics.median(peers)
+        ok = s / p <= 1.2
+        failed |= not ok
+        print(f"new {package['size'] / 1e6:.0f} MB issue: galley sync {s:.2f} s, curl + galley import {p:.2f} s: "
+              f"{s / p:.2f}x; goal <= 1.2x: {'ok' if ok else 'MISSED'}")
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
