@@ -36,9 +36,9 @@ let package = Package(
         .systemLibrary(
             name: "CLibXML2", pkgConfig: "libxml-2.0",
             providers: [.apt(["libxml2-dev"]), .brew(["libxml2"])]),
-        .systemLibrary(
-            name: "CVips", pkgConfig: "vips",
-            providers: [.apt(["libvips-dev"]), .brew(["vips"])]),
+        // libvips is loaded with dlopen when the first thumbnail is made, not linked (see
+        // Sources/CVips/shim.h): no pkg-config, so its ~85 libraries stay out of every process.
+        .systemLibrary(name: "CVips"),
         .systemLibrary(
             name: "CCrypto", pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"]), .brew(["openssl"])]),

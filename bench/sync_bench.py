@@ -99,7 +99,7 @@ def main():
         with urllib.request.urlopen(base + "/feed") as response:
             package = json.loads(response.read())["packages"][0]
         fresh = os.path.join(OUT, "fresh")
-        download = os.path.join(OUT, "download.zip")
+        download = os.path.join(OUT, package["apple_id"] + ".zip")  # named as Dumpling names it
 
         def clean():
             shutil.rmtree(fresh, ignore_errors=True)

@@ -1,17 +1,84 @@
 #ifndef GALLEY_CVIPS_SHIM_H
 #define GALLEY_CVIPS_SHIM_H
-#include <vips/vips.h>
+#include <dlfcn.h>
+#include <stddef.h>
 #include <string.h>
 
-/* libvips's operations take their options as NULL-terminated variadic arguments, which Swift
-   cannot call: these wrappers fix the options Galley uses. Only ThumbnailMaker.swift imports them. */
+/* libvips, loaded when the first thumbnail is made (dlopen), not linked: linked, it and the
+   ~85 libraries it needs (GLib, cairo, pango, librsvg, GnuTLS, HDF5...) were mapped into every
+   galley process at start, for 30 ms of start-up and ~50 MB of `galley serve`'s resident memory,
+   though only pack and render make thumbnails. So this header declares the 15 functions Galley
+   calls, with the types and enum values of libvips 8.14's headers (ABI 42, Debian 12), and looks
+   them up in libvips.so.42. libvips's operations take their options as NULL-terminated variadic
+   arguments, which Swift cannot call: these wrappers fix the options Galley uses. Only
+   ThumbnailMaker.swift imports them. */
 
-/* Starts libvips once. Pack runs one image per core itself, so each image is made on one
-   thread, and nothing is cached (each image is read once). 0 on success. */
-static inline int galley_vips_start(void) {
-    if (VIPS_INIT("galley")) return -1;
-    vips_cache_set_max(0);
-    vips_concurrency_set(1);
+typedef struct _VipsImage VipsImage;
+typedef struct _VipsSource VipsSource;
+typedef struct _VipsArea VipsArea;
+
+enum { GALLEY_VIPS_INTERESTING_CENTRE = 1, GALLEY_VIPS_INTERESTING_ATTENTION = 3 };   /* VipsInteresting */
+enum { GALLEY_VIPS_SIZE_BOTH = 0 };                                                  /* VipsSize */
+enum { GALLEY_VIPS_INTERPRETATION_sRGB = 22 };                                       /* VipsInterpretation */
+enum { GALLEY_VIPS_FOREIGN_SUBSAMPLE_ON = 1 };                                       /* VipsForeignSubsample */
+
+/* The functions, looked up by galley_vips_start; the caller keeps the table. */
+struct galley_vips_table {
+    int (*init)(const char *);
+    void (*cache_set_max)(int);
+    void (*concurrency_set)(int);
+    VipsSource *(*source_new_from_descriptor)(int);
+    int (*thumbnail_source)(VipsSource *, VipsImage **, int, ...);
+    int (*colourspace)(VipsImage *, VipsImage **, int, ...);
+    int (*image_hasalpha)(VipsImage *);
+    VipsArea *(*array_double_new)(const double *, int);
+    int (*flatten)(VipsImage *, VipsImage **, ...);
+    void (*area_unref)(VipsArea *);
+    int (*cast_uchar)(VipsImage *, VipsImage **, ...);
+    int (*jpegsave)(VipsImage *, const char *, ...);
+    const char *(*error_buffer)(void);
+    void (*error_clear)(void);
+    void (*object_unref)(void *);
+};
+
+/* Loads and starts libvips once. Pack runs one image per core itself, so each image is made on
+   one thread, and nothing is cached (each image is read once). 0 on success; otherwise
+   `message` says what is missing. */
+static inline int galley_vips_start(struct galley_vips_table *table, char *message, size_t capacity) {
+    void *library = dlopen("libvips.so.42", RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) library = dlopen("libvips.so", RTLD_NOW | RTLD_LOCAL);
+    if (library == NULL) {
+        const char *why = dlerror();
+        strncpy(message, why ? why : "libvips.so.42 not found", capacity - 1);
+        message[capacity - 1] = 0;
+        return -1;
+    }
+#define GALLEY_VIPS_FIND(field, name) \
+    if ((*(void **)&table->field = dlsym(library, name)) == NULL) { \
+        strncpy(message, "libvips lacks " name, capacity - 1); message[capacity - 1] = 0; return -1; }
+    GALLEY_VIPS_FIND(init, "vips_init")
+    GALLEY_VIPS_FIND(cache_set_max, "vips_cache_set_max")
+    GALLEY_VIPS_FIND(concurrency_set, "vips_concurrency_set")
+    GALLEY_VIPS_FIND(source_new_from_descriptor, "vips_source_new_from_descriptor")
+    GALLEY_VIPS_FIND(thumbnail_source, "vips_thumbnail_source")
+    GALLEY_VIPS_FIND(colourspace, "vips_colourspace")
+    GALLEY_VIPS_FIND(image_hasalpha, "vips_image_hasalpha")
+    GALLEY_VIPS_FIND(array_double_new, "vips_array_double_new")
+    GALLEY_VIPS_FIND(flatten, "vips_flatten")
+    GALLEY_VIPS_FIND(area_unref, "vips_area_unref")
+    GALLEY_VIPS_FIND(cast_uchar, "vips_cast_uchar")
+    GALLEY_VIPS_FIND(jpegsave, "vips_jpegsave")
+    GALLEY_VIPS_FIND(error_buffer, "vips_error_buffer")
+    GALLEY_VIPS_FIND(error_clear, "vips_error_clear")
+    GALLEY_VIPS_FIND(object_unref, "g_object_unref")
+#undef GALLEY_VIPS_FIND
+    if (table->init("galley")) {
+        strncpy(message, "vips_init failed", capacity - 1);
+        message[capacity - 1] = 0;
+        return -1;
+    }
+    table->cache_set_max(0);
+    table->concurrency_set(1);
     return 0;
 }
 
@@ -19,41 +86,41 @@ static inline int galley_vips_start(void) {
    load), scaled to fill the square and cropped to its most interesting part (`attention`) or its
    centre, in sRGB with any transparency flattened onto white, without metadata (no dates, no
    profile), so the same picture and library give the same bytes. 0 on success; on failure,
-   `message` holds libvips's words (truncated to `capacity`). */
-static inline int galley_vips_square_jpeg(int fd, const char *output, int size, int attention, int quality,
+   `message` holds libvips's words (truncated to `capacity`). `vips`: a table galley_vips_start filled. */
+static inline int galley_vips_square_jpeg(const struct galley_vips_table *vips, int fd, const char *output, int size, int attention, int quality,
                                           char *message, size_t capacity) {
-    VipsSource *source = vips_source_new_from_descriptor(fd);
+    VipsSource *source = vips->source_new_from_descriptor(fd);
     VipsImage *thumb = NULL, *srgb = NULL, *flat = NULL, *bytes = NULL;
     int result = -1;
     if (source == NULL) goto done;
-    if (vips_thumbnail_source(source, &thumb, size, "height", size,
-                              "crop", attention ? VIPS_INTERESTING_ATTENTION : VIPS_INTERESTING_CENTRE,
-                              "size", VIPS_SIZE_BOTH, NULL)) goto done;
-    if (vips_colourspace(thumb, &srgb, VIPS_INTERPRETATION_sRGB, NULL)) goto done;
+    if (vips->thumbnail_source(source, &thumb, size, "height", size,
+                                     "crop", attention ? GALLEY_VIPS_INTERESTING_ATTENTION : GALLEY_VIPS_INTERESTING_CENTRE,
+                                     "size", GALLEY_VIPS_SIZE_BOTH, NULL)) goto done;
+    if (vips->colourspace(thumb, &srgb, GALLEY_VIPS_INTERPRETATION_sRGB, NULL)) goto done;
     VipsImage *current = srgb;
-    if (vips_image_hasalpha(current)) {
+    if (vips->image_hasalpha(current)) {
         double white[3] = {255, 255, 255};
-        VipsArrayDouble *background = vips_array_double_new(white, 3);
-        int failed = vips_flatten(current, &flat, "background", background, NULL);
-        vips_area_unref(VIPS_AREA(background));
+        VipsArea *background = vips->array_double_new(white, 3);
+        int failed = vips->flatten(current, &flat, "background", background, NULL);
+        vips->area_unref(background);
         if (failed) goto done;
         current = flat;
     }
-    if (vips_cast_uchar(current, &bytes, NULL)) goto done;
-    result = vips_jpegsave(bytes, output, "Q", quality, "strip", TRUE, "optimize_coding", TRUE,
-                           "interlace", FALSE, "subsample_mode", VIPS_FOREIGN_SUBSAMPLE_ON, NULL);
+    if (vips->cast_uchar(current, &bytes, NULL)) goto done;
+    result = vips->jpegsave(bytes, output, "Q", quality, "strip", 1, "optimize_coding", 1,
+                                  "interlace", 0, "subsample_mode", GALLEY_VIPS_FOREIGN_SUBSAMPLE_ON, NULL);
 done:
     if (result != 0 && message != NULL && capacity > 0) {
-        const char *text = vips_error_buffer();
+        const char *text = vips->error_buffer();
         strncpy(message, text ? text : "libvips failed", capacity - 1);
         message[capacity - 1] = 0;
-        vips_error_clear();
+        vips->error_clear();
     }
-    if (bytes) g_object_unref(bytes);
-    if (flat) g_object_unref(flat);
-    if (srgb) g_object_unref(srgb);
-    if (thumb) g_object_unref(thumb);
-    if (source) g_object_unref(source);
+    if (bytes) vips->object_unref(bytes);
+    if (flat) vips->object_unref(flat);
+    if (srgb) vips->object_unref(srgb);
+    if (thumb) vips->object_unref(thumb);
+    if (source) vips->object_unref(source);
     return result;
 }
 #endif

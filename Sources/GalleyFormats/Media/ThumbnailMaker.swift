@@ -23,7 +23,14 @@ public struct ThumbnailMaker: Sendable {
     public let folder: URL
     public var crop: ThumbnailCrop
 
-    private static let started: Bool = galley_vips_start() == 0
+    /// libvips, loaded on first use (CVips's shim opens it with dlopen): its functions, or why
+    /// it could not start.
+    private static let library: Result<VipsFunctions, ThumbnailStartFailure> = {
+        var table = galley_vips_table()
+        var message = [CChar](repeating: 0, count: 512)
+        guard galley_vips_start(&table, &message, message.count) != 0 else { return .success(VipsFunctions(table: table)) }
+        return .failure(ThumbnailStartFailure(text: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
+    }()
 
     public init(folder: URL, crop: ThumbnailCrop = .attention) {
         self.folder = folder
@@ -39,7 +46,12 @@ public struct ThumbnailMaker: Sendable {
     /// The thumbnail of the picture at `source` (a path inside the issue folder, which names
     /// the thumbnail's file, so the same picture is made once however often it is used).
     public func thumbnail(of source: SourceFile) -> Outcome {
-        guard Self.started else { return .failed("libvips could not start") }
+        let vips: galley_vips_table
+        switch Self.library {
+        case .success(let functions): vips = functions.table
+        case .failure(let failure):
+            return .failed("libvips could not start (\(failure.text)); install Debian's libvips42, or pack with --thumbnails none")
+        }
         let output = folder.appending(path: "\(SHA256Hasher.hex(of: source.relativePath).prefix(32)).jpg")
         if let status = FileStatus(output.path), status.kind == .file {
             return .made(SourceFile(relativePath: source.relativePath, url: output, size: status.size))
@@ -50,13 +62,24 @@ public struct ThumbnailMaker: Sendable {
         // Written under a temporary name and renamed: a thumbnail file is whole or absent.
         let partial = folder.appending(path: "\(output.lastPathComponent).\(UInt32.random(in: 0...UInt32.max)).part.jpg")
         var message = [CChar](repeating: 0, count: 512)
-        let status = galley_vips_square_jpeg(fd, partial.path, Int32(Self.side), crop == .attention ? 1 : 0, Self.quality,
+        let status = galley_vips_square_jpeg([vips], fd, partial.path, Int32(Self.side), crop == .attention ? 1 : 0, Self.quality,
                                              &message, message.count)
         guard status == 0, rename(partial.path, output.path) == 0, let written = FileStatus(output.path) else {
             unlink(partial.path)
-            let words = String(cString: message).split(separator: "\n").first.map(String.init) ?? "libvips failed"
+            let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let words = text.split(separator: "\n").first.map(String.init) ?? "libvips failed"
             return .failed(words.isEmpty ? "libvips failed" : words)
         }
         return .made(SourceFile(relativePath: source.relativePath, url: output, size: written.size))
     }
+}
+
+struct ThumbnailStartFailure: Error {
+    var text: String
+}
+
+/// libvips's function pointers, written once by `galley_vips_start` and only read after:
+/// safe to share between threads, which the C struct cannot say of itself.
+struct VipsFunctions: @unchecked Sendable {
+    let table: galley_vips_table
 }
