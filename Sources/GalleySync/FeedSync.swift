@@ -272,18 +272,7 @@ public struct FeedSyncer: Sendable {
                               hint: "Give galley serve's /feed, or an endpoint answering {\"version\", \"file_path\"}; a foreign feed of articles needs --key-map.")
         }
         let feed = try Feed(parsed, base: feedURL)
-        if let followed, feed.revision < followed.revision {
-            throw GalleyError("the feed's revision \(feed.revision) is lower than \(followed.revision), which this store already followed",
-                              id: .feedRollback, path: options.url,
-                              hint: "The server went back to older content (a restored backup, or a replayed answer); nothing was changed.")
-        }
-        var summary = SyncSummary(url: options.url, unchanged: false, revision: feed.revision)
-        summary.keyID = verified?.keyID
-        summary.expires = verified.map { $0.expires.ISO8601Format() }
-        var changed = SyncEvent(.feedChanged)
-        changed.revision = feed.revision
-        emit(changed)
-        if let verified { warnIfExpired(verified.expires, emit) }
+        var summary = try accept(revision: feed.revision, followed: followed, verified: verified, emit)
         let downloads = store.root.appending(path: "downloads")
         for package in feed.packages {
             let name = package.appleID ?? package.url.lastPathComponent
@@ -367,19 +356,16 @@ public struct FeedSyncer: Sendable {
         return summary
     }
 
-    /// A feed of articles: mapped (a bad item is skipped and reported, the others merged), then
-    /// merged into the store's independent articles by global id. Galley's own article feed
-    /// carries a revision, checked against rollback as a package feed's is.
-    private func syncArticles(_ document: JSONValue, map: KeyMap, etag: String?, followed: FollowedFeed?,
-                              verified: FeedTrustKey.Verified?, _ emit: @escaping @Sendable (SyncEvent) -> Void) throws -> SyncSummary {
-        var revision: Int64?
-        if case .number(let text)? = document["revision"] { revision = Int64(text) }
+    /// A changed feed, of packages or articles, is followed: refused when its revision went
+    /// below the one this store followed (a rollback), else announced (`feedChanged`, and a
+    /// warning when its signature expired); the summary starts with what it said of itself.
+    private func accept(revision: Int64?, followed: FollowedFeed?, verified: FeedTrustKey.Verified?,
+                        _ emit: @Sendable (SyncEvent) -> Void) throws -> SyncSummary {
         if let revision, let followed, revision < followed.revision {
             throw GalleyError("the feed's revision \(revision) is lower than \(followed.revision), which this store already followed",
                               id: .feedRollback, path: options.url,
                               hint: "The server went back to older content (a restored backup, or a replayed answer); nothing was changed.")
         }
-        let mapped = try map.map(document, source: options.url)
         var summary = SyncSummary(url: options.url, unchanged: false, revision: revision)
         summary.keyID = verified?.keyID
         summary.expires = verified.map { $0.expires.ISO8601Format() }
@@ -387,6 +373,18 @@ public struct FeedSyncer: Sendable {
         changed.revision = revision
         emit(changed)
         if let verified { warnIfExpired(verified.expires, emit) }
+        return summary
+    }
+
+    /// A feed of articles: mapped (a bad item is skipped and reported, the others merged), then
+    /// merged into the store's independent articles by global id. Galley's own article feed
+    /// carries a revision, checked against rollback as a package feed's is.
+    private func syncArticles(_ document: JSONValue, map: KeyMap, etag: String?, followed: FollowedFeed?,
+                              verified: FeedTrustKey.Verified?, _ emit: @escaping @Sendable (SyncEvent) -> Void) throws -> SyncSummary {
+        var revision: Int64?
+        if case .number(let text)? = document["revision"] { revision = Int64(text) }
+        var summary = try accept(revision: revision, followed: followed, verified: verified, emit)
+        let mapped = try map.map(document, source: options.url)
         for skipped in mapped.skipped {
             var event = SyncEvent(.articleSkipped)
             event.error = ArticlesSummary.error(skipped, source: options.url)
