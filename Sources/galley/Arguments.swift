@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import GalleyCore
 import GalleyKit
@@ -10,3 +11,12 @@ extension MissingAssetPolicy: ExpressibleByArgument {}
 extension MediaKind: ExpressibleByArgument {}
 extension ColorMode: ExpressibleByArgument {}
 extension ThumbnailMode: ExpressibleByArgument {}
+
+/// A duration option's value (`serve --signature-lifetime`, `sync --every`): a number and s,
+/// m, h or d, in seconds; days when no unit is given.
+func durationSeconds(_ text: String) -> TimeInterval? {
+    let units: [Character: TimeInterval] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+    let unit = text.last.flatMap { units[$0] }
+    guard let number = Double(unit == nil ? text : String(text.dropLast())), number.isFinite, number >= 0 else { return nil }
+    return number * (unit ?? 86_400)
+}

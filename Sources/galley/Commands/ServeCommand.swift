@@ -87,7 +87,7 @@ struct ServeCommand: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        guard let lifetime = Self.seconds(signatureLifetime), lifetime >= 2, lifetime <= 366 * 86_400 else {
+        guard let lifetime = durationSeconds(signatureLifetime), lifetime >= 2, lifetime <= 366 * 86_400 else {
             throw ValidationError("--signature-lifetime must be a duration such as 7d, 12h or 90m, from 2s to 366d")
         }
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
@@ -121,7 +121,7 @@ struct ServeCommand: ParsableCommand {
             options.token = token
             options.maxUpload = Self.bytes(maxUpload) ?? options.maxUpload
             options.signingKey = try signingKey.map { try FeedSigningKey(contentsOf: $0) }
-            options.signatureLifetime = Self.seconds(signatureLifetime) ?? options.signatureLifetime
+            options.signatureLifetime = durationSeconds(signatureLifetime) ?? options.signatureLifetime
             // One access line per request at notice; --verbose adds Hummingbird's own.
             options.logLevel = output.quiet ? .warning : output.verbose ? .info : .notice
             let server = GalleyServer(store: opened, options: options)
@@ -177,14 +177,6 @@ extension ServeCommand {
                               hint: "Make a long random one: export GALLEY_SERVE_TOKEN=$(openssl rand -hex 32)")
         }
         return token
-    }
-
-    /// A duration: a number and s, m, h or d (d when no unit is given).
-    static func seconds(_ text: String) -> TimeInterval? {
-        let units: [Character: TimeInterval] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
-        let unit = text.last.flatMap { units[$0] }
-        guard let number = Double(unit == nil ? text : String(text.dropLast())), number.isFinite, number >= 0 else { return nil }
-        return number * (unit ?? 86_400)
     }
 }
 

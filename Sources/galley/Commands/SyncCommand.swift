@@ -84,7 +84,7 @@ struct SyncCommand: ParsableCommand {
         guard (1...3600).contains(timeout) else { throw ValidationError("--timeout must be from 1 to 3600 seconds") }
         if events != nil && output.json { throw ValidationError("give --events json or --json, not both: both write to standard output") }
         if let every {
-            guard let seconds = ServeCommand.seconds(every), seconds >= 1, seconds <= 7 * 86_400 else {
+            guard let seconds = durationSeconds(every), seconds >= 1, seconds <= 7 * 86_400 else {
                 throw ValidationError("--every must be a duration such as 10m, 1h or 90s, from 1s to 7d")
             }
             if once { throw ValidationError("give --once or --every, not both") }
@@ -108,20 +108,13 @@ struct SyncCommand: ParsableCommand {
             options.connectTimeout = min(timeout, 10)
             options.idleTimeout = timeout
             let syncer = FeedSyncer(store: opened, options: options)
-            guard let every = every.flatMap(ServeCommand.seconds) else { return try round(syncer, console) }
+            guard let every = every.flatMap(durationSeconds) else { return try round(syncer, console) }
             // --every: rounds until stopped. SIGTERM (systemd stopping the service) and Ctrl-C
-            // end it at once with status 0, whatever the round is doing: an import is atomic
-            // and a download resumes, so any moment is safe. Handled here rather than left to
-            // the default action, which a parent that ignores SIGTERM would pass on as ignored.
-            // A round that fails is reported and the next one tries again.
-            let stops = [SIGINT, SIGTERM].map { number in
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler { _exit(0) }
-                source.resume()
-                return source
-            }
-            defer { stops.forEach { $0.cancel() } }
+            // end it at once, whatever the round is doing: an import is atomic and a download
+            // resumes, so any moment is safe. A round that fails is reported and the next one
+            // tries again.
+            let stops = Interrupts.exitOnStop()
+            defer { withExtendedLifetime(stops) {} }
             while true {
                 do {
                     try round(syncer, console)
