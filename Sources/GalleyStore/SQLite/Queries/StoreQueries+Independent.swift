@@ -4,13 +4,20 @@ import GalleyCore
 
 extension SQLiteStore {
     public func mergeIndependentArticles(_ articles: [IndependentArticle], source: String) throws -> ArticleMerge {
-        // Compared first with a read: a merge of what the store already holds writes nothing
-        // (no transaction, no revision change), so a re-sync leaves the store's bytes alone.
+        // Compared first with a read of the batch's own rows (not the whole table: a feed of 20
+        // items into a store of 30,000 reads 20): a merge of what the store already holds writes
+        // nothing (no transaction, no revision change), so a re-sync leaves the store's bytes alone.
         let stored = try database.read { db in
             var rows: [String: IndependentArticle] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT * FROM independentArticle") {
-                let article = Self.independentArticle(row)
-                rows[article.globalID] = article
+            let ids = articles.map(\.globalID)
+            for start in stride(from: 0, to: ids.count, by: 500) {
+                let chunk = Array(ids[start..<min(start + 500, ids.count)])
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ",")
+                for row in try Row.fetchAll(db, sql: "SELECT * FROM independentArticle WHERE globalID IN (\(marks))",
+                                            arguments: StatementArguments(chunk)) {
+                    let article = Self.independentArticle(row)
+                    rows[article.globalID] = article
+                }
             }
             return rows
         }
