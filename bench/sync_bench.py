@@ -17,6 +17,7 @@ issue sets. Build with `make release` first; curl comes from Debian.
 Usage: bench/sync_bench.py [--runs 5] [--galley PATH]
 """
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -30,27 +31,23 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pack_bench import ROOT, WORK, timed  # noqa: E402
 from serve_bench import build_store, free_port, wait_for  # noqa: E402
+from store_bench import quick  # noqa: E402
 
 OUT = os.path.join(WORK, "sync-bench")
 
 
-def serve(galley, store):
+@contextlib.contextmanager
+def served(galley, store):
+    """`galley serve` of `store` on a free loopback port: its base address, stopped after."""
     port = free_port()
     server = subprocess.Popen([galley, "serve", "--store", store, "--port", str(port), "-q"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_for(f"http://127.0.0.1:{port}/healthz")
-    return server, f"http://127.0.0.1:{port}"
-
-
-def median_ms(cmd, runs, before=None):
-    times = []
-    for _ in range(runs):
-        if before:
-            before()
-        start = time.perf_counter()
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times) * 1000
+    try:
+        wait_for(f"http://127.0.0.1:{port}/healthz")
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=30)
 
 
 def main():
@@ -68,8 +65,7 @@ def main():
 
     # 1. The unchanged feed.
     store = build_store(galley, 100)
-    server, base = serve(galley, store)
-    try:
+    with served(galley, store) as base:
         reader = os.path.join(OUT, "reader-100")
         shutil.rmtree(reader, ignore_errors=True)
         seconds, _ = timed([galley, "sync", base + "/feed", "--store", reader, "-q"])
@@ -77,15 +73,12 @@ def main():
         with urllib.request.urlopen(base + "/feed") as response:
             etag = response.headers["ETag"]
             packages = len(json.loads(response.read())["packages"])
-        sync_ms = median_ms([galley, "sync", base + "/feed", "--store", reader, "-q"], args.runs * 4)
-        curl_ms = median_ms(["curl", "-s", "-o", "/dev/null", "-H", f"If-None-Match: {etag}", base + "/feed"], args.runs * 4)
+        sync_ms = quick([galley, "sync", base + "/feed", "--store", reader, "-q"], args.runs * 4)
+        curl_ms = quick(["curl", "-s", "-o", "/dev/null", "-H", f"If-None-Match: {etag}", base + "/feed"], args.runs * 4)
         ok = sync_ms < 50
         failed |= not ok
         print(f"unchanged feed of {packages} packages: galley sync {sync_ms:.1f} ms, curl (same 304) {curl_ms:.1f} ms; "
               f"goal galley < 50 ms: {'ok' if ok else 'MISSED'}")
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
 
     # 2. A new 190 MB issue.
     big = os.path.join(WORK, "serve-bench", "zips", "org.example.bench.300.zip")
@@ -94,8 +87,7 @@ def main():
         shutil.rmtree(source, ignore_errors=True)
         timed([galley, "import", big, "--store", source, "-q"])
         open(os.path.join(source, ".complete"), "w").close()
-    server, base = serve(galley, source)
-    try:
+    with served(galley, source) as base:
         with urllib.request.urlopen(base + "/feed") as response:
             package = json.loads(response.read())["packages"][0]
         fresh = os.path.join(OUT, "fresh")
@@ -127,9 +119,6 @@ def main():
         failed |= not ok
         print(f"new {package['size'] / 1e6:.0f} MB issue: galley sync {s:.2f} s, curl + galley import {p:.2f} s: "
               f"{s / p:.2f}x; goal <= 1.2x: {'ok' if ok else 'MISSED'}")
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
     return 1 if failed else 0
 
 
