@@ -39,6 +39,8 @@ let package = Package(
         // libvips is loaded with dlopen when the first thumbnail is made, not linked (see
         // Sources/CVips/shim.h): no pkg-config, so its ~85 libraries stay out of every process.
         .systemLibrary(name: "CVips"),
+        // Calls of the C library that Swift's Glibc module does not expose (copy_file_range).
+        .systemLibrary(name: "CLinux"),
         .systemLibrary(
             name: "CCrypto", pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"]), .brew(["openssl"])]),
@@ -47,7 +49,7 @@ let package = Package(
         // `package`, not `public`.
         .target(
             name: "GalleyCore",
-            dependencies: ["CCrypto"]),
+            dependencies: ["CCrypto", "CLinux"]),
         .target(
             name: "GalleyFormats",
             dependencies: [

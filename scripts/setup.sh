@@ -3,7 +3,8 @@
 # Debian 12 (bookworm) and Ubuntu; runs apt-get as root or through sudo. Idempotent: a machine
 # that has everything is left alone, without touching the network.
 #   --browser  also Chromium, for scripts/browser_check.py (make browser-check)
-#   --bench    also the benchmarks' peers: Hugo (render_bench.py), wrk and nginx (serve_bench.py), curl (sync_bench.py)
+#   --bench    also the benchmarks' peers and profilers: Hugo (render_bench.py), wrk and nginx
+#              (serve_bench.py), curl (sync_bench.py), bsdtar (store_bench.py), perf (profiles)
 set -euo pipefail
 
 packages=(
@@ -22,7 +23,7 @@ packages=(
 for flag in "$@"; do
   case "$flag" in
     --browser) packages+=(chromium) ;;
-    --bench) packages+=(hugo wrk nginx curl) ;;
+    --bench) packages+=(hugo wrk nginx curl libarchive-tools linux-perf) ;;
     *) echo "setup: unknown option $flag" >&2; exit 2 ;;
   esac
 done

@@ -1,4 +1,5 @@
 import Foundation
+internal import CLinux
 
 /// A file's SHA-256 and size, read once in bounded memory; optionally copied on the way.
 public struct FileDigest: Sendable, Hashable {
@@ -7,8 +8,10 @@ public struct FileDigest: Sendable, Hashable {
     public var size: Int64
 
     /// Reads `path` (1 MiB at a time), writing each chunk to `copy` when given (created, never
-    /// over an existing file), and returns the digest of what was read. The copy is flushed to
-    /// disk before returning, so it survives a crash once its name is recorded.
+    /// over an existing file), and returns the digest of what was read. The copy is not flushed to
+    /// disk (no `fsync`): like the files an import extracts, it is safe at once against a killed
+    /// process, and against a power cut once the system has written it back (`galley store
+    /// check` finds a file that was lost). An fsync of a 190 MB zip cost each import a second.
     public static func of(_ path: String, copyingTo copy: String? = nil) throws -> FileDigest {
         let input = open(path, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw FileDigestError(path: path, code: errno) }
@@ -19,6 +22,15 @@ public struct FileDigest: Sendable, Hashable {
             guard output >= 0 else { throw FileDigestError(path: copy, code: errno) }
         }
         defer { if output >= 0 { close(output) } }
+        if output >= 0, let copy {
+            // The kernel copies (copy_file_range: no trip through this process, 3x faster than
+            // read and write here), then the copy is hashed: the digest names the bytes kept.
+            switch kernelCopy(from: input, to: output) {
+            case .copied: return try of(copy)
+            case .failed(let code): throw FileDigestError(path: copy, code: code)
+            case .unsupported: break  // another file system or kernel: read, hash and write below
+            }
+        }
         let hasher = SHA256Hasher()
         var size: Int64 = 0
         let capacity = 1 << 20
@@ -40,8 +52,26 @@ public struct FileDigest: Sendable, Hashable {
                 if failure != 0 { throw FileDigestError(path: copy, code: failure) }
             }
         }
-        if output >= 0, let copy, fsync(output) != 0 { throw FileDigestError(path: copy, code: errno) }
         return FileDigest(sha256: hasher.finalizeHex(), size: size)
+    }
+}
+
+private enum KernelCopy { case copied, unsupported, failed(Int32) }
+
+/// Copies all of `input` to `output` with copy_file_range(2). `.unsupported` when the kernel or
+/// the file systems cannot (nothing was written then).
+private func kernelCopy(from input: Int32, to output: Int32) -> KernelCopy {
+    var copiedAny = false
+    while true {
+        let count = galley_copy_file_range(input, nil, output, nil, 1 << 30, 0)
+        if count < 0 {
+            let code = errno
+            if code == EINTR { continue }
+            if !copiedAny && [ENOSYS, EXDEV, EINVAL, EOPNOTSUPP, EBADF].contains(code) { return .unsupported }
+            return .failed(code)
+        }
+        if count == 0 { return .copied }
+        copiedAny = true
     }
 }
 

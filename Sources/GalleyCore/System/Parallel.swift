@@ -25,3 +25,27 @@ package func parallelMap<T: Sendable, R: Sendable>(_ items: [T], _ transform: @S
     }
     return slots.all()
 }
+
+/// A value one thread writes and another reads once a semaphore says it is there.
+private final class Handoff<T>: @unchecked Sendable {
+    var value: T?
+    let done = DispatchSemaphore(value: 0)
+}
+
+/// Runs `background` on a thread of its own while `body` runs on this one, and returns both
+/// outcomes once both have ended (so nothing `background` does can outlive the call). For two
+/// independent streams of work over the same input, such as keeping a copy of a zip while
+/// inflating it.
+package func alongside<A, B: Sendable>(
+    _ background: @escaping @Sendable () throws -> B, _ body: () throws -> A
+) -> (body: Result<A, any Error>, background: Result<B, any Error>) {
+    let handoff = Handoff<Result<B, any Error>>()
+    let thread = Thread {
+        handoff.value = Result { try background() }
+        handoff.done.signal()
+    }
+    thread.start()
+    let first = Result { try body() }
+    handoff.done.wait()
+    return (first, handoff.value ?? .failure(CancellationError()))
+}

@@ -126,114 +126,66 @@ public struct Validator: Sendable {
 
     // MARK: Zips
 
-    public func validateZip(path: String) -> InputReport { validateZipKeepingDirectory(path: path).report }
-
-    /// `validateZip`, also handing back the central directory it read (nil when it could not be
-    /// read) and the issue's own fields (nil when latest.json could not be read), so that an
-    /// import reads neither again.
-    package func validateZipKeepingDirectory(path: String) -> (report: InputReport, directory: ZipDirectory?, issue: IssueRecord?) {
+    /// `galley validate` on a zip: the container checks on the central directory (a zip they
+    /// refuse has no content read: bombs, slips, damage), then one streaming pass over every
+    /// entry (CRCs, real sizes, latest.json's checks, media heads, SVG script), then the
+    /// reference and media checks on what the pass saw.
+    public func validateZip(path: String) -> InputReport {
         var findings = Findings(configuration: options.configuration)
-        let at = SourceLocation(path: path)
-        let gate = ContainerChecks(path: path, limits: options.configuration.limits)
-        guard let directory = gate.open(into: &findings) else {
-            return (InputReport(path: path, kind: .zip, diagnostics: findings.items), nil, nil)
+        guard let (directory, top, manifestName) = openZip(path, into: &findings) else {
+            return InputReport(path: path, kind: .zip, diagnostics: findings.items)
         }
-        // Anything wrong with the container: read no content (bombs, slips, damage).
-        guard !findings.hasErrors, let top = directory.topFolder else {
-            return (InputReport(path: path, kind: .zip, diagnostics: findings.items), directory, nil)
+        var contents = ZipContents(directory, top: top)
+        let pass = EntryPass(path: path, directory: directory, top: top, manifestName: manifestName,
+                             mode: options.fullCheck ? .everything : .manifestOnly, checker: self)
+        // No sink: nothing is written, so nothing can fail to be written.
+        let index = try? pass.run(sink: nil, contents: &contents, into: &findings)
+        if let index = index ?? nil {
+            ReferenceChecks(manifestPath: pass.manifestDisplay).run(index, contents: contents, into: &findings)
+            if options.fullCheck { MediaChecks(zipPath: path).run(index, contents: contents, into: &findings) }
         }
+        if options.fullCheck { MediaChecks(zipPath: path).runSVG(contents: contents, into: &findings) }
+        return InputReport(path: path, kind: .zip, diagnostics: findings.items)
+    }
 
+    /// The first half of `validateZip`, for an import: the container checks, latest.json's
+    /// checks and the reference checks, reading the central directory and latest.json only.
+    /// Returns the findings, and what the second half (`ZipCheck.checkContent`) needs when the
+    /// zip got that far (container sound, latest.json read to its end).
+    package func checkZipHead(path: String) -> (report: InputReport, check: ZipCheck?) {
+        var findings = Findings(configuration: options.configuration)
+        guard let (directory, top, manifestName) = openZip(path, into: &findings) else {
+            return (InputReport(path: path, kind: .zip, diagnostics: findings.items), nil)
+        }
+        var contents = ZipContents(directory, top: top)
+        let pass = EntryPass(path: path, directory: directory, top: top, manifestName: manifestName, mode: .manifestOnly, checker: self)
+        let index = (try? pass.run(sink: nil, contents: &contents, into: &findings)) ?? nil
+        guard let index, let issue = index.issue else {
+            return (InputReport(path: path, kind: .zip, diagnostics: findings.items), nil)
+        }
+        ReferenceChecks(manifestPath: pass.manifestDisplay).run(index, contents: contents, into: &findings)
+        let check = ZipCheck(pass: pass, issue: issue, index: index, contents: contents, configuration: options.configuration)
+        return (InputReport(path: path, kind: .zip, diagnostics: findings.items), check)
+    }
+
+    /// The central directory and the container checks; `nil` (with the findings saying why)
+    /// when no content may be read.
+    private func openZip(_ path: String, into findings: inout Findings) -> (ZipDirectory, String, String)? {
+        let gate = ContainerChecks(path: path, limits: options.configuration.limits)
+        guard let directory = gate.open(into: &findings) else { return nil }
+        // Anything wrong with the container: read no content (bombs, slips, damage).
+        guard !findings.hasErrors, let top = directory.topFolder else { return nil }
         let manifestName = "\(top)/latest.json"
         guard let manifestIndex = directory.entries.firstIndex(where: { $0.displayName == manifestName }) else {
-            findings.add(.zipManifestMissing, "the zip has no `\(manifestName)`", at: at,
+            findings.add(.zipManifestMissing, "the zip has no `\(manifestName)`", at: SourceLocation(path: path),
                          hint: "Pack the issue with galley pack: latest.json describes the issue.")
-            return (InputReport(path: path, kind: .zip, diagnostics: findings.items), directory, nil)
+            return nil
         }
         if manifestIndex != 0 {
-            findings.add(.zipManifestNotFirst, "latest.json is entry \(manifestIndex + 1), not the first", at: at,
+            findings.add(.zipManifestNotFirst, "latest.json is entry \(manifestIndex + 1), not the first", at: SourceLocation(path: path),
                          hint: "galley pack writes it first.")
         }
-        var contents = ZipContents(top: top, files: [:])
-        let declared = directory.declaredSizes
-        for entry in directory.entries where !entry.isDirectory {
-            let name = String(entry.displayName.dropFirst(top.count + 1))
-            contents.files[name] = ZipContents.FileFacts(size: entry.uncompressedSize, sniffed: nil)
-        }
-        var index: ManifestIndex?
-        let manifestDisplay = "\(path)!\(manifestName)"
-        do {
-            let reader = try ZipReader(path: path)
-            while let entry = try reader.next() {
-                if entry.isDirectory { continue }
-                let isManifest = entry.name == manifestName
-                let limit = Int64(declared[entry.name] ?? 0)
-                if isManifest {
-                    var bytes: Int64 = 0
-                    var overflow = false
-                    var manifest = ManifestStream { () -> [UInt8]? in
-                        guard !overflow, let chunk = try reader.readChunk() else { return nil }
-                        bytes += Int64(chunk.count)
-                        if bytes > limit { overflow = true }
-                        return chunk
-                    }
-                    index = checkManifest(&manifest, display: manifestDisplay, top: top, into: &findings)
-                    if let error = manifest.sourceError { throw error }
-                    while !overflow, let chunk = try reader.readChunk() {  // trailing bytes after the JSON
-                        bytes += Int64(chunk.count)
-                        if bytes > limit { overflow = true }
-                    }
-                    if overflow || bytes != limit {
-                        findings.add(.zipSizeMismatch, "`\(entry.name)` inflates to \(overflow ? "more than \(limit)" : "\(bytes)") bytes but declares \(limit)",
-                                     at: SourceLocation(path: manifestDisplay), hint: "The zip is damaged or crafted: pack it again.")
-                    }
-                    continue
-                }
-                guard options.fullCheck else {
-                    try reader.skip()
-                    continue
-                }
-                var head: [UInt8] = []
-                let wanted = 4096
-                // SVG is decided by the first chunk (or the name): its whole text is scanned for
-                // script as it passes.
-                var svg: SVGScanner?
-                var first = true
-                let (bytes, complete) = try reader.read(limit: limit) { chunk in
-                    if head.count < wanted { head.append(contentsOf: chunk.prefix(wanted - head.count)) }
-                    if first {
-                        first = false
-                        if entry.name.lowercased().hasSuffix(".svg") || MediaFormat.sniff(Array(chunk.prefix(wanted))) == .svg {
-                            svg = SVGScanner()
-                        }
-                    }
-                    svg?.feed(chunk)
-                }
-                if !complete || bytes != limit {
-                    findings.add(.zipSizeMismatch, "`\(entry.name)` inflates to \(complete ? "\(bytes)" : "more than \(limit)") bytes but declares \(limit)",
-                                 at: SourceLocation(path: "\(path)!\(entry.name)"),
-                                 hint: "The zip is damaged or crafted: pack it again.")
-                    if !complete { break }
-                }
-                let name = String(entry.name.dropFirst(top.count + 1))
-                contents.files[name]?.sniffed = ZipContents.Sniffed(head)
-                contents.files[name]?.svg = svg?.finish()
-            }
-        } catch let error as ZipReader.ReadError {
-            let check: Check = error.isChecksum ? .zipCrc : error.isSize ? .zipSizeMismatch : .zipData
-            findings.add(check, "the content is damaged: \(error.message)", at: at, hint: "Download or pack the zip again.")
-        } catch {
-            findings.add(.zipUnreadable, "cannot be read: \(error)", at: at, hint: "Check the file.")
-        }
-        if let index {
-            ReferenceChecks(manifestPath: manifestDisplay).run(index, contents: contents, into: &findings)
-            if options.fullCheck {
-                MediaChecks(zipPath: path).run(index, contents: contents, into: &findings)
-            }
-        }
-        if options.fullCheck {
-            MediaChecks(zipPath: path).runSVG(contents: contents, into: &findings)
-        }
-        return (InputReport(path: path, kind: .zip, diagnostics: findings.items), directory, index?.issue)
+        return (directory, top, manifestName)
     }
 
     // MARK: Sources

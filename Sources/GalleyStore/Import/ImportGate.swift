@@ -19,10 +19,10 @@ public enum ImportGate {
         }
     }
 
-    /// The container and manifest checks of `galley validate`: any error refuses the zip. Call it
-    /// before opening the store, so a refused zip leaves the store's files exactly as they were.
-    /// Returns what passed: the warnings, for the caller to show, and the central directory, so
-    /// the import does not read it again.
+    /// The container, manifest and reference checks of `galley validate` (the central directory
+    /// and latest.json; no media read): any error refuses the zip. Call it before opening the
+    /// store, so a refused zip never touches it. Returns what passed: the warnings, for the caller
+    /// to show, and what was read, so the import reads neither again.
     /// Throws `GalleyError` (could not run) when `path` is not a zip at all: missing, a special
     /// file (which would block the read), a source folder, a folder of zips or a bare manifest.
     @discardableResult
@@ -37,27 +37,30 @@ public enum ImportGate {
         case .manifest:
             throw GalleyError("a latest.json, not an issue zip", id: .inputKind, path: path, hint: "Import the issue zip that holds it.")
         }
-        // The full check (CRCs, real sizes, media): a damaged zip is refused before the store is
-        // touched, not half-way through extraction.
+        // The checks that need no content but latest.json: a zip refused here never reaches a
+        // store. The rest (CRCs, real sizes, media) runs in the import's one extracting pass
+        // (`ZipCheck.checkContent`), into staging, before anything reaches the store.
         var options = ValidationOptions()
         for check in toleratedOnImport { options.configuration.settings[check.id] = .warning }
-        let (report, directory, issue) = Validator(options: options).validateZipKeepingDirectory(path: path)
+        let (report, check) = Validator(options: options).checkZipHead(path: path)
         let errors = report.diagnostics.filter { $0.severity == .error }
         if !errors.isEmpty { throw DiagnosticsError(errors) }
-        guard let directory, let issue else {
+        guard let check else {
             throw GalleyError("the zip's central directory or latest.json cannot be read", id: .inputUnreadable, path: path, hint: "Run `galley validate` on it.")
         }
-        return Passed(warnings: report.diagnostics.filter { $0.severity == .warning }, directory: directory, issue: issue)
+        return Passed(warnings: report.diagnostics.filter { $0.severity == .warning }, check: check)
     }
 
     /// A zip that passed the gate.
     public struct Passed: Sendable {
         /// What validate warned about (the import goes ahead).
         public var warnings: [Diagnostic]
-        /// The central directory validation read.
-        package var directory: ZipDirectory
-        /// The issue's own fields from its latest.json, as validation read them.
-        package var issue: IssueRecord
+        /// What the checks read (the central directory, latest.json's index), for the content pass.
+        package var check: ZipCheck
+        /// The central directory the checks read.
+        package var directory: ZipDirectory { check.directory }
+        /// The issue's own fields from its latest.json, as the checks read them.
+        package var issue: IssueRecord { check.issue }
 
         /// The files in the issue's folder, as an import stores them.
         var fileCount: Int {

@@ -48,10 +48,13 @@ public struct ImportResult: Sendable, Codable {
 }
 
 extension SQLiteStore {
-    /// Imports an issue zip: the validate checks first (any error refuses it before anything is
-    /// written), then extraction into a staging folder, then one transaction that swaps the
-    /// issue's rows and points them at the new folder, then removal of the old folder. A process
-    /// killed at any moment leaves the old issue or the new one, complete.
+    /// Imports an issue zip: validate's checks on the central directory and latest.json first
+    /// (`ImportGate`: any error refuses it before the store is touched), then one streaming pass
+    /// that inflates every file into a staging folder while the rest of validate's checks run on
+    /// it (CRCs, real sizes, media), then one transaction that swaps the issue's rows and points
+    /// them at the new folder, then removal of the old folder. A zip the pass refuses leaves only
+    /// the staging folder, removed at once; a process killed at any moment leaves the old issue
+    /// or the new one, complete.
     ///
     /// An issue already in the store is replaced only when the zip's `last_updated` is newer
     /// (or with `force`); the same version is a no-op; an older one is refused.
@@ -63,20 +66,23 @@ extension SQLiteStore {
     ) throws -> ImportResult {
         let passed = try gate ?? ImportGate.check(path)
         var result = try withWriterLock { try importValidated(path, passed, force: force, progress: progress) }
-        result.warnings = passed.warnings
+        result.warnings = passed.warnings + result.warnings
         return result
     }
 
+    /// The import once the gate passed, under the writer lock. Its result's warnings are the
+    /// content pass's (the caller adds the gate's).
     private func importValidated(
         _ path: String, _ passed: ImportGate.Passed, force: Bool, progress: ((Int64, Int64) -> Void)?
     ) throws -> ImportResult {
-        // 1. Versions, from the fields validation read: a zip that changes nothing is answered
-        // before anything is extracted or written.
+        // 1. Versions, from the fields the gate read. A zip that would change nothing (or roll
+        // the issue back) is still checked whole, as `galley validate` would, but not extracted.
         let issue = passed.issue
         let newUpdated = Self.milliseconds(issue.lastUpdated)
         let existing = try database.read { db in
             try IssueRow.filter(IssueRow.Columns.globalID == issue.globalID || IssueRow.Columns.appleID == issue.appleID).fetchOne(db)
         }
+        func checkedWithoutExtracting() throws -> [Diagnostic] { try Self.refusingErrors(passed.check.checkContent(sink: nil)) }
         var status = ImportResult.Status.imported
         if let existing {
             let order: ComparisonResult = {
@@ -92,6 +98,7 @@ extension SQLiteStore {
                     : "`\(existing.appleID)` (the same global id, \(issue.globalID), as this zip's `\(issue.appleID)`)"
                 switch order {
                 case .orderedSame:
+                    let warnings = try checkedWithoutExtracting()
                     if let digest = existing.contentDigest, digest != passed.contentDigest {
                         throw DiagnosticsError([Diagnostic(
                             .importSameVersionChanged,
@@ -105,8 +112,9 @@ extension SQLiteStore {
                     }
                     return ImportResult(path: path, status: .unchanged, appleID: issue.appleID, globalID: issue.globalID,
                                         lastUpdated: DumplingDate.rfc3339(issue.lastUpdated), articles: counts.0, assets: counts.1,
-                                        files: passed.fileCount, package: existing.package)
+                                        files: passed.fileCount, package: existing.package, warnings: warnings)
                 case .orderedAscending:
+                    _ = try checkedWithoutExtracting()
                     throw DiagnosticsError([Diagnostic(
                         .importOlder, "the store has a newer version of \(stored) (last updated \(existing.lastUpdated)) than this zip (\(issue.lastUpdated))",
                         at: SourceLocation(path: path), hint: "Pass --force to replace it anyway.")])
@@ -117,20 +125,29 @@ extension SQLiteStore {
             status = .replaced
         }
 
-        // 2. Extract every file (names were checked by validate) into staging. Something will be
-        // written: open the writing connection now (it also re-creates the store's folders).
-        _ = try writer()
+        // 2. One pass: every file inflated into staging, hashed and checked as it passes, while a
+        // second thread keeps a copy of the zip for the package feed. Neither touches the
+        // database or `packages/`: a zip the pass refuses leaves the store as it was.
         let token = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        // The zip itself, kept for the package feed (copied and hashed in one read); removed
-        // again unless the import commits.
-        let kept = try keepPackage(path, token: token)
-        var committed = false
-        defer { if !committed && kept.created { removeUnusedPackages([kept.digest.sha256]) } }
         let staging = stagingFolder.appending(path: token)
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: staging) }
-        let total = passed.declaredBytes
-        let files = try extract(path, into: staging) { done in progress?(done, total) }
+        let sink = try ExtractingSink(root: staging, total: passed.declaredBytes, progress: progress)
+        let (pass, keeping) = alongside({ [self] in try stagePackage(path, token: token) }) {
+            try Self.refusingErrors(passed.check.checkContent(sink: sink))
+        }
+        defer { if case .success(let kept) = keeping { try? FileManager.default.removeItem(at: kept.staged) } }
+        let warnings = try pass.get()
+        let staged = try keeping.get()
+        let files = sink.files()
+
+        // Something will be written: open the writing connection now (it also re-creates the
+        // store's folders), then the zip to its content-addressed name.
+        _ = try writer()
+        let created = try placePackage(staged.staged, staged.digest)
+        let kept = (digest: staged.digest, created: created)
+        var committed = false
+        defer { if !committed && kept.created { removeUnusedPackages([kept.digest.sha256]) } }
 
         // 3. The new folder next to the old one, then one transaction that switches to it.
         let folder = "\(SourceTree.zipSafeName(issue.appleID)).\(token)"
@@ -160,7 +177,14 @@ extension SQLiteStore {
         if let old = existing?.packageSHA256, old != kept.digest.sha256 { removeUnusedPackages([old]) }
         return ImportResult(path: path, status: status, appleID: issue.appleID, globalID: issue.globalID,
                             lastUpdated: DumplingDate.rfc3339(issue.lastUpdated), articles: counts.articles, assets: counts.assets,
-                            files: files.count, package: package)
+                            files: files.count, package: package, warnings: warnings)
+    }
+
+    /// The warnings among a content pass's findings; its errors refuse the zip.
+    private static func refusingErrors(_ findings: [Diagnostic]) throws -> [Diagnostic] {
+        let errors = findings.filter { $0.severity == .error }
+        if !errors.isEmpty { throw DiagnosticsError(errors) }
+        return findings.filter { $0.severity == .warning }
     }
 
     struct ExtractedFile {
@@ -169,40 +193,53 @@ extension SQLiteStore {
         package var sha256: String
     }
 
-    /// Extracts every file of the zip's folder into `staging`, streaming, with its size and
-    /// SHA-256, through libarchive's disk writer with its secure options (`SecureDiskWriter`: no
-    /// `..`, no path through a link, never over a file already written). Validate refused unsafe
-    /// names, links, devices and collisions before; this is the second line.
-    private func extract(_ path: String, into staging: URL, progress: (Int64) -> Void) throws -> [ExtractedFile] {
-        var done: Int64 = 0
-        var files: [ExtractedFile] = []
-        let reader = try ZipReader(path: path)
-        let writer = try SecureDiskWriter(root: staging)
-        do {
-            while let entry = try reader.next() {
-                if entry.isDirectory { continue }
-                let parts = entry.name.split(separator: "/", maxSplits: 1).map(String.init)
-                guard parts.count == 2 else { continue }
-                let name = parts[1]
-                try writer.begin(name, size: entry.declaredSize)
-                let hasher = SHA256Hasher()
-                var size: Int64 = 0
-                var failure: Error?
-                _ = try reader.read(limit: Int64.max) { chunk in
-                    size += Int64(chunk.count)
-                    done += Int64(chunk.count)
-                    progress(done)
-                    chunk.withUnsafeBytes { hasher.update($0) }
-                    if failure == nil { do { try writer.write(chunk) } catch { failure = error } }
-                }
-                if let failure { throw failure }
-                try writer.finish()
-                files.append(ExtractedFile(name: name, size: size, sha256: hasher.finalizeHex()))
-            }
-        } catch let error as ZipReader.ReadError {
-            throw GalleyError("the zip is damaged: \(error.message)", id: .inputUnreadable, path: path, hint: "Run `galley validate` on it.")
+    /// Writes each file the content pass inflates under the staging folder, streaming, and
+    /// hashes it (SHA-256) on a second thread as it passes, through libarchive's disk writer with
+    /// its secure options (`SecureDiskWriter`: no `..`, no path through a link, never over a file
+    /// already written). Validate refused unsafe names, links, devices and collisions before;
+    /// this is the second line.
+    final class ExtractingSink: ZipEntrySink {
+        private let writer: SecureDiskWriter
+        private let total: Int64
+        private let progress: ((Int64, Int64) -> Void)?
+        private var done: Int64 = 0
+        private let hashing = HashingThread()
+        private var current: (name: String, size: Int64)?
+        private var written: [(name: String, size: Int64)] = []
+
+        init(root: URL, total: Int64, progress: ((Int64, Int64) -> Void)?) throws {
+            writer = try SecureDiskWriter(root: root)
+            self.total = total
+            self.progress = progress
         }
-        return files
+
+        deinit { _ = hashing.finish() }  // a refused or failed pass: stop the thread
+
+        func begin(_ name: String, size: Int64) throws {
+            try writer.begin(name, size: size)
+            hashing.begin()
+            current = (name, 0)
+        }
+
+        func write(_ chunk: ArraySlice<UInt8>) throws {
+            hashing.update(chunk)
+            try writer.write(chunk)
+            current?.size += Int64(chunk.count)
+            done += Int64(chunk.count)
+            progress?(done, total)
+        }
+
+        func finish() throws {
+            try writer.finish()
+            hashing.end()
+            if let current { written.append(current) }
+            current = nil
+        }
+
+        /// Every file written, with its digest (waits for the hashing thread).
+        func files() -> [ExtractedFile] {
+            zip(written, hashing.finish()).map { ExtractedFile(name: $0.0.name, size: $0.0.size, sha256: $0.1) }
+        }
     }
 
     /// Writes the issue's rows: the issue, its images, each article as the manifest streams it

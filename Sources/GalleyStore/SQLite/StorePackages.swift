@@ -18,24 +18,28 @@ extension SQLiteStore {
         return "older Linechef format (manifest.older-format): current Dumpling builds crash on it"
     }
 
-    /// Copies the zip into staging while hashing it (one read), then moves it to its
-    /// content-addressed name. Returns its digest, and whether this call created the file (so a
-    /// failed import removes only what it added).
-    func keepPackage(_ path: String, token: String) throws -> (digest: FileDigest, created: Bool) {
+    /// Copies the zip into staging and hashes the copy (`staging/<token>.zip`); `placePackage`
+    /// moves it to its content-addressed name once the import's checks have passed, so a
+    /// refused zip never reaches `packages/`.
+    func stagePackage(_ path: String, token: String) throws -> (staged: URL, digest: FileDigest) {
         let staged = stagingFolder.appending(path: "\(token).zip")
-        let digest: FileDigest
         do {
-            digest = try FileDigest.of(path, copyingTo: staged.path)
+            return (staged, try FileDigest.of(path, copyingTo: staged.path))
         } catch let error as FileDigestError {
             try? FileManager.default.removeItem(at: staged)
             throw GalleyError("cannot keep the zip in the store: \(error)", id: .storeFailed, path: root.path,
                               hint: "Check the free space and permissions of the store's folder.")
         }
+    }
+
+    /// Moves a staged zip to `packages/<sha256>.zip`. Returns whether this call created the file
+    /// (so a failed import removes only what it added).
+    func placePackage(_ staged: URL, _ digest: FileDigest) throws -> Bool {
         try FileManager.default.createDirectory(at: packagesFolder, withIntermediateDirectories: true)
         let target = packageURL(digest.sha256)
         if FileStatus(target.path)?.kind == .file {
             try? FileManager.default.removeItem(at: staged)
-            return (digest, false)
+            return false
         }
         // rename(2) replaces atomically; the name is the content, so a racing twin is the same bytes.
         guard rename(staged.path, target.path) == 0 else {
@@ -44,7 +48,7 @@ extension SQLiteStore {
             throw GalleyError("cannot keep the zip in the store: \(String(cString: strerror(code)))", id: .storeFailed,
                               path: root.path, hint: "Check the permissions of \(packagesFolder.path).")
         }
-        return (digest, true)
+        return true
     }
 
     /// Removes kept zips among `names` that no issue row names any more.

@@ -117,6 +117,8 @@ struct ImportCommand: ParsableCommand {
                     }
                 }
                 results.append(.done(result))
+                // The gate's warnings were shown above; these are the content pass's.
+                console.findings(Array(result.warnings.dropFirst(passed.warnings.count)))
                 let what = result.status == .unchanged ? "already in the store (same last_updated); nothing changed"
                     : "\(result.status.rawValue): \(result.articles) articles, \(result.assets) assets"
                 console.status("\(result.appleID): \(what)")

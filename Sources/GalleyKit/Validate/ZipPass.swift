@@ -1,0 +1,187 @@
+import Foundation
+import GalleyCore
+import GalleyFormats
+
+/// Receives each file of the issue folder as a content pass inflates it: `galley import`
+/// extracts through one, so the zip is inflated (and its CRCs checked) once, not once to check
+/// and again to extract. A sink's error stops the pass and is thrown from it.
+package protocol ZipEntrySink: AnyObject {
+    /// Starts the file `name` (relative to the issue folder), of `size` bytes as declared.
+    func begin(_ name: String, size: Int64) throws
+    /// The next bytes of the current file.
+    func write(_ chunk: ArraySlice<UInt8>) throws
+    /// The current file ended (its CRC and size matched).
+    func finish() throws
+}
+
+/// A zip whose container, latest.json and references passed `Validator.checkZipHead`: what the
+/// content pass needs, kept between the two halves (the manifest's index, the file list).
+package struct ZipCheck: Sendable {
+    let pass: EntryPass
+    /// The issue's own fields from latest.json.
+    package let issue: IssueRecord
+    let index: ManifestIndex
+    let contents: ZipContents
+    let configuration: ValidationConfiguration
+
+    package var directory: ZipDirectory { pass.directory }
+
+    /// The second half of `validateZip`: one streaming pass over every entry (CRCs, real sizes,
+    /// media heads, SVG script), each file also handed to `sink`, then the media checks on what
+    /// the pass saw. Returns the findings; throws only what `sink` threw.
+    package func checkContent(sink: (any ZipEntrySink)?) throws -> [Diagnostic] {
+        var findings = Findings(configuration: configuration)
+        var contents = self.contents
+        let pass = EntryPass(path: pass.path, directory: pass.directory, top: pass.top, manifestName: pass.manifestName,
+                             mode: .contentOnly, checker: pass.checker)
+        _ = try pass.run(sink: sink, contents: &contents, into: &findings)
+        MediaChecks(zipPath: pass.path).run(index, contents: contents, into: &findings)
+        MediaChecks(zipPath: pass.path).runSVG(contents: contents, into: &findings)
+        return findings.items
+    }
+}
+
+extension ZipContents {
+    /// The files the central directory lists, by name relative to the top folder, before any
+    /// content is read.
+    init(_ directory: ZipDirectory, top: String) {
+        self.init(top: top, files: [:])
+        files.reserveCapacity(directory.entries.count)
+        for entry in directory.entries where !entry.isDirectory {
+            files[String(entry.displayName.dropFirst(top.count + 1))] = FileFacts(size: entry.uncompressedSize, sniffed: nil)
+        }
+    }
+}
+
+/// One streaming pass over a zip's entries in their order, through libarchive (which checks
+/// each CRC-32 as an entry ends).
+struct EntryPass: Sendable {
+    enum Mode: Sendable {
+        /// latest.json's checks; the pass stops after it.
+        case manifestOnly
+        /// latest.json's checks, then every other entry's content.
+        case everything
+        /// Every entry's content; latest.json (checked before) is only passed to the sink.
+        case contentOnly
+    }
+
+    let path: String
+    let directory: ZipDirectory
+    let top: String
+    let manifestName: String
+    let mode: Mode
+    let checker: Validator
+
+    var manifestDisplay: String { "\(path)!\(manifestName)" }
+
+    /// Runs the pass; returns latest.json's index when this pass checked it. Damage is a finding;
+    /// only `sink`'s errors are thrown.
+    func run(sink: (any ZipEntrySink)?, contents: inout ZipContents, into findings: inout Findings) throws -> ManifestIndex? {
+        var index: ManifestIndex?
+        let at = SourceLocation(path: path)
+        let declared = directory.declaredSizes
+        let prefix = top.count + 1
+        do {
+            let reader = try ZipReader(path: path)
+            while let entry = try reader.next() {
+                if entry.isDirectory { continue }
+                let limit = Int64(declared[entry.name] ?? 0)
+                let name = String(entry.name.dropFirst(prefix))
+                if entry.name == manifestName, mode != .contentOnly {
+                    index = try checkManifest(reader, entry, limit: limit, sink: sink, into: &findings)
+                    if mode == .manifestOnly { break }
+                    continue
+                }
+                if mode == .manifestOnly {
+                    try reader.skip()
+                    continue
+                }
+                try sinking { try sink?.begin(name, size: limit) }
+                var head: [UInt8] = []
+                let wanted = 4096
+                // SVG is decided by the first chunk (or the name): its whole text is scanned for
+                // script as it passes.
+                var svg: SVGScanner?
+                var first = true
+                var sinkError: (any Error)?
+                let isMedia = entry.name != manifestName
+                let (bytes, complete) = try reader.read(limit: limit) { chunk in
+                    if isMedia {
+                        if head.count < wanted { head.append(contentsOf: chunk.prefix(wanted - head.count)) }
+                        if first {
+                            first = false
+                            if entry.name.lowercased().hasSuffix(".svg") || MediaFormat.sniff(Array(chunk.prefix(wanted))) == .svg {
+                                svg = SVGScanner()
+                            }
+                        }
+                        svg?.feed(chunk)
+                    }
+                    if sinkError == nil, let sink {
+                        do { try sink.write(chunk) } catch { sinkError = error }
+                    }
+                }
+                if let sinkError { throw SinkFailure(error: sinkError) }
+                if !complete || bytes != limit {
+                    findings.add(.zipSizeMismatch, "`\(entry.name)` inflates to \(complete ? "\(bytes)" : "more than \(limit)") bytes but declares \(limit)",
+                                 at: SourceLocation(path: "\(path)!\(entry.name)"),
+                                 hint: "The zip is damaged or crafted: pack it again.")
+                    if !complete { break }
+                }
+                try sinking { try sink?.finish() }
+                if isMedia {
+                    contents.files[name]?.sniffed = ZipContents.Sniffed(head)
+                    contents.files[name]?.svg = svg?.finish()
+                }
+            }
+        } catch let error as ZipReader.ReadError {
+            let check: Check = error.isChecksum ? .zipCrc : error.isSize ? .zipSizeMismatch : .zipData
+            findings.add(check, "the content is damaged: \(error.message)", at: at, hint: "Download or pack the zip again.")
+        } catch let failure as SinkFailure {
+            throw failure.error
+        } catch {
+            findings.add(.zipUnreadable, "cannot be read: \(error)", at: at, hint: "Check the file.")
+        }
+        return index
+    }
+
+    /// A sink's error, told apart from the zip's own damage (a finding) on its way out.
+    private struct SinkFailure: Error { var error: any Error }
+
+    private func sinking(_ body: () throws -> Void) throws {
+        do { try body() } catch { throw SinkFailure(error: error) }
+    }
+
+    /// Streams latest.json through the manifest checks (one article in memory at a time), and
+    /// its bytes to `sink`.
+    private func checkManifest(
+        _ reader: ZipReader, _ entry: ZipReader.Entry, limit: Int64, sink: (any ZipEntrySink)?, into findings: inout Findings
+    ) throws -> ManifestIndex {
+        var bytes: Int64 = 0
+        var overflow = false
+        var sinkError: (any Error)?
+        try sinking { try sink?.begin("latest.json", size: limit) }
+        func take(_ chunk: [UInt8]) {
+            bytes += Int64(chunk.count)
+            if bytes > limit { overflow = true }
+            if sinkError == nil, let sink {
+                do { try sink.write(chunk[...]) } catch { sinkError = error }
+            }
+        }
+        var manifest = ManifestStream { () -> [UInt8]? in
+            guard !overflow, let chunk = try reader.readChunk() else { return nil }
+            take(chunk)
+            return chunk
+        }
+        let index = checker.checkManifest(&manifest, display: manifestDisplay, top: top, into: &findings)
+        if let error = manifest.sourceError { throw error }
+        while !overflow, let chunk = try reader.readChunk() { take(chunk) }  // trailing bytes after the JSON
+        if let sinkError { throw SinkFailure(error: sinkError) }
+        if overflow || bytes != limit {
+            findings.add(.zipSizeMismatch, "`\(entry.name)` inflates to \(overflow ? "more than \(limit)" : "\(bytes)") bytes but declares \(limit)",
+                         at: SourceLocation(path: manifestDisplay), hint: "The zip is damaged or crafted: pack it again.")
+        } else {
+            try sinking { try sink?.finish() }
+        }
+        return index
+    }
+}

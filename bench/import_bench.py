@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Benchmark: `galley import` against libarchive's own extraction (`bsdtar -xf`) and `unzip -q`.
+
+Imports the synthetic issue zips of bench/pack_bench.py (300 and 3,000 articles with two 310 KiB
+images each; 30,000 articles with two 10 KiB images each, about 60,000 entries) into a fresh
+store, and extracts the same zips with bsdtar and unzip into fresh folders. The three commands
+alternate run by run (so a slow stretch of the machine hits all three), earlier runs' dirty pages
+are flushed before each run, and the medians are compared. bsdtar is the floor Galley builds on:
+the same library reading the same zip with CRCs checked, writing only the files.
+
+Goals (issue #12): galley import at most 1.5x bsdtar -xf at every size, peak RSS under 64 MB.
+
+Build the binary with `make release` first; `make bench` does. bsdtar comes from Debian's
+libarchive-tools (`scripts/setup.sh --bench`).
+
+Usage: bench/import_bench.py [--articles 300,3000,30000] [--runs 5] [--galley PATH]
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pack_bench import ROOT, WORK, generate, timed  # noqa: E402
+
+# Image size by article count: the many-small-files variant has 10 KiB images.
+IMAGE_KB = {300: 310, 3000: 310, 30000: 10}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--articles", default="300,3000,30000")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--galley", default=os.path.join(ROOT, ".build", "release", "galley"))
+    args = parser.parse_args()
+    g = args.galley
+    if not os.path.exists(g):
+        sys.exit(f"no galley binary at {g}: run `make release` first")
+    for tool in ("bsdtar", "unzip"):
+        if shutil.which(tool) is None:
+            sys.exit(f"{tool} is missing: run `bash scripts/setup.sh --bench`")
+    out = os.path.join(WORK, "import-bench")
+    os.makedirs(out, exist_ok=True)
+    print(f"{'issue':>30} {'zip':>6} {'galley':>8} {'bsdtar':>8} {'unzip':>8} {'/bsdtar':>8} {'range':>11} {'/unzip':>7} "
+          f"{'galley RSS':>10} {'bsdtar RSS':>10}")
+    ok = True
+    for count in [int(c) for c in args.articles.split(",")]:
+        kb = IMAGE_KB.get(count, 310)
+        source = generate(count, kb)
+        zip_path = os.path.join(out, f"org.example.bench.{count}.zip")
+        if not os.path.exists(zip_path) or os.path.getmtime(zip_path) < os.path.getmtime(os.path.join(source, ".complete")):
+            packed = os.path.join(out, "packing")
+            shutil.rmtree(packed, ignore_errors=True)
+            timed([g, "pack", source, "--output", packed])
+            os.replace(os.path.join(packed, f"org.example.bench.{count}.zip"), zip_path)
+            shutil.rmtree(packed, ignore_errors=True)
+        target = os.path.join(out, "target")
+
+        def fresh():
+            shutil.rmtree(target, ignore_errors=True)
+            os.makedirs(target)
+            os.sync()  # no run pays for another's write-back
+
+        commands = {
+            "galley": [g, "import", zip_path, "--store", os.path.join(target, "store")],
+            "bsdtar": ["bsdtar", "-xf", zip_path, "-C", target],
+            "unzip": ["unzip", "-q", zip_path, "-d", target],
+        }
+        times = {name: [] for name in commands}
+        peaks = {name: 0.0 for name in commands}
+        timed(commands["bsdtar"])  # warm the page cache: every tool reads the zip from memory
+        for _ in range(args.runs):
+            for name, cmd in commands.items():
+                fresh()
+                elapsed, peak = timed(cmd)
+                times[name].append(elapsed)
+                peaks[name] = max(peaks[name], peak)
+        shutil.rmtree(target, ignore_errors=True)
+        median = {name: statistics.median(values) for name, values in times.items()}
+        ratios = sorted(a / b for a, b in zip(times["galley"], times["bsdtar"]))
+        ratio = median["galley"] / median["bsdtar"]
+        label = f"{count} articles, {kb} KiB images"
+        size = os.path.getsize(zip_path) / 1e6
+        print(f"{label:>30} {size:5.0f}M {median['galley']:7.2f}s {median['bsdtar']:7.2f}s {median['unzip']:7.2f}s "
+              f"{ratio:8.2f} {ratios[0]:5.2f}-{ratios[-1]:<5.2f} {median['galley'] / median['unzip']:7.2f} "
+              f"{peaks['galley']:9.1f}M {peaks['bsdtar']:9.1f}M", flush=True)
+        ok = ok and ratio <= 1.5 and peaks["galley"] < 64
+    print("range: the lowest and highest ratio of runs taken side by side")
+    print("goal (galley import <= 1.5x bsdtar -xf, RSS < 64 MB, at every size): " + ("met" if ok else "NOT met"))
+
+
+if __name__ == "__main__":
+    main()
