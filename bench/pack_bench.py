@@ -15,6 +15,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -67,15 +68,16 @@ def tree_bytes(folder):
 
 
 def timed(cmd, cwd=None):
-    """Wall seconds and peak RSS (MB) of one run of `cmd`."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    elapsed = time.perf_counter() - start
-    stderr = proc.stderr.read().decode(errors="replace")
-    proc.stderr.close()
-    if os.waitstatus_to_exitcode(status) != 0:
-        sys.exit(f"command failed: {' '.join(cmd)}\n{stderr}")
+    """Wall seconds and peak RSS (MB) of one run of `cmd`. Standard error goes to a file, not a
+    pipe: a pipe read only after the process ends would block a chatty one for ever."""
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        if os.waitstatus_to_exitcode(status) != 0:
+            err.seek(0)
+            sys.exit(f"command failed: {' '.join(cmd)}\n{err.read().decode(errors='replace')[-4000:]}")
     return elapsed, usage.ru_maxrss / 1024
 
 

@@ -41,6 +41,11 @@ struct galley_vips_table {
     void (*object_unref)(void *);
 };
 
+/* A GLib log handler that drops the message. */
+static void galley_vips_quiet(const char *domain, int level, const char *message, void *data) {
+    (void)domain; (void)level; (void)message; (void)data;
+}
+
 /* Loads and starts libvips once. Pack runs one image per core itself, so each image is made on
    one thread, and nothing is cached (each image is read once). 0 on success; otherwise
    `message` says what is missing. */
@@ -79,6 +84,13 @@ static inline int galley_vips_start(struct galley_vips_table *table, char *messa
     }
     table->cache_set_max(0);
     table->concurrency_set(1);
+    /* libvips logs what its loaders put up with ("Corrupt JPEG data: 490 extraneous bytes") as
+       GLib warnings straight to standard error, thousands of lines on a big issue, outside
+       Galley's findings and its --json. Failures still come back through vips_error_buffer.
+       (GLib comes with libvips, so dlsym on its handle finds g_log_set_handler.) */
+    unsigned (*set_handler)(const char *, int, void (*)(const char *, int, const char *, void *), void *);
+    *(void **)&set_handler = dlsym(library, "g_log_set_handler");
+    if (set_handler) set_handler("VIPS", 1 << 4 /* G_LOG_LEVEL_WARNING */, galley_vips_quiet, NULL);
     return 0;
 }
 
