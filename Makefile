@@ -68,6 +68,7 @@ bench: release
 	python3 bench/render_bench.py
 	python3 bench/render_bench.py --tmpfs
 	python3 bench/store_bench.py
+	python3 bench/import_bench.py
 	python3 bench/serve_bench.py
 	python3 bench/sync_bench.py
 

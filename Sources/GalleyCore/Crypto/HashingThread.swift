@@ -21,7 +21,7 @@ package final class HashingThread: @unchecked Sendable {
     private let stopped = DispatchSemaphore(value: 0)
     private var finished = false
 
-    package init(capacity: Int = 32) {
+    package init(capacity: Int = 8) {
         self.capacity = capacity
         let thread = Thread { [self] in run() }
         thread.start()
