@@ -39,9 +39,9 @@ struct MediaChecks {
                     findings.add(.mediaExtension, "`\(name)` holds \(format.mimeType) data, which its extension does not suggest",
                                  at: location, hint: "Rename it to `.\(format.extensions[0])`.")
                 }
-                if key == "file_name", let metadata = asset.metadata, let size = sniffed.pixelSize {
-                    let width = metadata["width"].flatMap { Int(JSONValue($0).numberText ?? "") }
-                    let height = metadata["height"].flatMap { Int(JSONValue($0).numberText ?? "") }
+                if key == "file_name", let size = sniffed.pixelSize {
+                    let width = asset.declaredWidth
+                    let height = asset.declaredHeight
                     if let width, let height, width != size.width || height != size.height {
                         findings.add(.mediaDimensions, "`\(name)` is \(size.width)×\(size.height), but its metadata says \(width)×\(height)",
                                      at: SourceLocation(path: zipPath, jsonPath: "\(asset.jsonPath).metadata"),
