@@ -133,7 +133,8 @@ extension SQLiteStore {
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: staging) }
         let sink = try ExtractingSink(root: staging, total: passed.declaredBytes, progress: progress)
-        let (pass, keeping) = alongside({ [self] in try stagePackage(path, token: token) }) {
+        let (stagingFolder, root) = (stagingFolder, root)
+        let (pass, keeping) = alongside({ try Self.stagePackage(path, token: token, stagingFolder: stagingFolder, root: root) }) {
             try Self.refusingErrors(passed.check.checkContent(sink: sink))
         }
         defer { if case .success(let kept) = keeping { try? FileManager.default.removeItem(at: kept.staged) } }

@@ -21,7 +21,11 @@ extension SQLiteStore {
     /// Copies the zip into staging and hashes the copy (`staging/<token>.zip`); `placePackage`
     /// moves it to its content-addressed name once the import's checks have passed, so a
     /// refused zip never reaches `packages/`.
-    func stagePackage(_ path: String, token: String) throws -> (staged: URL, digest: FileDigest) {
+    ///
+    /// Static, so the thread it runs on holds no reference to the store: a store still held when
+    /// the process exits never closes its connections, and its write-ahead log is then left
+    /// unmerged.
+    static func stagePackage(_ path: String, token: String, stagingFolder: URL, root: URL) throws -> (staged: URL, digest: FileDigest) {
         let staged = stagingFolder.appending(path: "\(token).zip")
         do {
             return (staged, try FileDigest.of(path, copyingTo: staged.path))
