@@ -73,7 +73,9 @@ struct ReferenceChecks {
                 findings.add(.refPlaceholderMalformed, "the placeholder `\(match.text)` at \(here) is not spelled the way Dumpling reads it",
                              at: location, hint: "Write it exactly as `\(Placeholder.text(for: match.key))`.")
             }
-            index.placeholders.append(ManifestIndex.PlaceholderRef(key: match.key, article: articleIndex, where_: here, location: location))
+            index.placeholders.append(ManifestIndex.PlaceholderRef(
+                key: match.key, article: articleIndex, articleLine: Int32(clamping: line),
+                line: Int32(clamping: match.line), column: Int32(clamping: match.column)))
         }
         for (lineNumber, count) in lines.sorted(by: { $0.key < $1.key }) where count > 1 {
             findings.add(.refPlaceholderSameLine, "line \(lineNumber) of the body holds \(count) placeholders: Dumpling's greedy pattern reads them as one unknown id",
@@ -101,10 +103,10 @@ struct ReferenceChecks {
             switch owner[placeholder.key] {
             case nil:
                 findings.add(.refPlaceholderUnknown, "the placeholder at \(placeholder.where_) names `\(placeholder.key)`, which no asset has",
-                             at: placeholder.location, hint: "Use the id of one of the article's assets.")
+                             at: placeholder.location(manifestPath), hint: "Use the id of one of the article's assets.")
             case .some(let assetArticle) where assetArticle != placeholder.article:
                 findings.add(.refPlaceholderForeign, "the placeholder at \(placeholder.where_) names `\(placeholder.key)`, an asset of \(assetArticle.map { "article \($0 + 1)" } ?? "the issue")",
-                             at: placeholder.location,
+                             at: placeholder.location(manifestPath),
                              hint: "Dumpling finds it anyway, but importers that scope ids per article do not: list the asset under this article.")
             default: break
             }
