@@ -299,10 +299,10 @@ public struct FeedSyncer: Sendable {
                 var started = SyncEvent(.downloadStarted, appleID: package.appleID)
                 started.bytes = FileStatus(partial)?.size ?? 0
                 emit(started)
-                try await retrying(emit, appleID: package.appleID) {
+                let fetched = try await retrying(emit, appleID: package.appleID) {
                     try await download(client, package, to: partial) { progress?(name, $0, package.size) }
                 }
-                downloaded = try verify(partial, package)
+                downloaded = try verify(partial, fetched, package)
                 // rename(2) replaces a file a sync killed before its import left behind.
                 guard rename(partial, file) == 0 else {
                     throw GalleyError("cannot move the download into place: \(String(cString: strerror(errno)))", id: .storeFailed, path: file,
@@ -463,15 +463,17 @@ public struct FeedSyncer: Sendable {
 
     /// Downloads a package into `partial`, resuming from what it holds when the server still
     /// has the same file (`If-Range` with the feed's SHA-256, which `galley serve` uses as its
-    /// ETag). A server that answers the whole file instead starts it over.
+    /// ETag). A server that answers the whole file instead starts it over. Returns the file's
+    /// size and SHA-256, hashed as the bytes arrive (a resumed download hashes what it had
+    /// first), so the file is not read again to be checked.
     private func download(_ client: HTTPClient, _ package: Feed.Package, to partial: String,
-                          progress: (Int64) -> Void) async throws {
+                          progress: (Int64) -> Void) async throws -> FileDigest {
         var have = FileStatus(partial)?.size ?? 0
         if let size = package.size, have > size {
             try? FileManager.default.removeItem(atPath: partial)
             have = 0
         }
-        if let size = package.size, have == size, size > 0 { return }
+        if let size = package.size, have == size, size > 0 { return try Self.digest(partial) }
         var request = HTTPClientRequest(url: package.url.absoluteString)
         if have > 0 {
             request.headers.add(name: "Range", value: "bytes=\(have)-")
@@ -493,9 +495,21 @@ public struct FeedSyncer: Sendable {
         }
         defer { close(fd) }
         var written = resumed ? have : 0
+        let hasher = SHA256Hasher()
+        if resumed {
+            do {
+                let prefix = try FileDigest.feed(partial, into: hasher)
+                guard prefix == have else { throw GalleyError("it changed while it was read (\(prefix) bytes, not \(have))") }
+            } catch {
+                try? FileManager.default.removeItem(atPath: partial)
+                throw Transient(error: GalleyError("cannot read the partial download \(partial): \(error)", id: .storeFailed, path: partial,
+                                                   hint: "It was removed; the next attempt starts the file over."), retryAfter: 0)
+            }
+        }
         do {
             for try await chunk in response.body {
                 try Self.write(fd, chunk, partial)
+                chunk.withUnsafeReadableBytes { hasher.update($0) }
                 written += Int64(chunk.readableBytes)
                 progress(written)
                 if let size = package.size, written > size {
@@ -512,6 +526,14 @@ public struct FeedSyncer: Sendable {
         if let size = package.size, written < size {
             throw Transient(error: Self.unreachable(address, "the download ended at byte \(written) of \(size)"), retryAfter: nil)
         }
+        return FileDigest(sha256: hasher.finalizeHex(), size: written)
+    }
+
+    private static func digest(_ path: String) throws -> FileDigest {
+        do { return try FileDigest.of(path) } catch {
+            throw GalleyError("cannot read the download \(path): \(error)", id: .storeFailed, path: path,
+                              hint: "Check the store's downloads/ folder.")
+        }
     }
 
     private static func write(_ fd: Int32, _ chunk: ByteBuffer, _ path: String) throws {
@@ -523,8 +545,7 @@ public struct FeedSyncer: Sendable {
     }
 
     /// The downloaded file is the feed's: its size and SHA-256 (when the feed gives them).
-    private func verify(_ partial: String, _ package: Feed.Package) throws -> FileDigest {
-        let digest = try FileDigest.of(partial)
+    private func verify(_ partial: String, _ digest: FileDigest, _ package: Feed.Package) throws -> FileDigest {
         let sizeDiffers = package.size.map { $0 != digest.size } ?? false
         let hashDiffers = package.sha256.map { $0 != digest.sha256 } ?? false
         guard sizeDiffers || hashDiffers else { return digest }

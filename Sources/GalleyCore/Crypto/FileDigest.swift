@@ -7,6 +7,11 @@ public struct FileDigest: Sendable, Hashable {
     public var sha256: String
     public var size: Int64
 
+    public init(sha256: String, size: Int64) {
+        self.sha256 = sha256
+        self.size = size
+    }
+
     /// Reads `path` (1 MiB at a time), writing each chunk to `copy` when given (created, never
     /// over an existing file), and returns the digest of what was read. The copy is not flushed to
     /// disk (no `fsync`): like the files an import extracts, it is safe at once against a killed
@@ -72,6 +77,31 @@ private func kernelCopy(from input: Int32, to output: Int32) -> KernelCopy {
         }
         if count == 0 { return .copied }
         copiedAny = true
+    }
+}
+
+extension FileDigest {
+    /// Reads `path` to its end into `hasher` (1 MiB at a time) and returns the bytes read: for a
+    /// hash that goes on past the file (a download resumed after what it already holds).
+    public static func feed(_ path: String, into hasher: SHA256Hasher) throws -> Int64 {
+        let input = open(path, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw FileDigestError(path: path, code: errno) }
+        defer { close(input) }
+        let capacity = 1 << 20
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
+        defer { buffer.deallocate() }
+        guard let base = buffer.baseAddress else { throw FileDigestError(path: path, code: ENOMEM) }
+        var size: Int64 = 0
+        while true {
+            let count = read(input, base, capacity)
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw FileDigestError(path: path, code: errno)
+            }
+            if count == 0 { return size }
+            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            size += Int64(count)
+        }
     }
 }
 
