@@ -313,6 +313,17 @@ import Testing
         let generated = try Harness.galley(["keys", "generate", "-o", keys.path, "--json"])
         #expect(generated.status == 0, "\(generated.stdout)\(generated.stderr)")
         #expect(try Harness.galley(["keys", "generate", "-o", keys.path, "--name", "other", "-q"]).status == 0)
+        // A name that is not a plain file name, and a pair already there, are refused; nothing
+        // is written outside the folder or over the old pair.
+        for name in ["../escape", ".hidden", "a/b", ""] {
+            let refused = try Harness.galley(["keys", "generate", "-o", keys.path, "--name", name])
+            #expect(refused.status == 2 && refused.stderr.contains("is not a file name"), "\(name): \(refused.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: work.appending(path: "escape.key").path))
+        let before = try Harness.snapshot(keys.path)
+        let again = try Harness.galley(["keys", "generate", "-o", keys.path])
+        #expect(again.status != 0 && again.stderr.contains("already exists") && again.stderr.contains("--force"), "\(again.stderr)")
+        #expect(try Harness.snapshot(keys.path) == before)
         let keyID = try #require(generated.json?["key_id"] as? String)
         let mode = try FileManager.default.attributesOfItem(atPath: keys.appending(path: "feed.key").path)[.posixPermissions] as? Int
         #expect(mode == 0o600, "the private key is readable by its owner only")
