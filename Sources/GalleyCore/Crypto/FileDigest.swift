@@ -37,27 +37,41 @@ public struct FileDigest: Sendable, Hashable {
             }
         }
         let hasher = SHA256Hasher()
-        var size: Int64 = 0
+        let size = try pump(input, path, into: hasher, copy: copy.map { (output, $0) })
+        return FileDigest(sha256: hasher.finalizeHex(), size: size)
+    }
+
+    /// Reads `path` to its end into `hasher` (1 MiB at a time) and returns the bytes read: for a
+    /// hash that goes on past the file (a download resumed after what it already holds).
+    public static func feed(_ path: String, into hasher: SHA256Hasher) throws -> Int64 {
+        let input = open(path, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw FileDigestError(path: path, code: errno) }
+        defer { close(input) }
+        return try pump(input, path, into: hasher, copy: nil)
+    }
+
+    /// The one read loop: `input` to its end, into `hasher`, and written to `copy` when given.
+    private static func pump(_ input: Int32, _ path: String, into hasher: SHA256Hasher, copy: (fd: Int32, path: String)?) throws -> Int64 {
         let capacity = 1 << 20
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
         defer { buffer.deallocate() }
         guard let base = buffer.baseAddress else { throw FileDigestError(path: path, code: ENOMEM) }
+        var size: Int64 = 0
         while true {
             let count = read(input, base, capacity)
             if count < 0 {
                 if errno == EINTR { continue }
                 throw FileDigestError(path: path, code: errno)
             }
-            if count == 0 { break }
+            if count == 0 { return size }
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
             hasher.update(chunk)
             size += Int64(count)
-            if output >= 0, let copy {
-                let failure = writeAll(output, chunk)
-                if failure != 0 { throw FileDigestError(path: copy, code: failure) }
+            if let copy {
+                let failure = writeAll(copy.fd, chunk)
+                if failure != 0 { throw FileDigestError(path: copy.path, code: failure) }
             }
         }
-        return FileDigest(sha256: hasher.finalizeHex(), size: size)
     }
 }
 
@@ -77,31 +91,6 @@ private func kernelCopy(from input: Int32, to output: Int32) -> KernelCopy {
         }
         if count == 0 { return .copied }
         copiedAny = true
-    }
-}
-
-extension FileDigest {
-    /// Reads `path` to its end into `hasher` (1 MiB at a time) and returns the bytes read: for a
-    /// hash that goes on past the file (a download resumed after what it already holds).
-    public static func feed(_ path: String, into hasher: SHA256Hasher) throws -> Int64 {
-        let input = open(path, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw FileDigestError(path: path, code: errno) }
-        defer { close(input) }
-        let capacity = 1 << 20
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
-        defer { buffer.deallocate() }
-        guard let base = buffer.baseAddress else { throw FileDigestError(path: path, code: ENOMEM) }
-        var size: Int64 = 0
-        while true {
-            let count = read(input, base, capacity)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw FileDigestError(path: path, code: errno)
-            }
-            if count == 0 { return size }
-            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
-            size += Int64(count)
-        }
     }
 }
 
