@@ -32,8 +32,8 @@ package struct ZipCheck: Sendable {
     package func checkContent(sink: (any ZipEntrySink)?) throws -> [Diagnostic] {
         var findings = Findings(configuration: configuration)
         var contents = self.contents
-        let pass = EntryPass(path: pass.path, directory: pass.directory, top: pass.top, manifestName: pass.manifestName,
-                             mode: .contentOnly, checker: pass.checker)
+        var pass = self.pass
+        pass.mode = .contentOnly
         _ = try pass.run(sink: sink, contents: &contents, into: &findings)
         MediaChecks(zipPath: pass.path).run(index, contents: contents, into: &findings)
         MediaChecks(zipPath: pass.path).runSVG(contents: contents, into: &findings)
@@ -69,7 +69,7 @@ struct EntryPass: Sendable {
     let directory: ZipDirectory
     let top: String
     let manifestName: String
-    let mode: Mode
+    var mode: Mode
     let checker: Validator
 
     var manifestDisplay: String { "\(path)!\(manifestName)" }
@@ -79,16 +79,17 @@ struct EntryPass: Sendable {
     func run(sink: (any ZipEntrySink)?, contents: inout ZipContents, into findings: inout Findings) throws -> ManifestIndex? {
         var index: ManifestIndex?
         let at = SourceLocation(path: path)
-        let declared = directory.declaredSizes
         let prefix = top.count + 1
         do {
             let reader = try ZipReader(path: path)
             while let entry = try reader.next() {
                 if entry.isDirectory { continue }
-                let limit = Int64(declared[entry.name] ?? 0)
+                // The size the central directory declares (the container checks refused names
+                // outside the top folder and names given twice, so `contents` has each).
                 let name = String(entry.name.dropFirst(prefix))
+                let limit = Int64(contents.files[name]?.size ?? 0)
                 if entry.name == manifestName, mode != .contentOnly {
-                    index = try checkManifest(reader, entry, limit: limit, sink: sink, into: &findings)
+                    index = try checkManifest(reader, entry, limit: limit, into: &findings)
                     if mode == .manifestOnly { break }
                     continue
                 }
@@ -122,9 +123,7 @@ struct EntryPass: Sendable {
                 }
                 if let sinkError { throw SinkFailure(error: sinkError) }
                 if !complete || bytes != limit {
-                    findings.add(.zipSizeMismatch, "`\(entry.name)` inflates to \(complete ? "\(bytes)" : "more than \(limit)") bytes but declares \(limit)",
-                                 at: SourceLocation(path: "\(path)!\(entry.name)"),
-                                 hint: "The zip is damaged or crafted: pack it again.")
+                    sizeMismatch(entry.name, bytes: complete ? bytes : nil, limit: limit, into: &findings)
                     if !complete { break }
                 }
                 try sinking { try sink?.finish() }
@@ -151,21 +150,17 @@ struct EntryPass: Sendable {
         do { try body() } catch { throw SinkFailure(error: error) }
     }
 
-    /// Streams latest.json through the manifest checks (one article in memory at a time), and
-    /// its bytes to `sink`.
+    /// Streams latest.json through the manifest checks (one article in memory at a time). Only
+    /// passes that check it come here, and none of them writes: latest.json reaches a sink
+    /// through `.contentOnly`'s common path.
     private func checkManifest(
-        _ reader: ZipReader, _ entry: ZipReader.Entry, limit: Int64, sink: (any ZipEntrySink)?, into findings: inout Findings
+        _ reader: ZipReader, _ entry: ZipReader.Entry, limit: Int64, into findings: inout Findings
     ) throws -> ManifestIndex {
         var bytes: Int64 = 0
         var overflow = false
-        var sinkError: (any Error)?
-        try sinking { try sink?.begin("latest.json", size: limit) }
         func take(_ chunk: [UInt8]) {
             bytes += Int64(chunk.count)
             if bytes > limit { overflow = true }
-            if sinkError == nil, let sink {
-                do { try sink.write(chunk[...]) } catch { sinkError = error }
-            }
         }
         var manifest = ManifestStream { () -> [UInt8]? in
             guard !overflow, let chunk = try reader.readChunk() else { return nil }
@@ -175,13 +170,13 @@ struct EntryPass: Sendable {
         let index = checker.checkManifest(&manifest, display: manifestDisplay, top: top, into: &findings)
         if let error = manifest.sourceError { throw error }
         while !overflow, let chunk = try reader.readChunk() { take(chunk) }  // trailing bytes after the JSON
-        if let sinkError { throw SinkFailure(error: sinkError) }
-        if overflow || bytes != limit {
-            findings.add(.zipSizeMismatch, "`\(entry.name)` inflates to \(overflow ? "more than \(limit)" : "\(bytes)") bytes but declares \(limit)",
-                         at: SourceLocation(path: manifestDisplay), hint: "The zip is damaged or crafted: pack it again.")
-        } else {
-            try sinking { try sink?.finish() }
-        }
+        if overflow || bytes != limit { sizeMismatch(entry.name, bytes: overflow ? nil : bytes, limit: limit, into: &findings) }
         return index
+    }
+
+    /// An entry that inflated to `bytes` (nil: more than `limit`) though it declares `limit`.
+    private func sizeMismatch(_ entryName: String, bytes: Int64?, limit: Int64, into findings: inout Findings) {
+        findings.add(.zipSizeMismatch, "`\(entryName)` inflates to \(bytes.map { "\($0)" } ?? "more than \(limit)") bytes but declares \(limit)",
+                     at: SourceLocation(path: "\(path)!\(entryName)"), hint: "The zip is damaged or crafted: pack it again.")
     }
 }
