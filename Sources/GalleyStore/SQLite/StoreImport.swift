@@ -145,16 +145,16 @@ extension SQLiteStore {
         // Something will be written: open the writing connection now (it also re-creates the
         // store's folders), then the zip to its content-addressed name.
         _ = try writer()
-        let created = try placePackage(staged.staged, staged.digest)
-        let kept = (digest: staged.digest, created: created)
+        let digest = staged.digest
+        let created = try placePackage(staged.staged, digest)
         var committed = false
-        defer { if !committed && kept.created { removeUnusedPackages([kept.digest.sha256]) } }
+        defer { if !committed && created { removeUnusedPackages([digest.sha256]) } }
 
         // 3. The new folder next to the old one, then one transaction that switches to it.
         let folder = "\(SourceTree.zipSafeName(issue.appleID)).\(token)"
         try FileManager.default.moveItem(at: staging, to: issuesFolder.appending(path: folder))
         var counts = (articles: 0, assets: 0)
-        var package = ImportResult.Package(sha256: kept.digest.sha256, size: kept.digest.size, version: 0,
+        var package = ImportResult.Package(sha256: digest.sha256, size: digest.size, version: 0,
                                            withheld: Self.withheldReason(passed))
         do {
             try writer().write { db in
@@ -175,7 +175,7 @@ extension SQLiteStore {
         if let oldFolder = existing?.folder {
             try? FileManager.default.removeItem(at: issuesFolder.appending(path: oldFolder))
         }
-        if let old = existing?.packageSHA256, old != kept.digest.sha256 { removeUnusedPackages([old]) }
+        if let old = existing?.packageSHA256, old != digest.sha256 { removeUnusedPackages([old]) }
         return ImportResult(path: path, status: status, appleID: issue.appleID, globalID: issue.globalID,
                             lastUpdated: DumplingDate.rfc3339(issue.lastUpdated), articles: counts.articles, assets: counts.assets,
                             files: files.count, package: package, warnings: warnings)
