@@ -29,7 +29,7 @@ public struct ThumbnailMaker: Sendable {
         var table = galley_vips_table()
         var message = [CChar](repeating: 0, count: 512)
         guard galley_vips_start(&table, &message, message.count) != 0 else { return .success(VipsFunctions(table: table)) }
-        return .failure(ThumbnailStartFailure(text: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)))
+        return .failure(ThumbnailStartFailure(text: text(of: message)))
     }()
 
     public init(folder: URL, crop: ThumbnailCrop = .attention) {
@@ -62,16 +62,22 @@ public struct ThumbnailMaker: Sendable {
         // Written under a temporary name and renamed: a thumbnail file is whole or absent.
         let partial = folder.appending(path: "\(output.lastPathComponent).\(UInt32.random(in: 0...UInt32.max)).part.jpg")
         var message = [CChar](repeating: 0, count: 512)
-        let status = galley_vips_square_jpeg([vips], fd, partial.path, Int32(Self.side), crop == .attention ? 1 : 0, Self.quality,
-                                             &message, message.count)
+        let status = withUnsafePointer(to: vips) { table in
+            galley_vips_square_jpeg(table, fd, partial.path, Int32(Self.side), crop == .attention ? 1 : 0, Self.quality,
+                                    &message, message.count)
+        }
         guard status == 0, rename(partial.path, output.path) == 0, let written = FileStatus(output.path) else {
             unlink(partial.path)
-            let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let words = text.split(separator: "\n").first.map(String.init) ?? "libvips failed"
+            let words = text(of: message).split(separator: "\n").first.map(String.init) ?? "libvips failed"
             return .failed(words.isEmpty ? "libvips failed" : words)
         }
         return .made(SourceFile(relativePath: source.relativePath, url: output, size: written.size))
     }
+}
+
+/// A C message buffer's text up to its NUL, decoded leniently (libvips may quote file bytes).
+private func text(of buffer: [CChar]) -> String {
+    String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
 struct ThumbnailStartFailure: Error {
