@@ -321,6 +321,22 @@ import Testing
         #expect(try Harness.galley(["store", "check", "--store", store]).status == 0)
     }
 
+    /// A zip refused only by its content (a CRC, read in the extracting pass, after the store
+    /// was opened to compare versions) leaves no store behind either, nor the folders on its
+    /// way; beside a zip that imports, the store stays.
+    @Test func aZipRefusedByItsContentCreatesNoStore() throws {
+        let parent = try Harness.temporaryDirectory()
+        let store = parent.appending(path: "new/deep/store").path
+        let bad = Harness.fixtures.appending(path: "zips/bad-crc-error.zip").path
+        let refused = try Harness.galley(["import", bad, "--store", store, "--json"])
+        #expect(refused.status == 1)
+        #expect(Harness.imports(refused).first?["status"] as? String == "refused")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: parent.path).isEmpty, "nothing was left on the way")
+        let mixed = try Harness.galley(["import", bad, Harness.fixtures.appending(path: "zips/example-valid.zip").path, "--store", store, "-q"])
+        #expect(mixed.status == 1)
+        #expect(try Harness.galley(["issues", "--store", store, "--json"]).status == 0, "the store with the imported issue stays")
+    }
+
     @Test func aMissingMandatoryKeyIsRefusedNamingTheKeyAndTheArticle() throws {
         let store = try store()
         let zip = Harness.fixtures.appending(path: "zips/missing-title-error.zip").path

@@ -102,9 +102,17 @@ struct ImportCommand: ParsableCommand {
         var refused = false
         var failed = false
         var opened: (any IssueStore)?
+        // The first folder of the store's path that is not there yet, if any: what this command
+        // creates, and removes again when it imported nothing.
+        var created: URL?
+        var missing = store.location
+        while FileStatus(missing.path) == nil, missing.pathComponents.count > 1 {
+            created = missing
+            missing = missing.deletingLastPathComponent()
+        }
         for zip in ImportGate.zips(zips) {
             do {
-                // Refused zips never open (or create) the store.
+                // Zips the gate refuses never open (or create) the store.
                 let passed = try console.timed("\(zip): checked") { try ImportGate.check(zip) }
                 console.findings(passed.warnings)
                 if opened == nil { opened = try store.open(.create) }
@@ -134,6 +142,13 @@ struct ImportCommand: ParsableCommand {
                 console.err.report(error)
                 failed = true
             }
+        }
+        // A zip refused by the content checks was refused with the store open (import compares
+        // versions first): a store this command created for it, still empty, goes again.
+        let importedAny = results.contains { if case .done = $0 { true } else { false } }
+        if let created, !importedAny, (try? opened?.issues().isEmpty) == true {
+            opened = nil  // its connections close before its folder goes
+            try? FileManager.default.removeItem(at: created)
         }
         if output.json { console.emit(Document(imports: results)) }
         if failed { throw Status.couldNotRun }

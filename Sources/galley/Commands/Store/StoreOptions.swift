@@ -10,9 +10,12 @@ struct StoreOptions: ParsableArguments {
         valueName: "dir"), completion: .directory)
     var store: String?
 
+    /// Where the store is (`--store`, else the environment's default).
+    var location: URL { StoreLocation.resolve(given: store, environment: ProcessInfo.processInfo.environment) }
+
     /// Queries open the store read-only; import, delete and gc for writing.
     func open(_ access: StoreAccess = .read) throws -> any IssueStore {
-        try StoreLocation.open(StoreLocation.resolve(given: store, environment: ProcessInfo.processInfo.environment), access: access)
+        try StoreLocation.open(location, access: access)
     }
 
     /// Says on standard error why a text listing is empty: an empty store, or nothing matched.
