@@ -11,6 +11,8 @@ package final class HashingThread: @unchecked Sendable {
         case bytes([UInt8])
         case end
         case stop
+        /// A slot already taken (so the queue holds no second reference to a buffer being reused).
+        case taken
     }
 
     private let condition = NSCondition()
@@ -18,6 +20,8 @@ package final class HashingThread: @unchecked Sendable {
     private var head = 0
     private let capacity: Int
     private var digests: [String] = []
+    /// Buffers the thread has hashed, for `update` to fill again: no allocation per chunk.
+    private var spare: [[UInt8]] = []
     private let stopped = DispatchSemaphore(value: 0)
     private var finished = false
 
@@ -29,7 +33,14 @@ package final class HashingThread: @unchecked Sendable {
 
     package func begin() { post(.begin) }
 
-    package func update(_ chunk: ArraySlice<UInt8>) { post(.bytes(Array(chunk))) }
+    package func update(_ chunk: ArraySlice<UInt8>) {
+        condition.lock()
+        var buffer = spare.popLast() ?? []
+        condition.unlock()
+        buffer.removeAll(keepingCapacity: true)
+        buffer.append(contentsOf: chunk)
+        post(.bytes(buffer))
+    }
 
     package func end() { post(.end) }
 
@@ -56,6 +67,7 @@ package final class HashingThread: @unchecked Sendable {
         condition.lock()
         while head == queue.count { condition.wait() }
         let message = queue[head]
+        queue[head] = .taken
         head += 1
         if head > 64 && head * 2 > queue.count {  // drop what was taken, now and then
             queue.removeFirst(head)
@@ -66,15 +78,24 @@ package final class HashingThread: @unchecked Sendable {
         return message
     }
 
+    private func recycle(_ buffer: [UInt8]) {
+        condition.lock()
+        if spare.count < capacity + 1 { spare.append(buffer) }
+        condition.unlock()
+    }
+
     private func run() {
         var hasher = SHA256Hasher()
         var results: [String] = []
         loop: while true {
             switch take() {
             case .begin: hasher = SHA256Hasher()
-            case .bytes(let bytes): bytes.withUnsafeBytes { hasher.update($0) }
+            case .bytes(let bytes):
+                bytes.withUnsafeBytes { hasher.update($0) }
+                recycle(bytes)
             case .end: results.append(hasher.finalizeHex())
             case .stop: break loop
+            case .taken: continue
             }
         }
         condition.lock()
