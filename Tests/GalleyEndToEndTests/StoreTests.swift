@@ -337,6 +337,21 @@ import Testing
         #expect(try Harness.galley(["issues", "--store", store, "--json"]).status == 0, "the store with the imported issue stays")
     }
 
+    /// On a terminal, import draws its bar both when it extracts and when an unchanged zip is
+    /// only checked (a long read of a big zip otherwise shows nothing); off one, no bar.
+    @Test func aTerminalShowsTheImportsProgressEvenForAnUnchangedZip() throws {
+        let store = try store()
+        let zip = Harness.fixtures.appending(path: "zips/example-valid.zip").path
+        let pty = Harness.root.appending(path: "Tests/Support/pty_run.py").path
+        for expected in ["imported", "already in the store"] {
+            let shown = try Harness.tool("python3", [pty, Harness.galley.path, "import", zip, "--store", store])
+            #expect(shown.status == 0 && shown.stdout.contains(expected), "\(shown.stdout)")
+            #expect(shown.stderr.contains("importing") && shown.stderr.contains("100%"), "\(expected): \(shown.stderr.debugDescription)")
+        }
+        let plain = try Harness.galley(["import", zip, "--store", store])
+        #expect(plain.status == 0 && !plain.stderr.contains("importing"), "no bar off a terminal")
+    }
+
     @Test func aMissingMandatoryKeyIsRefusedNamingTheKeyAndTheArticle() throws {
         let store = try store()
         let zip = Harness.fixtures.appending(path: "zips/missing-title-error.zip").path

@@ -82,7 +82,9 @@ extension SQLiteStore {
         let existing = try database.read { db in
             try IssueRow.filter(IssueRow.Columns.globalID == issue.globalID || IssueRow.Columns.appleID == issue.appleID).fetchOne(db)
         }
-        func checkedWithoutExtracting() throws -> [Diagnostic] { try Self.refusingErrors(passed.check.checkContent(sink: nil)) }
+        func checkedWithoutExtracting() throws -> [Diagnostic] {
+            try Self.refusingErrors(passed.check.checkContent(sink: progress.map { ProgressSink(total: passed.declaredBytes, $0) }))
+        }
         var status = ImportResult.Status.imported
         if let existing {
             let order: ComparisonResult = {
@@ -188,6 +190,26 @@ extension SQLiteStore {
         return findings.filter { $0.severity == .warning }
     }
 
+    /// Reports the bytes a content pass has read, of all it will read: the progress bar of a
+    /// pass that writes nothing, and of the extracting one.
+    final class ProgressSink: ZipEntrySink {
+        private let total: Int64
+        private let report: (Int64, Int64) -> Void
+        private var done: Int64 = 0
+
+        init(total: Int64, _ report: @escaping (Int64, Int64) -> Void) {
+            self.total = total
+            self.report = report
+        }
+
+        func begin(_ name: String, size: Int64) {}
+        func write(_ chunk: ArraySlice<UInt8>) {
+            done += Int64(chunk.count)
+            report(done, total)
+        }
+        func finish() {}
+    }
+
     struct ExtractedFile {
         package var name: String
         package var size: Int64
@@ -201,17 +223,14 @@ extension SQLiteStore {
     /// this is the second line.
     final class ExtractingSink: ZipEntrySink {
         private let writer: SecureDiskWriter
-        private let total: Int64
-        private let progress: ((Int64, Int64) -> Void)?
-        private var done: Int64 = 0
+        private let progress: ProgressSink?
         private let hashing = HashingThread()
         private var current: (name: String, size: Int64)?
         private var written: [(name: String, size: Int64)] = []
 
         init(root: URL, total: Int64, progress: ((Int64, Int64) -> Void)?) throws {
             writer = try SecureDiskWriter(root: root)
-            self.total = total
-            self.progress = progress
+            self.progress = progress.map { ProgressSink(total: total, $0) }
         }
 
         deinit { _ = hashing.finish() }  // a refused or failed pass: stop the thread
@@ -226,8 +245,7 @@ extension SQLiteStore {
             hashing.update(chunk)
             try writer.write(chunk)
             current?.size += Int64(chunk.count)
-            done += Int64(chunk.count)
-            progress?(done, total)
+            progress?.write(chunk)
         }
 
         func finish() throws {
