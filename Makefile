@@ -33,9 +33,12 @@ demo: build
 	@echo
 	@unzip -l $(DEMO_OUT)/*.zip
 
+# The PostgreSQL store's tests run against a throwaway cluster on a loopback port
+# (scripts/pg-test-server.sh); GALLEY_REQUIRE_POSTGRES makes them fail, not skip, without one.
 test: setup
+	@bash scripts/setup.sh --postgres
 	$(SWIFT) build
-	$(SWIFT) test
+	GALLEY_REQUIRE_POSTGRES=1 bash scripts/pg-test-server.sh run -- $(SWIFT) test
 
 HOSTILE = Tests/Fixtures/zips/hostile-preview-error.zip
 

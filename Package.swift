@@ -23,6 +23,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // One system-library target per C library. Only the matching wrapper file in
@@ -68,6 +69,11 @@ let package = Package(
             dependencies: [
                 "GalleyCore", "GalleyFormats", "GalleyKit",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // The PostgreSQL backend (Sources/GalleyStore/Postgres): the same IssueStore.
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ]),
         .target(
             name: "GalleyServe",

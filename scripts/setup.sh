@@ -5,6 +5,8 @@
 #   --browser  also Chromium, for scripts/browser_check.py (make browser-check)
 #   --bench    also the benchmarks' peers and profilers: Hugo (render_bench.py), wrk and nginx
 #              (serve_bench.py), curl (sync_bench.py), bsdtar (store_bench.py), perf (profiles)
+#   --postgres also the PostgreSQL server (with unaccent, in its contrib modules), for the
+#              PostgreSQL store's tests (scripts/pg-test-server.sh starts a throwaway cluster)
 set -euo pipefail
 
 packages=(
@@ -24,6 +26,7 @@ for flag in "$@"; do
   case "$flag" in
     --browser) packages+=(chromium) ;;
     --bench) packages+=(hugo wrk nginx curl libarchive-tools linux-perf) ;;
+    --postgres) packages+=(postgresql postgresql-contrib) ;;
     *) echo "setup: unknown option $flag" >&2; exit 2 ;;
   esac
 done

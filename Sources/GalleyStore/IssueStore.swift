@@ -15,7 +15,7 @@ public enum StoreAccess: Sendable {
 
 /// The store's operations, as the CLI (and `serve` and `sync`) reach them: one protocol, so that
 /// a second backend (PostgreSQL) slots in behind it and runs the same conformance tests.
-/// `SQLiteStore` is the implementation today.
+/// `SQLiteStore` (a folder) and `PostgresStore` (a database and a blob folder) implement it.
 ///
 /// Every method either does all of its work or none of it: a failed import leaves the store as
 /// it was. Unknown ids are `GalleyError`s naming the id and a command that lists the valid ones.
@@ -79,17 +79,37 @@ public protocol IssueStore: AnyObject, Sendable {
 
 /// Where a store is, and opening it with the backend its location names.
 public enum StoreLocation {
-    /// `--store`, else `$GALLEY_STORE`, else `$XDG_DATA_HOME/galley`, else `~/.local/share/galley`.
+    /// `--store`, else `$GALLEY_STORE`, else `$XDG_DATA_HOME/galley`, else `~/.local/share/galley`:
+    /// a folder (a SQLite store), or a `postgres://` address (a PostgreSQL store).
     public static func resolve(given: String?, environment: [String: String]) -> URL {
-        if let given { return URL(fileURLWithPath: given) }
-        if let store = environment["GALLEY_STORE"], !store.isEmpty { return URL(fileURLWithPath: store) }
+        if let given { return location(given) }
+        if let store = environment["GALLEY_STORE"], !store.isEmpty { return location(store) }
         if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return URL(fileURLWithPath: data).appending(path: "galley") }
         let home = environment["HOME"] ?? NSHomeDirectory()
         return URL(fileURLWithPath: home).appending(path: ".local/share/galley")
     }
 
-    /// Opens the store at `location`: a folder is a SQLite store (the only backend so far).
-    public static func open(_ location: URL, access: StoreAccess) throws -> any IssueStore {
-        try SQLiteStore(at: location, access: access)
+    private static func location(_ text: String) -> URL {
+        if PostgresAddress.isAddress(text), let url = URL(string: text) { return url }
+        return URL(fileURLWithPath: text)
+    }
+
+    /// Whether the location is a PostgreSQL address rather than a folder.
+    public static func isPostgres(_ location: URL) -> Bool { PostgresAddress.isAddress(location.absoluteString) }
+
+    /// The location as messages show it: a folder's path, or a PostgreSQL address without its
+    /// password.
+    public static func display(_ location: URL) -> String {
+        guard isPostgres(location) else { return location.path }
+        return PostgresAddress.redacted(location.absoluteString)
+    }
+
+    /// Opens the store at `location`: a folder is a SQLite store, a `postgres://` address a
+    /// PostgreSQL one (its files in the blob folder the address names).
+    public static func open(
+        _ location: URL, access: StoreAccess, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> any IssueStore {
+        if isPostgres(location) { return try PostgresStore(location, access: access, environment: environment) }
+        return try SQLiteStore(at: location, access: access)
     }
 }

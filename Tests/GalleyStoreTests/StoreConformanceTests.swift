@@ -6,20 +6,35 @@ import Testing
 @testable import GalleyKit
 @testable import GalleyStore
 
-/// What every store backend must do, asked only through `IssueStore`: the suite a second backend
-/// (PostgreSQL) joins by adding a case to `Backend`. It imports the example issue and the
-/// fixtures, and checks versions, every query, refusals that leave the store as it was,
-/// delete, check and gc.
+/// What every store backend must do, asked only through `IssueStore`, run against each: SQLite
+/// (a folder) and PostgreSQL (a database on the throwaway server of scripts/pg-test-server.sh,
+/// and a blob folder). It imports the example issue and the fixtures, and checks versions, every
+/// query, refusals that leave the store as it was, delete, check and gc.
 @Suite struct StoreConformanceTests {
-    enum Backend: String, CaseIterable, CustomTestStringConvertible {
+    enum Backend: String, CustomTestStringConvertible {
         case sqlite
+        case postgres
         var testDescription: String { rawValue }
+
+        /// SQLite always; PostgreSQL when the tests run with a server (`make test` always does).
+        static var allCases: [Backend] { PostgresTestServer.enabled ? [.sqlite, .postgres] : [.sqlite] }
 
         /// A new, empty store of this backend.
         func make() throws -> any IssueStore {
-            let folder = Scratch.path("galley-conformance")
             switch self {
-            case .sqlite: return try StoreLocation.open(folder, access: .create)
+            case .sqlite: return try StoreLocation.open(Scratch.path("galley-conformance"), access: .create)
+            case .postgres:
+                guard let url = URL(string: try PostgresTestServer.newStore()) else { throw GalleyError("no address") }
+                return try StoreLocation.open(url, access: .create)
+            }
+        }
+
+        /// Where a kept zip no issue names would lie, and the words check and gc use for it.
+        func stray(_ store: any IssueStore) -> (url: URL, problem: String, removed: String) {
+            let sha = String(repeating: "0", count: 64)
+            switch self {
+            case .sqlite: return (store.root.appending(path: "packages/\(sha).zip"), "no issue uses this zip", "packages/")
+            case .postgres: return (store.root.appending(path: "00/\(sha)"), "no issue uses this blob", "blobs/00/")
             }
         }
     }
@@ -166,10 +181,11 @@ import Testing
 
         // A zip no issue names (an import killed between keeping it and committing) is a
         // leftover: check names it, gc removes it, and the kept ones stay.
-        let stray = store.root.appending(path: "packages/\(String(repeating: "0", count: 64)).zip")
-        try Data("stray".utf8).write(to: stray)
-        #expect(try store.check().problems.contains { $0.contains("no issue uses this zip") })
-        #expect(try store.collectGarbage().contains { $0.hasPrefix("packages/") })
+        let stray = backend.stray(store)
+        try FileManager.default.createDirectory(at: stray.url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data("stray".utf8).write(to: stray.url)
+        #expect(try store.check().problems.contains { $0.contains(stray.problem) })
+        #expect(try store.collectGarbage().contains { $0.hasPrefix(stray.removed) })
         try expectClean(store, issues: 1)
         #expect(try FileDigest.of(try store.package("example-valid").path) == newerDigest)
 

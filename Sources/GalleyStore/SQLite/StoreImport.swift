@@ -78,7 +78,6 @@ extension SQLiteStore {
         // 1. Versions, from the fields the gate read. A zip that would change nothing (or roll
         // the issue back) is still checked whole, as `galley validate` would, but not extracted.
         let issue = passed.issue
-        let newUpdated = Self.milliseconds(issue.lastUpdated)
         let existing = try database.read { db in
             try IssueRow.filter(IssueRow.Columns.globalID == issue.globalID || IssueRow.Columns.appleID == issue.appleID).fetchOne(db)
         }
@@ -87,26 +86,14 @@ extension SQLiteStore {
         }
         var status = ImportResult.Status.imported
         if let existing {
-            let order: ComparisonResult = {
-                if let oldMS = existing.lastUpdatedMS, let newUpdated {
-                    return newUpdated == oldMS ? .orderedSame : newUpdated > oldMS ? .orderedDescending : .orderedAscending
-                }
-                let oldText = existing.lastUpdated
-                return issue.lastUpdated == oldText ? .orderedSame : issue.lastUpdated > oldText ? .orderedDescending : .orderedAscending
-            }()
+            let stored = ImportVersions.Stored(appleID: existing.appleID, lastUpdated: existing.lastUpdated,
+                                               lastUpdatedMS: existing.lastUpdatedMS, contentDigest: existing.contentDigest)
             if !force {
-                // The stored issue, named as the store knows it (it may share only the global id).
-                let stored = existing.appleID == issue.appleID ? "`\(issue.appleID)`"
-                    : "`\(existing.appleID)` (the same global id, \(issue.globalID), as this zip's `\(issue.appleID)`)"
-                switch order {
+                switch ImportVersions.order(stored, issue) {
                 case .orderedSame:
                     let warnings = try checkedWithoutExtracting()
                     if let digest = existing.contentDigest, digest != passed.contentDigest {
-                        throw DiagnosticsError([Diagnostic(
-                            .importSameVersionChanged,
-                            "the store has \(stored) with the same last_updated (\(issue.lastUpdated)) but other content than this zip",
-                            at: SourceLocation(path: path),
-                            hint: "Bump last_updated in the issue's source (or pack with --bump) so that apps see a new version; --force replaces it without one.")])
+                        throw ImportVersions.sameVersionChanged(stored, issue, path: path)
                     }
                     let counts = try database.read { db in
                         (try ArticleRow.filter(ArticleRow.Columns.issueId == existing.id).fetchCount(db),
@@ -117,9 +104,7 @@ extension SQLiteStore {
                                         files: passed.fileCount, package: existing.package, warnings: warnings)
                 case .orderedAscending:
                     _ = try checkedWithoutExtracting()
-                    throw DiagnosticsError([Diagnostic(
-                        .importOlder, "the store has a newer version of \(stored) (last updated \(existing.lastUpdated)) than this zip (\(issue.lastUpdated))",
-                        at: SourceLocation(path: path), hint: "Pass --force to replace it anyway.")])
+                    throw ImportVersions.older(stored, issue, path: path)
                 case .orderedDescending:
                     break
                 }
@@ -184,7 +169,7 @@ extension SQLiteStore {
     }
 
     /// The warnings among a content pass's findings; its errors refuse the zip.
-    private static func refusingErrors(_ findings: [Diagnostic]) throws -> [Diagnostic] {
+    static func refusingErrors(_ findings: [Diagnostic]) throws -> [Diagnostic] {
         let errors = findings.filter { $0.severity == .error }
         if !errors.isEmpty { throw DiagnosticsError(errors) }
         return findings.filter { $0.severity == .warning }

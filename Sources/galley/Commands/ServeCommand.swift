@@ -129,7 +129,7 @@ struct ServeCommand: ParsableCommand {
             for package in try opened.packages() where package.withheld != nil {
                 console.note("\(package.appleID): kept out of the package feed: \(package.withheld ?? "")")
             }
-            let path = location.path
+            let path = StoreLocation.display(location)
             try serveUntilStopped(host: host, port: port, json: output.json, quiet: output.quiet, what: "the server") { [host] port in
                 let listening = ServeListening(url: "http://\(host):\(port)", port: port, store: path)
                 return (listening, "serving \(path) on \(listening.url)")

@@ -8,9 +8,26 @@ import GalleyCore
 struct ArticleCursor {
     var byDate: Bool
     /// The first sort key: the issue's publish day (text) or the article's date (milliseconds).
-    var key: DatabaseValue
+    var key: Key
     var appleID: String
     var placement: Int64
+
+    enum Key: Equatable {
+        case number(Int64)
+        case text(String)
+
+        /// The key as SQLite binds it.
+        var databaseValue: DatabaseValue {
+            switch self {
+            case .number(let value): value.databaseValue
+            case .text(let value): value.databaseValue
+            }
+        }
+    }
+
+    init(byDate: Bool, key: Key, appleID: String, placement: Int64) {
+        (self.byDate, self.key, self.appleID, self.placement) = (byDate, key, appleID, placement)
+    }
 
     /// The first sort key, as SQL over `article a JOIN issue i`. Missing values sort last.
     static func keySQL(byDate: Bool) -> String {
@@ -19,7 +36,12 @@ struct ArticleCursor {
 
     init(row: Row, byDate: Bool) {
         self.byDate = byDate
-        key = row["cursorKey"]
+        let value: DatabaseValue = row["cursorKey"]
+        switch value.storage {
+        case .int64(let number): key = .number(number)
+        case .string(let text): key = .text(text)
+        default: key = .text("")
+        }
         appleID = row["cursorIssue"]
         placement = row["placement"]
     }
@@ -27,10 +49,9 @@ struct ArticleCursor {
     /// `d.` or `i.` (the order), then base64url of `key\u{1F}apple_id\u{1F}placement`.
     var encoded: String {
         let keyText: String
-        switch key.storage {
-        case .int64(let value): keyText = "n\(value)"
-        case .string(let value): keyText = "s\(value)"
-        default: keyText = "s"
+        switch key {
+        case .number(let value): keyText = "n\(value)"
+        case .text(let value): keyText = "s\(value)"
         }
         let raw = [keyText, appleID, String(placement)].joined(separator: "\u{1F}")
         let base64 = Data(raw.utf8).base64EncodedString()
@@ -53,8 +74,8 @@ struct ArticleCursor {
         switch kind {
         case "n":
             guard let number = Int64(value) else { return nil }
-            key = number.databaseValue
-        case "s": key = value.databaseValue
+            key = .number(number)
+        case "s": key = .text(value)
         default: return nil
         }
         byDate = order == "d."

@@ -99,7 +99,7 @@ extension SQLiteStore {
                                   hint: "Use the Link rel=\"next\" address as given, with the same order.")
             }
             query.add("(\(key) < ? OR (\(key) = ? AND (i.appleID > ? OR (i.appleID = ? AND a.placement > ?))))",
-                      [cursor.key, cursor.key, cursor.appleID, cursor.appleID, cursor.placement])
+                      [cursor.key.databaseValue, cursor.key.databaseValue, cursor.appleID, cursor.appleID, cursor.placement])
         }
         let columns = Self.articleColumns + (filter.withBodies ? ", a.body" : "")
             + ", \(key) AS cursorKey, i.appleID AS cursorIssue"

@@ -106,7 +106,7 @@ struct ImportCommand: ParsableCommand {
         // creates, and removes again when it imported nothing.
         var created: URL?
         var missing = store.location
-        while FileStatus(missing.path) == nil, missing.pathComponents.count > 1 {
+        while !StoreLocation.isPostgres(missing), FileStatus(missing.path) == nil, missing.pathComponents.count > 1 {
             created = missing
             missing = missing.deletingLastPathComponent()
         }

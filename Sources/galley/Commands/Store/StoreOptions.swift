@@ -6,8 +6,8 @@ import GalleyStore
 
 struct StoreOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
-        "The issue store folder (default: $GALLEY_STORE, else $XDG_DATA_HOME/galley, else ~/.local/share/galley).",
-        valueName: "dir"), completion: .directory)
+        "The issue store: a folder, or postgres://USER@HOST:PORT/DB?blobs=DIR for a shared one (default: $GALLEY_STORE, else $XDG_DATA_HOME/galley, else ~/.local/share/galley).",
+        valueName: "store"), completion: .directory)
     var store: String?
 
     /// Where the store is (`--store`, else the environment's default).
@@ -21,7 +21,7 @@ struct StoreOptions: ParsableArguments {
     /// Says on standard error why a text listing is empty: an empty store, or nothing matched.
     func explainEmpty(_ noun: String, in store: any IssueStore, _ console: Console) throws {
         if try store.issues().isEmpty {
-            console.note("no \(noun): the store at \(store.root.path) holds no issues yet; import one with `galley import ISSUE.zip`")
+            console.note("no \(noun): the store at \(StoreLocation.display(location)) holds no issues yet; import one with `galley import ISSUE.zip`")
         } else {
             console.note("no \(noun) match")
         }

@@ -1,0 +1,50 @@
+import Foundation
+import GalleyCore
+import GalleyFormats
+import GalleyKit
+
+/// The version rule every backend applies to an import: a newer `last_updated` replaces, the
+/// same one is a no-op (unless the content differs), an older one is refused; `--force`
+/// replaces whatever is there.
+enum ImportVersions {
+    /// What the store holds of the issue a zip brings (found by global id or apple_id).
+    struct Stored {
+        var appleID: String
+        var lastUpdated: String
+        var lastUpdatedMS: Int64?
+        var contentDigest: String?
+    }
+
+    /// How the zip's `last_updated` compares with the stored one: by instant when both parse,
+    /// else as text.
+    static func order(_ stored: Stored, _ issue: IssueRecord) -> ComparisonResult {
+        if let oldMS = stored.lastUpdatedMS, let newMS = ISODateTime(parsing: issue.lastUpdated)?.millisecondsSinceEpoch {
+            return newMS == oldMS ? .orderedSame : newMS > oldMS ? .orderedDescending : .orderedAscending
+        }
+        let oldText = stored.lastUpdated
+        return issue.lastUpdated == oldText ? .orderedSame : issue.lastUpdated > oldText ? .orderedDescending : .orderedAscending
+    }
+
+    /// The stored issue, named as the store knows it (it may share only the global id).
+    static func storedName(_ stored: Stored, _ issue: IssueRecord) -> String {
+        stored.appleID == issue.appleID ? "`\(issue.appleID)`"
+            : "`\(stored.appleID)` (the same global id, \(issue.globalID), as this zip's `\(issue.appleID)`)"
+    }
+
+    /// The refusal of a zip with the stored `last_updated` but other content.
+    static func sameVersionChanged(_ stored: Stored, _ issue: IssueRecord, path: String) -> DiagnosticsError {
+        DiagnosticsError([Diagnostic(
+            .importSameVersionChanged,
+            "the store has \(storedName(stored, issue)) with the same last_updated (\(issue.lastUpdated)) but other content than this zip",
+            at: SourceLocation(path: path),
+            hint: "Bump last_updated in the issue's source (or pack with --bump) so that apps see a new version; --force replaces it without one.")])
+    }
+
+    /// The refusal of a zip older than the stored issue.
+    static func older(_ stored: Stored, _ issue: IssueRecord, path: String) -> DiagnosticsError {
+        DiagnosticsError([Diagnostic(
+            .importOlder,
+            "the store has a newer version of \(storedName(stored, issue)) (last updated \(stored.lastUpdated)) than this zip (\(issue.lastUpdated))",
+            at: SourceLocation(path: path), hint: "Pass --force to replace it anyway.")])
+    }
+}

@@ -1,0 +1,302 @@
+import Foundation
+import GalleyCore
+import GalleyFormats
+import GalleyKit
+import PostgresNIO
+
+// Search, the sync records, independent articles, and the store's upkeep (delete, check, gc).
+extension PostgresStore {
+    // MARK: Search
+
+    /// Full-text search with PostgreSQL's own machinery: a weighted `tsvector` per article (title
+    /// A, dek and keywords B, body D; `simple` configuration over `unaccent`, so "cafe" finds
+    /// "café"), a GIN index, and a `tsquery` Galley builds itself (`tsquery(_:)`), ranked by
+    /// `ts_rank_cd` with weights in the SQLite store's proportions. That ranking is PostgreSQL's
+    /// cover density, not BM25: the set of matches is the same as SQLite's, the order may differ.
+    public func search(_ text: String, options: SearchOptions) throws -> SearchResults {
+        try snapshot { connection in
+            let issueID = try options.issue.map { try issueSummary($0, connection).globalID }
+            guard options.limit > 0, let tsquery = Self.tsquery(text) else {
+                return SearchResults(articles: [], rankedOnlyMostRecent: nil)
+            }
+            var filter = PostgresFilter()
+            let query = "to_tsquery('simple', unaccent(\(filter.bind(tsquery))))"
+            filter.add("a.search @@ \(query)")
+            if let issueID { filter.add("i.global_id = \(filter.bind(issueID))") }
+            var ranked: Int?
+            if let rankLimit = options.rankLimit, rankLimit > 0 {
+                // Only the most recently imported `rankLimit` matches are ranked, as in SQLite.
+                let newest = try connection.rows(PostgresQuery(unsafeSQL: """
+                    SELECT a.id FROM article a JOIN issue i ON i.id = a.issue_id\(filter.whereSQL)
+                    ORDER BY a.id DESC LIMIT 2 OFFSET \(rankLimit - 1)
+                    """, binds: filter.binds), logger).map { try $0.int("id") }
+                if newest.count == 2 {
+                    filter.add("a.id >= \(filter.bind(newest[0]))")
+                    ranked = rankLimit
+                }
+            }
+            let (open, close) = (String(SearchText.open), String(SearchText.close))
+            let snippetOptions = filter.bind("StartSel=\(open), StopSel=\(close), MaxWords=12, MinWords=4, ShortWord=0, MaxFragments=1, FragmentDelimiter=\" … \"")
+            let titleOptions = filter.bind("StartSel=\(open), StopSel=\(close), HighlightAll=true")
+            let limit = filter.bind(Int64(options.limit))
+            let rows = try connection.rows(PostgresQuery(unsafeSQL: """
+                WITH best AS (
+                    SELECT a.id, ts_rank_cd('{0.1, 0.2, 0.5, 1.0}', a.search, \(query)) AS rank
+                    FROM article a JOIN issue i ON i.id = a.issue_id\(filter.whereSQL)
+                    ORDER BY rank DESC, a.id LIMIT \(limit))
+                SELECT \(Self.articleColumns),
+                    ts_headline('simple', a.search_body, \(query), \(snippetOptions)) AS marked_snippet,
+                    ts_headline('simple', a.title, \(query), \(titleOptions)) AS marked_title
+                FROM best JOIN article a ON a.id = best.id JOIN issue i ON i.id = a.issue_id
+                ORDER BY best.rank DESC, a.id
+                """, binds: filter.binds), logger)
+            let articles = try rows.map { row -> StoredArticle in
+                var article = try Self.article(row)
+                let snippet = SearchText.unmark(try row.string("marked_snippet"))
+                let title = SearchText.unmark(try row.string("marked_title"))
+                article.snippet = snippet.text
+                article.highlights = title.ranges.map { SearchHighlight(field: .title, start: $0.start, length: $0.length) }
+                    + snippet.ranges.map { SearchHighlight(field: .snippet, start: $0.start, length: $0.length) }
+                return article
+            }
+            return SearchResults(articles: articles, rankedOnlyMostRecent: ranked)
+        }
+    }
+
+    /// The `tsquery` for `text`, built here so user text never reaches PostgreSQL's query parser
+    /// raw: words outside double quotes must each match as a prefix (`'harb':*`), words inside
+    /// them (straight or curly) as a phrase (`'call' <-> 'me'`); every group must match. Words are
+    /// runs of letters and digits only, so nothing in them is syntax. Nil when there are none.
+    static func tsquery(_ text: String) -> String? {
+        var groups: [String] = []
+        var seen = Set<String>()
+        for (index, part) in text.split(omittingEmptySubsequences: false, whereSeparator: { "\"“”„".contains($0) }).enumerated() {
+            let words = part.split(whereSeparator: { !($0.isLetter || $0.isNumber) }).map { $0.lowercased() }
+            guard !words.isEmpty else { continue }
+            if index % 2 == 1 {
+                groups.append("(" + words.map { "'\($0)'" }.joined(separator: " <-> ") + ")")
+            } else {
+                for word in words where seen.insert(word).inserted { groups.append("'\(word)':*") }
+            }
+        }
+        return groups.isEmpty ? nil : groups.joined(separator: " & ")
+    }
+
+    // MARK: What sync records
+
+    public func followedFeed(_ url: String) throws -> FollowedFeed? {
+        try read { connection in
+            try connection.rows("SELECT url, etag, revision, synced_at, expires FROM sync_feed WHERE url = \(url)", logger).first.map {
+                FollowedFeed(url: try $0.string("url"), etag: try $0.optionalString("etag"), revision: try $0.int("revision"),
+                             syncedAt: try $0.string("synced_at"), expires: try $0.optionalString("expires"))
+            }
+        }
+    }
+
+    public func recordFollowedFeed(_ feed: FollowedFeed) throws {
+        try writing { connection in
+            try connection.run("""
+                INSERT INTO sync_feed (url, etag, revision, synced_at, expires)
+                VALUES (\(feed.url), \(feed.etag), \(feed.revision), \(feed.syncedAt), \(feed.expires))
+                ON CONFLICT (url) DO UPDATE SET etag = excluded.etag, revision = excluded.revision, synced_at = excluded.synced_at,
+                    expires = excluded.expires
+                """, logger)
+        }
+    }
+
+    public func refusedPackage(_ sha256: String) throws -> RefusedPackage? {
+        try read { connection in
+            try connection.rows("SELECT sha256, apple_id, message, refused_at FROM sync_refused WHERE sha256 = \(sha256)", logger).first.map {
+                RefusedPackage(sha256: try $0.string("sha256"), appleID: try $0.string("apple_id"), message: try $0.string("message"),
+                               refusedAt: try $0.string("refused_at"))
+            }
+        }
+    }
+
+    public func recordRefusedPackage(_ refused: RefusedPackage) throws {
+        try writing { connection in
+            try connection.run("""
+                INSERT INTO sync_refused (sha256, apple_id, message, refused_at)
+                VALUES (\(refused.sha256), \(refused.appleID), \(refused.message), \(refused.refusedAt))
+                ON CONFLICT (sha256) DO UPDATE SET apple_id = excluded.apple_id, message = excluded.message, refused_at = excluded.refused_at
+                """, logger)
+        }
+    }
+
+    // MARK: Independent articles
+
+    public func mergeIndependentArticles(_ articles: [IndependentArticle], source: String) throws -> ArticleMerge {
+        // Compared first against the batch's own rows: a merge of what the store holds writes
+        // nothing (no transaction, no revision change).
+        let stored = try read { connection in
+            Dictionary(try connection.rows("SELECT * FROM independent_article WHERE global_id = ANY(\(articles.map(\.globalID)))", logger)
+                .map(Self.independentArticle).map { ($0.globalID, $0) }, uniquingKeysWith: { first, _ in first })
+        }
+        var merge = ArticleMerge()
+        var changed: [IndependentArticle] = []
+        for article in articles {
+            if let existing = stored[article.globalID] {
+                if existing == article {
+                    merge.unchanged += 1
+                } else {
+                    merge.updated.append(article.globalID)
+                    changed.append(article)
+                }
+            } else {
+                merge.added.append(article.globalID)
+                changed.append(article)
+            }
+        }
+        guard !changed.isEmpty else { return merge }
+        let now = Date().ISO8601Format()
+        try writing { connection in
+            try transaction(connection) {
+                for article in changed {
+                    let keywords = JSONWriter(pretty: false).encode(.array(article.keywords.map { .string($0) }))
+                    let dateMS = article.date.flatMap { try? Date($0, strategy: .iso8601) }.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+                    try connection.run("""
+                        INSERT INTO independent_article
+                            (global_id, title, dek, section, type, author, date, date_ms, keywords, body, url, featured, source, merged_at)
+                        VALUES (\(article.globalID), \(article.title), \(article.dek), \(article.section), \(article.type), \(article.author),
+                            \(article.date), \(dateMS), \(keywords), \(article.body), \(article.url), \(article.featured), \(source), \(now))
+                        ON CONFLICT (global_id) DO UPDATE SET title = excluded.title, dek = excluded.dek, section = excluded.section,
+                            type = excluded.type, author = excluded.author, date = excluded.date, date_ms = excluded.date_ms,
+                            keywords = excluded.keywords, body = excluded.body, url = excluded.url, featured = excluded.featured,
+                            source = excluded.source, merged_at = excluded.merged_at
+                        """, logger)
+                }
+            }
+        }
+        return merge
+    }
+
+    public func independentArticles() throws -> [IndependentArticle] {
+        try read { connection in
+            try connection.rows("""
+                SELECT * FROM independent_article ORDER BY coalesce(date_ms, -9223372036854775807) DESC, global_id
+                """, logger).map(Self.independentArticle)
+        }
+    }
+
+    static func independentArticle(_ row: PostgresRandomAccessRow) throws -> IndependentArticle {
+        var article = IndependentArticle(globalID: try row.string("global_id"), title: try row.string("title"))
+        article.dek = try row.string("dek")
+        article.section = try row.string("section")
+        article.type = try row.string("type")
+        article.author = try row.string("author")
+        article.date = try row.optionalString("date")
+        if case .array(let items)? = JSONValue(parsing: try row.string("keywords")) { article.keywords = items.compactMap(\.stringValue) }
+        article.body = try row.string("body")
+        article.url = try row.string("url")
+        article.featured = try row.bool("featured")
+        return article
+    }
+
+    // MARK: Upkeep
+
+    /// Removes an issue's rows, and the blobs no other row names.
+    public func delete(_ id: String) throws -> StoredIssue {
+        try writing { connection in
+            let issue = try issueSummary(id, connection)
+            let hashes = try transaction(connection) { () -> [String] in
+                guard let rowID = try connection.rows("SELECT id FROM issue WHERE global_id = \(issue.globalID)", logger).first?.int("id") else {
+                    return []
+                }
+                let hashes = try self.hashes(ofIssue: rowID, connection)
+                try connection.run("DELETE FROM issue WHERE id = \(rowID)", logger)
+                return hashes
+            }
+            try removeUnreferenced(hashes, connection)
+            return issue
+        }
+    }
+
+    /// Every blob a row names present with its recorded size and checksum, every asset with a
+    /// file row, and nothing in the blob folder that no row names.
+    public func check() throws -> StoreCheck {
+        try snapshot { connection in
+            var problems: [String] = []
+            let issueCount = try connection.rows("SELECT count(*) AS n FROM issue", logger).first?.int("n") ?? 0
+            let files = try connection.rows("""
+                SELECT i.apple_id, f.name, f.size, f.sha256 FROM file f JOIN issue i ON i.id = f.issue_id ORDER BY i.apple_id, f.name
+                """, logger)
+            var verified: [String: String?] = [:]  // sha256 -> what is wrong with its blob, if anything
+            func verify(_ sha: String, size: Int64) -> String? {
+                if let known = verified[sha] { return known }
+                let url = blobs.url(sha)
+                let problem: String?
+                if let status = FileStatus(url.path), status.kind == .file {
+                    if status.size != size {
+                        problem = "\(status.size) bytes, recorded \(size)"
+                    } else if (try? FileDigest.of(url.path).sha256) != sha {
+                        problem = "content differs from its checksum"
+                    } else {
+                        problem = nil
+                    }
+                } else {
+                    problem = "missing"
+                }
+                verified[sha] = problem
+                return problem
+            }
+            for row in files {
+                let sha = try row.string("sha256")
+                if let problem = verify(sha, size: try row.int("size")) {
+                    problems.append("issue \(try row.string("apple_id")): \(try row.string("name")) (\(blobs.name(sha))): \(problem)")
+                }
+            }
+            for row in try connection.rows("""
+                SELECT i.apple_id, s.file_name FROM asset s JOIN issue i ON i.id = s.issue_id
+                WHERE NOT EXISTS (SELECT 1 FROM file f WHERE f.issue_id = s.issue_id AND f.name = s.file_name)
+                ORDER BY i.apple_id, s.file_name
+                """, logger) {
+                problems.append("issue \(try row.string("apple_id")): asset file `\(try row.string("file_name"))` has no file row")
+            }
+            for row in try connection.rows(PostgresQuery(unsafeSQL: Self.packageSelect + " ORDER BY apple_id"), logger) {
+                let sha = try row.string("package_sha256")
+                if let problem = verify(sha, size: try row.optionalInt("package_size") ?? -1) {
+                    problems.append("issue \(try row.string("apple_id")): its kept zip (\(blobs.name(sha))): \(problem)")
+                }
+            }
+            let leftovers = try leftovers(connection)
+            for sha in leftovers.blobs {
+                problems.append("\(blobs.name(sha)): no issue uses this blob (leftover; `galley store gc` removes it)")
+            }
+            for name in leftovers.staging {
+                problems.append("blobs/staging/\(name): an interrupted import (`galley store gc` removes it)")
+            }
+            return StoreCheck(integrity: "ok", issues: Int(issueCount), files: files.count, problems: problems)
+        }
+    }
+
+    /// Removes what interrupted imports left behind: staging folders and blobs no row names.
+    public func collectGarbage() throws -> [String] {
+        try writing { _ in try removeLeftovers() }
+    }
+
+    /// Staged imports, and blobs no row names. Call with the writer lock held (or in a snapshot,
+    /// to report them).
+    private func leftovers(_ connection: PostgresConnection) throws -> (staging: [String], blobs: [String]) {
+        let present = blobs.all()
+        guard !present.isEmpty else { return (blobs.staged(), []) }
+        let used = Set(try connection.rows("""
+            SELECT DISTINCT sha256 FROM file UNION SELECT package_sha256 FROM issue WHERE package_sha256 IS NOT NULL
+            """, logger).map { try $0.string("sha256") })
+        return (blobs.staged(), present.filter { !used.contains($0) })
+    }
+
+    @discardableResult
+    func removeLeftovers() throws -> [String] {
+        let found = try read { connection in try leftovers(connection) }
+        var removed: [String] = []
+        for name in found.staging {
+            try? FileManager.default.removeItem(at: blobs.staging.appending(path: name))
+            removed.append("blobs/staging/\(name)")
+        }
+        for sha in found.blobs {
+            blobs.remove(sha)
+            removed.append(blobs.name(sha))
+        }
+        return removed
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+
+/// The PostgreSQL server the tests of the PostgreSQL store run against: the throwaway cluster
+/// `scripts/pg-test-server.sh run -- swift test` starts (its address in `GALLEY_TEST_POSTGRES`).
+/// `make test` sets `GALLEY_REQUIRE_POSTGRES=1` too, so those tests fail rather than go missing
+/// when no server is there; a bare `swift test` without a server runs the SQLite cases only.
+public enum PostgresTestServer {
+    public static var address: String? {
+        ProcessInfo.processInfo.environment["GALLEY_TEST_POSTGRES"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// Whether the PostgreSQL cases run (a server is given, or one is required).
+    public static var enabled: Bool {
+        address != nil || ProcessInfo.processInfo.environment["GALLEY_REQUIRE_POSTGRES"] == "1"
+    }
+
+    public struct Unavailable: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    private static let counter = Counter()
+
+    /// A new, empty database on the test server with a blob folder of its own: the address of a
+    /// PostgreSQL store (`postgres://…/DB?blobs=DIR`) that no other test touches.
+    public static func newStore() throws -> String {
+        guard let address, var parts = URLComponents(string: address) else {
+            throw Unavailable(description: "GALLEY_TEST_POSTGRES is not set: run `make test`, or `scripts/pg-test-server.sh run -- swift test`")
+        }
+        let name = "galley_test_\(getpid())_\(counter.next())"
+        try psql(address, "CREATE DATABASE \(name)")
+        parts.path = "/\(name)"
+        parts.queryItems = [URLQueryItem(name: "blobs", value: Scratch.path("galley-blobs").path)]
+        guard let store = parts.string else { throw Unavailable(description: "cannot make an address from \(address)") }
+        return store
+    }
+
+    /// Runs one SQL command through psql (Debian's postgresql-client) on the server at `address`.
+    public static func psql(_ address: String, _ sql: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["psql", address, "-v", "ON_ERROR_STOP=1", "-q", "-c", sql]
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let message = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw Unavailable(description: "psql failed on `\(sql)`: \(String(decoding: message, as: UTF8.self))")
+        }
+    }
+
+    private final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var value = 0
+        func next() -> Int {
+            lock.lock()
+            defer { lock.unlock() }
+            value += 1
+            return value
+        }
+    }
+}

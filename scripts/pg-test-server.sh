@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL cluster on a loopback port, for Galley's PostgreSQL store tests and for
+# trying the backend by hand. It lives in one folder and leaves nothing anywhere else.
+#
+#   scripts/pg-test-server.sh run -- COMMAND...   start a cluster, run COMMAND with
+#                                               GALLEY_TEST_POSTGRES set to its address, stop it
+#                                               (whatever COMMAND's exit status, which it returns)
+#   scripts/pg-test-server.sh start DIR           start one in DIR (made if missing); prints its address
+#   scripts/pg-test-server.sh stop DIR            stop it (DIR is left for you to remove)
+#
+# The address is postgres://galley@127.0.0.1:PORT/galley: a superuser `galley` that needs no
+# password from loopback (trust), on a free port. The server listens on 127.0.0.1 only, and its
+# Unix socket lives in DIR. As root, the cluster runs as the unprivileged `postgres` user (made by
+# Debian's package; PostgreSQL refuses to run as root). Needs Debian's postgresql package
+# (`scripts/setup.sh --postgres`).
+set -euo pipefail
+
+bin_dir() {
+  local found
+  found=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
+  if [ -z "$found" ] || [ ! -x "$found/initdb" ]; then
+    echo "pg-test-server: no PostgreSQL server found under /usr/lib/postgresql; run scripts/setup.sh --postgres" >&2
+    exit 2
+  fi
+  echo "$found"
+}
+
+# Runs a command as the cluster's owner: the postgres user when we are root, else ourselves.
+as_owner() {
+  if [ "$(id -u)" -eq 0 ]; then
+    runuser -u postgres -- "$@"
+  else
+    "$@"
+  fi
+}
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+start() {
+  local dir="$1" bin port
+  bin=$(bin_dir)
+  mkdir -p "$dir"
+  if [ "$(id -u)" -eq 0 ]; then
+    if ! id postgres >/dev/null 2>&1; then
+      echo "pg-test-server: no postgres user to run the server as; run scripts/setup.sh --postgres" >&2
+      exit 2
+    fi
+    chown postgres: "$dir"
+    # The owner must reach DIR through its parents (mktemp's folders are 700 root-owned).
+    chmod a+x "$(dirname "$dir")" 2>/dev/null || true
+  fi
+  if [ ! -f "$dir/data/PG_VERSION" ]; then
+    as_owner "$bin/initdb" --pgdata="$dir/data" --username=galley --auth=trust --encoding=UTF8 --locale=C.UTF-8 \
+      --no-sync >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 2; }
+  fi
+  port=$(free_port)
+  # fsync off: a throwaway cluster, and the tests create and drop many databases.
+  if ! as_owner "$bin/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait --timeout=60 \
+      -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c fsync=off -c full_page_writes=off -c synchronous_commit=off -c max_connections=200" \
+      start >/dev/null; then
+    cat "$dir/server.log" >&2
+    exit 2
+  fi
+  as_owner "$bin/createdb" --host=127.0.0.1 --port="$port" --username=galley galley
+  echo "postgres://galley@127.0.0.1:$port/galley" >"$dir/url"
+  cat "$dir/url"
+}
+
+stop() {
+  local dir="$1" bin
+  bin=$(bin_dir)
+  if [ -f "$dir/data/postmaster.pid" ]; then
+    as_owner "$bin/pg_ctl" --pgdata="$dir/data" --mode=fast --wait stop >/dev/null 2>&1 || true
+  fi
+}
+
+case "${1:-}" in
+  start)
+    [ $# -eq 2 ] || { echo "usage: $0 start DIR" >&2; exit 2; }
+    start "$2"
+    ;;
+  stop)
+    [ $# -eq 2 ] || { echo "usage: $0 stop DIR" >&2; exit 2; }
+    stop "$2"
+    ;;
+  run)
+    shift
+    [ "${1:-}" = "--" ] && shift
+    [ $# -ge 1 ] || { echo "usage: $0 run -- COMMAND..." >&2; exit 2; }
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/galley-pg.XXXXXX")
+    trap 'stop "$dir"; rm -rf "$dir"' EXIT
+    url=$(start "$dir/cluster")
+    echo "pg-test-server: PostgreSQL at $url" >&2
+    status=0
+    GALLEY_TEST_POSTGRES="$url" "$@" || status=$?
+    exit "$status"
+    ;;
+  *)
+    echo "usage: $0 run -- COMMAND... | start DIR | stop DIR" >&2
+    exit 2
+    ;;
+esac
