@@ -17,7 +17,7 @@ extension GalleyServer {
             guard Self.isPlainName(name) else {
                 throw GalleyError("no file `\(name)` in issue `\(id)`", id: .notFound)
             }
-            let file = try store.file(name, issue: id)
+            let file = try await storeCall { try self.store.file(name, issue: id) }
             return try await send(file, request, context) {
                 (try? MediaProber.probe(URL(fileURLWithPath: file.path)))??.format.mimeType
                     ?? (name.lowercased().hasSuffix(".json") ? Self.json : "application/octet-stream")
@@ -34,7 +34,7 @@ extension GalleyServer {
         do {
             let id = try context.parameters.require("id")
             let name = try context.parameters.require("file")
-            let package = try store.package(id)
+            let package = try await storeCall { try self.store.package(id) }
             guard package.withheld == nil else { throw Self.withheld(package) }
             let file = package.file
             guard name == file.name else {

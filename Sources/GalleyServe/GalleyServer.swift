@@ -86,7 +86,7 @@ public struct GalleyServer: Sendable {
                 origins: corsOrigins, exposed: Self.exposedHeaders,
                 allowedHeaders: [.accept, .acceptEncoding, Self.acceptVersion, .ifNoneMatch, .ifRange, .range, .authorization, .contentType]))
         }
-        router.get("healthz") { _, _ in self.health() }
+        router.get("healthz") { _, _ in await self.health() }
         for prefix in [""] + APIVersion.allCases.map({ $0.prefix + "/" }) {
             router.post(RouterPath(prefix + "issues")) { request, context in await self.upload(request, context) }
             router.delete(RouterPath(prefix + "issues/{id}")) { request, context in await self.remove(request, context) }
@@ -112,7 +112,7 @@ public struct GalleyServer: Sendable {
         func route(_ path: String, signed: Bool = false,
                    _ answer: @escaping @Sendable (Request, BasicRequestContext, APIVersion) throws -> any Encodable) {
             group.get(RouterPath(path)) { request, context in
-                try self.resource(request, version: fixed, context, signed: signed) { version in try answer(request, context, version) }
+                try await self.resource(request, version: fixed, context, signed: signed) { version in try answer(request, context, version) }
             }
         }
         route("issues") { _, _, _ in ListAnswer(items: try self.store.issues()) }
@@ -341,8 +341,8 @@ public struct GalleyServer: Sendable {
     /// answer, so a client revalidating an unchanged feed gets a fresh signature in time.
     func resource(
         _ request: Request, version fixed: APIVersion?, _ context: BasicRequestContext, signed: Bool = false,
-        _ answer: (APIVersion) throws -> any Encodable
-    ) throws -> Response {
+        _ answer: @escaping @Sendable (APIVersion) throws -> any Encodable
+    ) async throws -> Response {
         let version: APIVersion
         if let fixed {
             version = fixed
@@ -359,7 +359,7 @@ public struct GalleyServer: Sendable {
             version = .current
         }
         do {
-            let revision = try store.revision()
+            let revision = try await storeCall { try self.store.revision() }
             // Each representation is its own entry with its own strong tag: the gzip one differs
             // from the plain one, and (without --public-url) the feed's addresses name the Host.
             let gzip = Self.acceptsGzip(request.headers[.acceptEncoding])
@@ -379,7 +379,8 @@ public struct GalleyServer: Sendable {
             if let kept {
                 return Response(status: .ok, headers: kept.headers, body: ResponseBody(byteBuffer: kept.body))
             }
-            let made = try Self.represent(try answer(version), version: version, tag: tag, gzip: gzip, sign: sign)
+            let signer = sign
+            let made = try await storeCall { try Self.represent(try answer(version), version: version, tag: tag, gzip: gzip, sign: signer) }
             cache.store(made, for: key, revision: revision)
             return Response(status: .ok, headers: made.headers, body: ResponseBody(byteBuffer: made.body))
         } catch {
@@ -422,9 +423,16 @@ public struct GalleyServer: Sendable {
         return ResponseCache.Entry(tag: tag, headers: headers, body: body)
     }
 
-    func health() -> Response {
+    /// Runs `body`, which asks the store, where the store allows: in place for a local store,
+    /// on NIO's thread pool for one that waits on the network (never on an event loop).
+    func storeCall<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        guard store.waitsOnNetwork else { return try body() }
+        return try await NIOThreadPool.singleton.runIfActive(body)
+    }
+
+    func health() async -> Response {
         do {
-            let revision = try store.revision()
+            let revision = try await storeCall { try self.store.revision() }
             let text = "{\"revision\": \(revision), \"status\": \"ok\"}\n"
             return Response(status: .ok, headers: [.contentType: Self.json, .cacheControl: "no-store"],
                             body: ResponseBody(byteBuffer: ByteBuffer(string: text)))

@@ -23,6 +23,11 @@ public protocol IssueStore: AnyObject, Sendable {
     /// Where the store lives, for messages.
     var root: URL { get }
 
+    /// Whether its calls wait on the network (a database server): callers on an event loop
+    /// (`serve`'s handlers) must make them from a thread pool. False for a local SQLite store,
+    /// whose reads are short enough to make in place.
+    var waitsOnNetwork: Bool { get }
+
     /// Imports an issue zip (see `SQLiteStore.importZip` for the guarantees).
     /// - Parameter gate: what `ImportGate.check` said of this zip (its warnings and the central
     ///   directory it read), when the caller ran it first; the backend runs it otherwise.
@@ -75,6 +80,10 @@ public protocol IssueStore: AnyObject, Sendable {
     func check() throws -> StoreCheck
     /// Removes what interrupted imports left behind; returns what was removed.
     func collectGarbage() throws -> [String]
+}
+
+extension IssueStore {
+    public var waitsOnNetwork: Bool { false }
 }
 
 /// Where a store is, and opening it with the backend its location names.

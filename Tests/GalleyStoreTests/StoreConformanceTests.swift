@@ -254,3 +254,28 @@ import Testing
         try expectClean(store, issues: 1)
     }
 }
+
+/// What only the PostgreSQL store has: the revision kept by LISTEN/NOTIFY.
+@Suite(.enabled(if: PostgresTestServer.enabled, "needs GALLEY_TEST_POSTGRES (make test starts a server)"))
+struct PostgresRevisionTests {
+    init() { ProcessEnvironment.configureForArchives() }
+
+    /// A store that has answered `revision()` once learns of another connection's commit from
+    /// its notification, without reading the table again, within a second.
+    @Test func anotherInstancesImportIsNotifiedWithinASecond() throws {
+        guard let url = URL(string: try PostgresTestServer.newStore()) else { throw GalleyError("no address") }
+        let writer = try #require(try StoreLocation.open(url, access: .create) as? PostgresStore)
+        let reader = try #require(try StoreLocation.open(url, access: .read) as? PostgresStore)
+        let before = try reader.revision()
+        let deadline = Date().addingTimeInterval(1)
+        while reader.revisions.cached == nil && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(reader.revisions.cached == before, "the listener is up and knows the revision")
+        _ = try writer.importZip(StoreConformanceTests.fixtures.appending(path: "zips/example-valid.zip").path,
+                                 force: false, gate: nil, progress: nil)
+        let after = try writer.revision()
+        #expect(after > before)
+        while reader.revisions.cached != after && Date() < deadline.addingTimeInterval(1) { Thread.sleep(forTimeInterval: 0.005) }
+        #expect(reader.revisions.cached == after, "notified, not read")
+        #expect(try reader.revision() == after)
+    }
+}

@@ -18,9 +18,12 @@ public final class PostgresStore: IssueStore {
     /// The blob folder (where `sync` keeps its downloads in progress, as in a SQLite store's folder).
     public let root: URL
     public let access: StoreAccess
+    public var waitsOnNetwork: Bool { true }
     let address: PostgresAddress
     let connections: PostgresConnections
     let blobs: BlobFolder
+    /// The revision as LISTEN/NOTIFY keeps it (`serve`'s ETags without a query per request).
+    let revisions = PostgresRevision()
     var logger: Logger { connections.logger }
 
     public convenience init(_ location: URL, access: StoreAccess, environment: [String: String]) throws {
@@ -59,6 +62,11 @@ public final class PostgresStore: IssueStore {
             // cleaned when no writer is at work, as the SQLite store does at open.
             if !blobs.staged().isEmpty { _ = try? withWriterLock(wait: false) { _ in try removeLeftovers() } }
         }
+    }
+
+    deinit {
+        revisions.stop()
+        connections.close()
     }
 
     // MARK: Connections, locks, transactions
@@ -123,6 +131,8 @@ public final class PostgresStore: IssueStore {
 
     /// `withWriterLock` that always runs (waits for the lock).
     func writing<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        // What this process commits, it sees at once (the notification follows).
+        defer { revisions.invalidate() }
         guard let value = try withWriterLock(wait: true, body) else {
             throw GalleyError("the store's writer lock was not taken", id: .storeFailed, path: address.display)
         }
@@ -384,8 +394,10 @@ public final class PostgresStore: IssueStore {
     }
 
     public func revision() throws -> Int64 {
-        try read { connection in
-            try connection.rows("SELECT value FROM store_revision WHERE id = 1", logger).first?.int("value") ?? 0
+        try revisions.current(connections: connections) {
+            try read { connection in
+                try connection.rows("SELECT value FROM store_revision WHERE id = 1", logger).first?.int("value") ?? 0
+            }
         }
     }
 

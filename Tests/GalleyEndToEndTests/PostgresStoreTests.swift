@@ -1,0 +1,155 @@
+import Foundation
+import GalleyTestSupport
+import Testing
+
+/// The PostgreSQL store as operators use it: the built binary with `--store postgres://…`
+/// against the throwaway server of scripts/pg-test-server.sh (each test its own database and
+/// blob folder). Every command, two `serve` instances on one store, imports racing from two
+/// processes, and imports killed at random moments.
+@Suite(.enabled(if: PostgresTestServer.enabled, "needs GALLEY_TEST_POSTGRES (make test starts a server)"))
+struct PostgresStoreTests {
+    static let newer = Harness.fixtures.appending(path: "zips/example-valid.zip").path
+    static let older = Harness.fixtures.appending(path: "versions/example-valid.zip").path
+
+    func packedExample() throws -> String {
+        let out = try Harness.temporaryDirectory()
+        #expect(try Harness.galley(["pack", Harness.example.path, "-o", out.path + "/", "-q"]).status == 0)
+        return out.appending(path: "com.example.harbour.2026-01.zip").path
+    }
+
+    func expectClean(_ store: String, issues: Int, _ comment: Comment? = nil) throws {
+        let check = try Harness.galley(["store", "check", "--store", store, "--json"])
+        #expect(check.status == 0, comment)
+        #expect(check.json?["problems"] as? [String] == [], "\(check.stdout)")
+        #expect(check.json?["issues"] as? Int == issues, "\(check.stdout)")
+    }
+
+    @Test func everyCommandWorksOnAPostgresStore() throws {
+        let store = try PostgresTestServer.newStore()
+        let example = try packedExample()
+        // Queries never create a store.
+        let missing = try Harness.galley(["issues", "--store", store, "--json"])
+        #expect(missing.status == 2 && (missing.json?["error"] as? [String: Any])?["id"] as? String == "store.missing", "\(missing.stdout)")
+
+        let imported = try Harness.galley(["import", example, Self.newer, "--store", store, "--json"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(Harness.imports(imported).map { $0["status"] as? String } == ["imported", "imported"])
+        let again = try Harness.galley(["import", example, "--store", store, "--json"])
+        #expect(Harness.imports(again).first?["status"] as? String == "unchanged", "\(again.stdout)")
+
+        let issues = try Harness.galley(["issues", "--store", store, "--json"])
+        #expect((issues.json?["issues"] as? [[String: Any]])?.compactMap { $0["apple_id"] as? String }
+                == ["com.example.harbour.2026-01", "example-valid"], "\(issues.stdout)")
+        let articles = try Harness.galley(["articles", "--issue", "com.example.harbour.2026-01", "--featured", "--store", store, "--json"])
+        #expect((articles.json?["articles"] as? [[String: Any]])?.count == 1, "\(articles.stdout)")
+        let search = try Harness.galley(["search", "ferry captain", "--store", store, "--json"])
+        #expect((search.json?["results"] as? [[String: Any]])?.first?["global_id"] as? String == "5f827f80262d6fe87d41ca17",
+                "\(search.stdout)")
+        let article = try Harness.galley(["article", "show", "5f827f80262d6fe87d41ca17", "--store", store, "--json"])
+        #expect(article.status == 0, "\(article.stderr)")
+        let assets = try Harness.galley(["assets", "--issue", "com.example.harbour.2026-01", "--store", store, "--json"])
+        let paths = (assets.json?["assets"] as? [[String: Any]])?.compactMap { $0["path"] as? String } ?? []
+        #expect(!paths.isEmpty && paths.allSatisfy { FileManager.default.fileExists(atPath: $0) }, "\(assets.stdout)")
+        let rendered = try Harness.galley(["render", "--from-store", "--store", store, "--article", "5f827f80262d6fe87d41ca17", "--page"])
+        #expect(rendered.status == 0 && rendered.stdout.contains("<html"), "\(rendered.stderr)")
+        try expectClean(store, issues: 2)
+
+        #expect(try Harness.galley(["delete", "com.example.harbour.2026-01", "--store", store, "--yes", "-q"]).status == 0)
+        let left = try Harness.galley(["issues", "--store", store, "--json"])
+        #expect((left.json?["issues"] as? [[String: Any]])?.count == 1)
+        let gc = try Harness.galley(["store", "gc", "--store", store, "--json"])
+        #expect(gc.status == 0, "\(gc.stderr)")
+        try expectClean(store, issues: 1)
+    }
+
+    /// Two instances on one store: an import through a third process is seen by both (their
+    /// ETags change, their kept answers go) within a second, through LISTEN/NOTIFY.
+    @Test func twoServeInstancesFollowAnImportWithinASecond() throws {
+        let store = try PostgresTestServer.newStore()
+        #expect(try Harness.galley(["import", Self.older, "--store", store, "-q"]).status == 0)
+        let first = try Harness.listening(["serve", "--store", store, "--port", "0", "--json"])
+        defer { first.stop() }
+        let second = try Harness.listening(["serve", "--store", store, "--port", "0", "--json"])
+        defer { second.stop() }
+        let tag = """
+            import sys, urllib.request
+            for port in sys.argv[1:]:
+                with urllib.request.urlopen("http://127.0.0.1:" + port + "/issues") as r:
+                    print(r.headers["ETag"])
+            """
+        let before = try Harness.tool("python3", ["-c", tag, String(first.port), String(second.port)]).stdout
+            .split(separator: "\n").map(String.init)
+        // (Each instance's tags name its own Host, so they differ from each other.)
+        #expect(before.count == 2 && before.allSatisfy { $0.hasPrefix("\"r") }, "\(before)")
+        #expect(try Harness.galley(["import", Self.newer, "--store", store, "-q"]).status == 0)
+        // Polls each instance until its tag moves: how long after the import returned.
+        let poll = """
+            import sys, time, urllib.request
+            for port, old in zip(sys.argv[1::2], sys.argv[2::2]):
+                start = time.monotonic()
+                while True:
+                    with urllib.request.urlopen("http://127.0.0.1:" + port + "/issues") as r:
+                        tag, body = r.headers["ETag"], r.read()
+                    if tag != old or time.monotonic() - start > 5:
+                        break
+                    time.sleep(0.01)
+                print(tag != old and time.monotonic() - start < 1.0, b"2020-03-02" in body or b"2020-03-01" in body)
+            """
+        let after = try Harness.tool("python3", ["-c", poll, String(first.port), before[0], String(second.port), before[1]])
+        #expect(after.stdout == "True True\nTrue True\n", "\(after.stdout)\(after.stderr)")
+    }
+
+    /// The same issue imported by two processes at once ends with exactly one version: the
+    /// writer lock (an advisory lock) makes the second wait, then find the first's import.
+    @Test func twoImportsOfTheSameIssueAtOnceEndWithOneVersion() throws {
+        let store = try PostgresTestServer.newStore()
+        // Create the store first, so both racers migrate nothing.
+        #expect(try Harness.galley(["import", Self.older, "--store", store, "-q"]).status == 0)
+        let results = Results()
+        let group = DispatchGroup()
+        for _ in 0..<2 {
+            group.enter()
+            Thread {
+                defer { group.leave() }
+                let result = try? Harness.galley(["import", Self.newer, "--store", store, "--json"])
+                results.add(result.map { Harness.imports($0).first?["status"] as? String ?? "?\($0.stderr)" } ?? "did not run")
+            }.start()
+        }
+        group.wait()
+        #expect(results.all.sorted() == ["replaced", "unchanged"], "\(results.all)")
+        let feed = try Harness.galley(["issue", "show", "example-valid", "--store", store, "--json"])
+        #expect(feed.status == 0)
+        try expectClean(store, issues: 1)
+    }
+
+    /// SIGKILL at random moments of a forced re-import: the store holds the old issue or the
+    /// new one, whole, and once the next writer has run (gc) `store check` is clean.
+    @Test func anImportKilledAtRandomMomentsLeavesTheStoreWhole() throws {
+        let store = try PostgresTestServer.newStore()
+        let example = try packedExample()
+        #expect(try Harness.galley(["import", example, "--store", store, "-q"]).status == 0)
+        for delay in [0.02, 0.05, 0.08, 0.12, 0.2, 0.3] {
+            let process = Process()
+            process.executableURL = Harness.galley
+            process.arguments = ["import", example, "--store", store, "--force", "-q"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            Thread.sleep(forTimeInterval: delay)
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let issue = try Harness.galley(["issue", "show", "com.example.harbour.2026-01", "--store", store, "--json"])
+            #expect(issue.status == 0, "after a kill at \(delay) s: \(issue.stderr)")
+            #expect((issue.json?["articles"] as? [[String: Any]])?.count == 4, "after a kill at \(delay) s")
+            #expect(try Harness.galley(["store", "gc", "--store", store, "-q"]).status == 0)
+            try expectClean(store, issues: 1, "after a kill at \(delay) s")
+        }
+    }
+
+    final class Results: @unchecked Sendable {
+        private let lock = NSLock()
+        private var values: [String] = []
+        func add(_ value: String) { lock.lock(); values.append(value); lock.unlock() }
+        var all: [String] { lock.lock(); defer { lock.unlock() }; return values }
+    }
+}
