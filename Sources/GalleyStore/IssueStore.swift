@@ -67,6 +67,13 @@ public protocol IssueStore: AnyObject, Sendable {
     func refusedPackage(_ sha256: String) throws -> RefusedPackage?
     /// Records a refused package, so that no sync downloads it again.
     func recordRefusedPackage(_ refused: RefusedPackage) throws
+    /// Every followed feed and every refused package, for `store copy`.
+    func followedFeeds() throws -> [FollowedFeed]
+    func refusedPackages() throws -> [RefusedPackage]
+    /// Raises an issue's feed version to at least `version` (the issue's and the counter that
+    /// outlives deletions), so that a store copied from another never offers apps a version
+    /// they have seen go by. Never lowers it.
+    func raisePackageVersion(_ appleID: String, to version: Int64) throws
 
     /// Merges independent articles by global id: new ones added, changed ones updated, the
     /// same ones untouched (no write at all when nothing changed), others kept.

@@ -146,6 +146,44 @@ struct PostgresStoreTests {
         }
     }
 
+    /// `store copy` from a SQLite folder to a PostgreSQL store and back: every issue, its feed
+    /// version (never lower than the source's), the independent articles; each target checks
+    /// clean, and the document keeps its schema.
+    @Test func storeCopyMovesAStoreBetweenBackends() throws {
+        let work = try Harness.temporaryDirectory()
+        let folder = work.appending(path: "store").path
+        let maps = Harness.root.appending(path: "Examples/key-maps")
+        #expect(try Harness.galley(["import", Self.older, "--store", folder, "-q"]).status == 0)
+        #expect(try Harness.galley(["import", Self.newer, "--store", folder, "-q"]).status == 0)  // feed version 2
+        #expect(try Harness.galley(["import", try packedExample(), "--store", folder, "-q"]).status == 0)
+        #expect(try Harness.galley(["import", "--articles", maps.appending(path: "wordpress-posts.sample.json").path, "--key-map",
+                                    maps.appending(path: "wordpress-posts.yaml").path, "--store", folder, "-q"]).status == 0)
+        let shared = try PostgresTestServer.newStore()
+        let there = try Harness.galley(["store", "copy", "--from", folder, "--to", shared, "--json"])
+        #expect(there.status == 0, "\(there.stderr)")
+        let copied = (there.json?["issues"] as? [[String: Any]] ?? []).map { "\($0["apple_id"] ?? "")=\($0["version"] ?? "")" }
+        #expect(Set(copied) == ["example-valid=2", "com.example.harbour.2026-01=1"], "\(there.stdout)")
+        #expect((there.json?["check"] as? [String: Any])?["problems"] as? [String] == [])
+        let file = work.appending(path: "copy.json")
+        try there.stdout.write(to: file, atomically: true, encoding: .utf8)
+        let schema = try Harness.tool("python3", [Harness.root.appending(path: "Tests/Support/check_json_schema.py").path,
+                                                  Harness.root.appending(path: "docs/json").path, "store-copy=\(file.path)"])
+        #expect(schema.status == 0, "\(schema.stdout)\(schema.stderr)")
+
+        let back = work.appending(path: "back").path
+        #expect(try Harness.galley(["store", "copy", "--from", shared, "--to", back, "-q"]).status == 0)
+        for store in [shared, back] {
+            let feed = try Harness.galley(["issue", "show", "example-valid", "--store", store, "--json"])
+            #expect(feed.status == 0)
+            let independent = try Harness.galley(["articles", "--independent", "--store", store, "--json"])
+            let original = try Harness.galley(["articles", "--independent", "--store", folder, "--json"])
+            #expect((independent.json?["articles"] as? [[String: Any]])?.count == (original.json?["articles"] as? [[String: Any]])?.count)
+            try expectClean(store, issues: 2)
+        }
+        let same = try Harness.galley(["store", "copy", "--from", folder, "--to", folder])
+        #expect(same.status == 2, "the same store on both sides is a usage error")
+    }
+
     final class Results: @unchecked Sendable {
         private let lock = NSLock()
         private var values: [String] = []

@@ -1,0 +1,79 @@
+import Foundation
+import GalleyCore
+import GalleyKit
+
+/// `galley store copy`: one store's content into another, of either backend (a SQLite folder to
+/// a shared PostgreSQL store when a publisher outgrows one machine, or back).
+///
+/// Each issue travels as the zip it was imported from (its kept package), through the target's
+/// own full import: the same checks and the same atomic switch, so the target holds nothing
+/// the gate would refuse. The feed versions follow (never lower than the source's, so apps
+/// following the feed see no version go back), then the independent articles and what `sync`
+/// recorded. Issues go oldest first. The target is checked (`store check`) at the end.
+public enum StoreCopy {
+    public struct Report: Sendable, Encodable {
+        public var from: String
+        public var to: String
+        public var issues: [Copied] = []
+        public var independentArticles = 0
+        public var followedFeeds = 0
+        public var refusedPackages = 0
+        /// `store check` of the target after the copy.
+        public var check: StoreCheck
+
+        public struct Copied: Sendable, Encodable {
+            public var appleID: String
+            public var status: ImportResult.Status
+            public var version: Int64
+
+            enum CodingKeys: String, CodingKey {
+                case status, version
+                case appleID = "apple_id"
+            }
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case from, to, issues, check
+            case independentArticles = "independent_articles"
+            case followedFeeds = "followed_feeds"
+            case refusedPackages = "refused_packages"
+        }
+    }
+
+    /// Copies `source` into `target`. Issues without a kept zip (imported before Galley kept
+    /// them) stop the copy before anything is written, naming them.
+    public static func copy(
+        from source: any IssueStore, to target: any IssueStore, names: (from: String, to: String),
+        progress: ((Int, Int, String) -> Void)? = nil
+    ) throws -> Report {
+        let packages = try source.packages()
+        let kept = Set(packages.map(\.appleID))
+        let without = try source.issues().map(\.appleID).filter { !kept.contains($0) }
+        guard without.isEmpty else {
+            throw GalleyError("\(without.count) issues have no kept zip to copy: \(without.prefix(5).joined(separator: ", "))",
+                              id: .storeFailed, path: names.from,
+                              hint: "Import their zips again with --force (Galley keeps each zip it imports since schema v6), then copy.")
+        }
+        var report = Report(from: names.from, to: names.to, check: StoreCheck(integrity: "", issues: 0, files: 0, problems: []))
+        for (index, package) in packages.reversed().enumerated() {
+            progress?(index, packages.count, package.appleID)
+            let result = try target.importZip(package.path, force: false, gate: nil, progress: nil)
+            try target.raisePackageVersion(package.appleID, to: package.version)
+            report.issues.append(Report.Copied(appleID: package.appleID, status: result.status,
+                                               version: max(result.package?.version ?? 0, package.version)))
+        }
+        let articles = try source.independentArticles()
+        if !articles.isEmpty { _ = try target.mergeIndependentArticles(articles, source: "store copy from \(names.from)") }
+        report.independentArticles = articles.count
+        for feed in try source.followedFeeds() {
+            try target.recordFollowedFeed(feed)
+            report.followedFeeds += 1
+        }
+        for refused in try source.refusedPackages() {
+            try target.recordRefusedPackage(refused)
+            report.refusedPackages += 1
+        }
+        report.check = try target.check()
+        return report
+    }
+}
