@@ -73,7 +73,12 @@ let package = Package(
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                // Blobs on S3-compatible object storage (Sources/GalleyStore/Blobs/S3Blobs.swift):
+                // requests over AsyncHTTPClient, signed (AWS Signature V4) with swift-crypto's HMAC.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .target(
             name: "GalleyServe",

@@ -9,9 +9,20 @@
    recently imported matches, the default), one whose word prefixes 17 terms, and for reference
    the broad one with `--rank-all` (BM25 over all 30,000 matches; no goal).
 
+With --backend postgres (scripts/setup.sh --postgres installs the server; a throwaway cluster
+on a loopback port is started and removed, scripts/pg-test-server.sh), the same store lives in
+PostgreSQL with a blob folder, beside SQLite's figures in the same run:
+
+3. The 300-article import into each backend, alternating (goal: PostgreSQL within 1.5 times
+   SQLite).
+4. The query set above through the command line on each backend, and through `galley serve` on
+   each (every request a different URL, so the server's kept answers never serve it: each one
+   runs its query), p50 and p99 over 200 requests a query on one keep-alive connection (goal:
+   p99 under 20 ms on PostgreSQL).
+
 Build the binary with `make release` (static Swift runtime) first; `make bench` does.
 
-Usage: bench/store_bench.py [--runs 5] [--galley PATH]
+Usage: bench/store_bench.py [--runs 5] [--galley PATH] [--backend sqlite|postgres]
 """
 import argparse
 import os
@@ -19,6 +30,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -57,7 +69,10 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--galley", default=os.path.join(ROOT, ".build", "release", "galley"))
+    parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
     args = parser.parse_args()
+    if args.backend == "postgres":
+        return postgres(args)
     g = args.galley
     out = os.path.join(WORK, "store-bench")
     os.makedirs(out, exist_ok=True)
@@ -79,18 +94,38 @@ def main():
     print(f"import 300 articles / 190 MB: galley {i_time:.2f}s ({i_rss:.1f} MB), unzip -q {u_time:.2f}s "
           f"({u_rss:.1f} MB), ratio {i_time / u_time:.2f} (goal <= 1.5, RSS < 64 MB)")
 
-    big_store = os.path.join(out, "store-100")
-    if not os.path.exists(os.path.join(big_store, ".complete")):
-        shutil.rmtree(big_store, ignore_errors=True)
-        zips = os.path.join(out, "zips-100")
+    big_store = store_100(g, out)
+    for label, cmd, goal in queries(g, big_store):
+        ms = quick(cmd, args.runs)
+        verdict = ("(goal < 50 ms)" if ms < 50 else "(goal < 50 ms: NOT met)") if goal else "(reference, no goal)"
+        print(f"{label:>38}: {ms:6.1f} ms over 100 issues x 300 articles {verdict}")
+    ms = quick([g, "--version"], args.runs)
+    print(f"{'process start (galley --version)':>38}: {ms:6.1f} ms")
+
+
+def zips_100(g, out):
+    """The 100 issues of 300 articles, packed once."""
+    zips = os.path.join(out, "zips-100")
+    if not os.path.exists(os.path.join(zips, ".complete")):
         os.makedirs(zips, exist_ok=True)
         for index in range(100):
             issue = small_issue(index)
             subprocess.run([g, "pack", issue, "--output", zips, "--force"], check=True, stdout=subprocess.DEVNULL)
-        subprocess.run([g, "import"] + sorted(os.path.join(zips, z) for z in os.listdir(zips)) + ["--store", big_store],
-                       check=True, stdout=subprocess.DEVNULL)
+        open(os.path.join(zips, ".complete"), "w").close()
+    return sorted(os.path.join(zips, z) for z in os.listdir(zips) if z.endswith(".zip"))
+
+
+def store_100(g, out):
+    big_store = os.path.join(out, "store-100")
+    if not os.path.exists(os.path.join(big_store, ".complete")):
+        shutil.rmtree(big_store, ignore_errors=True)
+        subprocess.run([g, "import"] + zips_100(g, out) + ["--store", big_store], check=True, stdout=subprocess.DEVNULL)
         open(os.path.join(big_store, ".complete"), "w").close()
-    for label, cmd, goal in [
+    return big_store
+
+
+def queries(g, big_store):
+    return [
         ("issues", [g, "issues", "--store", big_store, "--json"], True),
         ("articles --issue", [g, "articles", "--issue", "org.example.store.042", "--store", big_store, "--json"], True),
         ("articles --featured --limit 20", [g, "articles", "--featured", "--limit", "20", "--store", big_store, "--json"], True),
@@ -100,12 +135,114 @@ def main():
         ("search ... --issue", [g, "search", "lighthouse", "--issue", "org.example.store.042", "--store", big_store, "--json"], True),
         ("search '\"lighthouse ferry\"' (a phrase)", [g, "search", '"lighthouse ferry"', "--store", big_store, "--json"], True),
         ("search 'lighthouse ferry' --rank-all", [g, "search", "lighthouse ferry", "--rank-all", "--store", big_store, "--json"], False),
-    ]:
-        ms = quick(cmd, args.runs)
-        verdict = ("(goal < 50 ms)" if ms < 50 else "(goal < 50 ms: NOT met)") if goal else "(reference, no goal)"
-        print(f"{label:>38}: {ms:6.1f} ms over 100 issues x 300 articles {verdict}")
-    ms = quick([g, "--version"], args.runs)
-    print(f"{'process start (galley --version)':>38}: {ms:6.1f} ms")
+    ]
+
+
+# The query set as `galley serve` answers it (paths), for the serve half of --backend postgres.
+SERVE_QUERIES = [
+    ("/issues", "issues"),
+    ("/issues/org.example.store.042/articles?limit=20", "articles of an issue"),
+    ("/articles?featured=true&limit=20", "featured articles"),
+    ("/articles/{article}", "one article"),
+    ("/search?q=k3", "search, 1,800 matches"),
+    ("/search?q=lighthouse+ferry", "search, 30,000 matches"),
+    ("/search?q=%22lighthouse+ferry%22", "search, a phrase"),
+]
+
+
+def serve_latencies(g, store, requests=200):
+    """p50 and p99 (ms) of each SERVE_QUERIES path through `galley serve --store STORE`."""
+    import http.client
+    import json as jsonlib
+    server = subprocess.Popen([g, "serve", "--store", store, "--port", "0", "--json", "-q"], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL)
+    try:
+        port = jsonlib.loads(server.stdout.readline())["port"]
+        connection = http.client.HTTPConnection("127.0.0.1", port)
+
+        def get(path):
+            connection.request("GET", path)
+            response = connection.getresponse()
+            body = response.read()
+            if response.status != 200:
+                raise RuntimeError(f"{path}: {response.status} {body[:200]!r}")
+            return body
+
+        article = jsonlib.loads(get("/issues/org.example.store.042/articles?limit=1"))["items"][0]["global_id"]
+        results = []
+        for path, label in SERVE_QUERIES:
+            path = path.replace("{article}", article)
+            times = []
+            for n in range(requests):
+                # A new URL each time: the server's kept answers never serve it.
+                start = time.perf_counter()
+                get(path + ("&" if "?" in path else "?") + f"bench={n}")
+                times.append((time.perf_counter() - start) * 1000)
+            times.sort()
+            results.append((label, statistics.median(times), times[int(len(times) * 0.99) - 1]))
+        return results
+    finally:
+        server.terminate()
+        server.wait()
+
+
+def postgres(args):
+    g = args.galley
+    out = os.path.join(WORK, "store-bench")
+    os.makedirs(out, exist_ok=True)
+    source = generate(300, 310)
+    zip_path = os.path.join(out, "org.example.bench.300.zip")
+    if not os.path.exists(zip_path):
+        timed([g, "pack", source, "--output", out])
+    cluster = tempfile.mkdtemp(prefix="galley-bench-pg.")
+    url = subprocess.run(["bash", os.path.join(ROOT, "scripts", "pg-test-server.sh"), "start", os.path.join(cluster, "pg")],
+                         check=True, capture_output=True, text=True).stdout.strip()
+    base = url.rsplit("/", 1)[0]
+    blobs = os.path.join(out, "pg-blobs")
+
+    def database(name):
+        subprocess.run(["psql", url, "-q", "-c", f"DROP DATABASE IF EXISTS {name}", "-c", f"CREATE DATABASE {name}"],
+                       check=True, capture_output=True)
+        shutil.rmtree(blobs + "-" + name, ignore_errors=True)
+        return f"{base}/{name}?blobs={blobs}-{name}"
+
+    try:
+        sqlite_store = os.path.join(out, "store")
+        pg_stores = []
+
+        def clean_sqlite():
+            shutil.rmtree(sqlite_store, ignore_errors=True)
+            os.sync()
+
+        def clean_pg():
+            pg_stores.append(database("import300"))
+            os.sync()
+
+        s_times, p_times = [], []
+        for _ in range(3):
+            clean_sqlite()
+            s_times.append(timed([g, "import", zip_path, "--store", sqlite_store])[0])
+            clean_pg()
+            p_times.append(timed([g, "import", zip_path, "--store", pg_stores[-1]])[0])
+        s_med, p_med = statistics.median(s_times), statistics.median(p_times)
+        print(f"import 300 articles / 190 MB: SQLite {s_med:.2f}s, PostgreSQL {p_med:.2f}s, "
+              f"ratio {p_med / s_med:.2f} (goal <= 1.5)")
+
+        big_sqlite = store_100(g, out)
+        big_pg = database("store100")
+        start = time.perf_counter()
+        subprocess.run([g, "import"] + zips_100(g, out) + ["--store", big_pg], check=True, stdout=subprocess.DEVNULL)
+        print(f"import of the 100 issues into PostgreSQL: {time.perf_counter() - start:.1f} s")
+        for (label, s_cmd, _), (_, p_cmd, _) in zip(queries(g, big_sqlite), queries(g, big_pg)):
+            print(f"{label:>38}: SQLite {quick(s_cmd, args.runs):6.1f} ms, PostgreSQL {quick(p_cmd, args.runs):6.1f} ms "
+                  "(command line, process start included)")
+        for backend, store in [("SQLite", big_sqlite), ("PostgreSQL", big_pg)]:
+            for label, p50, p99 in serve_latencies(g, store):
+                goal = "" if backend == "SQLite" else (" (goal p99 < 20 ms)" if p99 < 20 else " (goal p99 < 20 ms: NOT met)")
+                print(f"serve {backend:>10} {label:>24}: p50 {p50:6.2f} ms, p99 {p99:6.2f} ms{goal}")
+    finally:
+        subprocess.run(["bash", os.path.join(ROOT, "scripts", "pg-test-server.sh"), "stop", os.path.join(cluster, "pg")])
+        shutil.rmtree(cluster, ignore_errors=True)
 
 if __name__ == "__main__":
     main()

@@ -17,7 +17,7 @@ extension GalleyServer {
             guard Self.isPlainName(name) else {
                 throw GalleyError("no file `\(name)` in issue `\(id)`", id: .notFound)
             }
-            let file = try await storeCall { try self.store.file(name, issue: id) }
+            let file = try await storeCall { try self.store.localFile(try self.store.file(name, issue: id)) }
             return try await send(file, request, context) {
                 (try? MediaProber.probe(URL(fileURLWithPath: file.path)))??.format.mimeType
                     ?? (name.lowercased().hasSuffix(".json") ? Self.json : "application/octet-stream")
@@ -36,11 +36,11 @@ extension GalleyServer {
             let name = try context.parameters.require("file")
             let package = try await storeCall { try self.store.package(id) }
             guard package.withheld == nil else { throw Self.withheld(package) }
-            let file = package.file
-            guard name == file.name else {
+            guard name == package.file.name else {
                 throw GalleyError("issue `\(package.appleID)` has no package `\(name)`", id: .notFound,
                                   hint: "GET /packages/\(package.appleID) names its current one.")
             }
+            let file = try await storeCall { try self.store.localFile(package.file) }
             return try await send(file, request, context, disposition: "\(SourceTree.zipSafeName(package.appleID)).zip") { "application/zip" }
         } catch {
             return failure(error, version: nil)

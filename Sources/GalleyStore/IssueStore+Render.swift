@@ -21,16 +21,19 @@ extension Renderer {
         }
         let own = Dictionary(detail.assets.map { ($0.globalID, record($0)) }, uniquingKeysWith: { a, _ in a })
         let shared = Dictionary(issueImages.map { ($0.globalID, record($0)) }, uniquingKeysWith: { a, _ in a })
-        // Every file of this issue sits in one folder of the store.
+        // A folder store keeps an issue's files in one folder; a blob store by content, so each
+        // name is looked up (the file, or a thumbnail no asset lists).
         let folder = (detail.assets.first ?? issueImages.first).map { URL(fileURLWithPath: $0.path).deletingLastPathComponent().path }
         var markup: AssetMarkup
         if let base = options.assetBase ?? issueAssetBase?(detail.article.issueGlobalID) {
             markup = AssetMarkup(style: options.style, assetBase: base)
-        } else if let folder {
-            let from = outputDirectory.standardizedFileURL.path
-            markup = AssetMarkup(style: options.style) { HTMLText.urlPath(relativePath(from: from, to: folder + "/" + $0)) }
         } else {
-            markup = AssetMarkup(style: options.style, assetBase: "")
+            let from = outputDirectory.standardizedFileURL.path
+            let issueID = detail.article.issueGlobalID
+            markup = AssetMarkup(style: options.style) { name in
+                let path = (try? store.file(name, issue: issueID).path) ?? folder.map { $0 + "/" + name } ?? name
+                return path.hasPrefix("/") ? HTMLText.urlPath(relativePath(from: from, to: path)) : path
+            }
         }
         markup.template = options.assetTemplate
         var article = ArticleRecord(

@@ -53,6 +53,9 @@ public protocol IssueStore: AnyObject, Sendable {
     func revision() throws -> Int64
     /// One file of an issue, by its name in the zip, with its recorded size and SHA-256.
     func file(_ name: String, issue: String) throws -> StoredFile
+    /// The same file with a `path` this machine can read: itself, or (a store on object
+    /// storage) a local copy, fetched once and checked against its SHA-256.
+    func localFile(_ file: StoredFile) throws -> StoredFile
 
     /// Every issue's package (the zip it was imported from, kept), newest first; withheld
     /// ones too, with why.
@@ -91,6 +94,7 @@ public protocol IssueStore: AnyObject, Sendable {
 
 extension IssueStore {
     public var waitsOnNetwork: Bool { false }
+    public func localFile(_ file: StoredFile) throws -> StoredFile { file }
 }
 
 /// Where a store is, and opening it with the backend its location names.

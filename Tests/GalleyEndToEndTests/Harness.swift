@@ -176,10 +176,11 @@ extension Harness {
     }
 
     /// Starts `galley ARGUMENTS` and waits (20 s at most) for its listening document.
-    static func listening(_ arguments: [String]) throws -> Listening {
+    static func listening(_ arguments: [String], environment: [String: String]? = nil) throws -> Listening {
         let process = Process()
         process.executableURL = galley
         process.arguments = arguments
+        if let environment { process.environment = environment }
         let output = Pipe()
         let errors = Pipe()
         process.standardOutput = output

@@ -184,6 +184,51 @@ struct PostgresStoreTests {
         #expect(same.status == 2, "the same store on both sides is a usage error")
     }
 
+    /// Blobs on S3 (moto): the binary imports into it, `serve` streams a file and the kept zip
+    /// from it (fetched once into the instance's cache, bytes and ETag the SHA-256), and a forced
+    /// re-import finds every blob already there.
+    @Test func blobsOnS3AreImportedServedAndChecked() throws {
+        let environment = try PostgresTestServer.s3Environment()
+        let bucket = PostgresTestServer.uniqueName("galley-e2e")
+        let made = try Harness.tool("python3", ["-c", """
+            import sys, urllib.request
+            urllib.request.urlopen(urllib.request.Request(sys.argv[1] + "/" + sys.argv[2], method="PUT"))
+            """, try #require(PostgresTestServer.s3), bucket])
+        #expect(made.status == 0, "\(made.stderr)")
+        let store = try PostgresTestServer.newStore(blobs: "s3://\(bucket)/galley")
+        let example = try packedExample()
+        let imported = try Harness.galley(["import", example, "--store", store, "--json"], environment: environment)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let again = try Harness.galley(["import", example, "--store", store, "--force", "--json"], environment: environment)
+        #expect(Harness.imports(again).first?["status"] as? String == "replaced", "\(again.stderr)")
+        let assets = try Harness.galley(["assets", "--issue", "com.example.harbour.2026-01", "--store", store, "--json"], environment: environment)
+        let paths = (assets.json?["assets"] as? [[String: Any]])?.compactMap { $0["path"] as? String } ?? []
+        #expect(!paths.isEmpty && paths.allSatisfy { $0.hasPrefix("s3://\(bucket)/galley/") }, "\(paths)")
+        try expectCleanS3(store, environment)
+
+        let server = try Harness.listening(["serve", "--store", store, "--port", "0", "--json"], environment: environment)
+        defer { server.stop() }
+        let fetch = """
+            import hashlib, json, sys, urllib.request
+            base = "http://127.0.0.1:" + sys.argv[1]
+            for path in ("/issues/com.example.harbour.2026-01/files/cover.jpg", "/issues/com.example.harbour.2026-01/files/cover.jpg"):
+                with urllib.request.urlopen(base + path) as r:
+                    print(r.status, r.headers["ETag"].strip('"') == hashlib.sha256(r.read()).hexdigest())
+            with urllib.request.urlopen(base + "/feed") as r:
+                package = json.load(r)["packages"][0]
+            with urllib.request.urlopen(package["file_path"].replace("http://127.0.0.1:" + sys.argv[1], base)) as r:
+                print(r.status, hashlib.sha256(r.read()).hexdigest() == package["sha256"])
+            """
+        let answers = try Harness.tool("python3", ["-c", fetch, String(server.port)])
+        #expect(answers.stdout == "200 True\n200 True\n200 True\n", "\(answers.stdout)\(answers.stderr)")
+    }
+
+    func expectCleanS3(_ store: String, _ environment: [String: String]) throws {
+        let check = try Harness.galley(["store", "check", "--store", store, "--json"], environment: environment)
+        #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
+        #expect(check.json?["problems"] as? [String] == [], "\(check.stdout)")
+    }
+
     final class Results: @unchecked Sendable {
         private let lock = NSLock()
         private var values: [String] = []

@@ -14,10 +14,15 @@ import Testing
     enum Backend: String, CustomTestStringConvertible {
         case sqlite
         case postgres
+        /// PostgreSQL with its blobs on S3 (moto's server, scripts/s3-test-server.sh).
+        case postgresS3 = "postgres+s3"
         var testDescription: String { rawValue }
 
-        /// SQLite always; PostgreSQL when the tests run with a server (`make test` always does).
-        static var allCases: [Backend] { PostgresTestServer.enabled ? [.sqlite, .postgres] : [.sqlite] }
+        /// SQLite always; PostgreSQL (and with S3 blobs) when the tests run with the servers
+        /// (`make test` always does).
+        static var allCases: [Backend] {
+            PostgresTestServer.enabled ? [.sqlite, .postgres, .postgresS3] : [.sqlite]
+        }
 
         /// A new, empty store of this backend.
         func make() throws -> any IssueStore {
@@ -26,16 +31,38 @@ import Testing
             case .postgres:
                 guard let url = URL(string: try PostgresTestServer.newStore()) else { throw GalleyError("no address") }
                 return try StoreLocation.open(url, access: .create)
+            case .postgresS3:
+                let environment = try PostgresTestServer.s3Environment()
+                let bucket = PostgresTestServer.uniqueName("galley-test")
+                try S3Blobs(try S3Location("s3://\(bucket)", environment: environment), root: Scratch.path("galley-s3")).createBucket()
+                guard let url = URL(string: try PostgresTestServer.newStore(blobs: "s3://\(bucket)/issues")) else { throw GalleyError("no address") }
+                return try StoreLocation.open(url, access: .create, environment: environment)
             }
         }
 
-        /// Where a kept zip no issue names would lie, and the words check and gc use for it.
-        func stray(_ store: any IssueStore) -> (url: URL, problem: String, removed: String) {
+        /// Puts a kept zip no issue names where this backend keeps them; returns the words check
+        /// and gc use for it.
+        func plantStray(_ store: any IssueStore) throws -> (problem: String, removed: String) {
             let sha = String(repeating: "0", count: 64)
             switch self {
-            case .sqlite: return (store.root.appending(path: "packages/\(sha).zip"), "no issue uses this zip", "packages/")
-            case .postgres: return (store.root.appending(path: "00/\(sha)"), "no issue uses this blob", "blobs/00/")
+            case .sqlite:
+                try Data("stray".utf8).write(to: store.root.appending(path: "packages/\(sha).zip"))
+                return ("no issue uses this zip", "packages/")
+            case .postgres, .postgresS3:
+                let blobs = try #require(store as? PostgresStore).blobs
+                let staged = Scratch.path("galley-stray")
+                try Data("stray".utf8).write(to: staged)
+                #expect(try blobs.place(staged, sha256: sha, size: 5))
+                return ("no issue uses this blob", self == .postgres ? "blobs/00/" : "s3://")
             }
+        }
+
+        /// Whether the store still holds the blob or kept zip at `path` (with that SHA-256).
+        func holds(_ store: any IssueStore, path: String, sha256: String) throws -> Bool {
+            guard self == .postgresS3 else { return FileManager.default.fileExists(atPath: path) }
+            let postgres = try #require(store as? PostgresStore)
+            let blobs = try #require(postgres.blobs as? S3Blobs)
+            return try blobs.size(sha256) != nil
         }
     }
 
@@ -152,7 +179,7 @@ import Testing
         #expect(first.package == ImportResult.Package(sha256: olderDigest.sha256, size: olderDigest.size, version: 1, withheld: nil))
         var package = try store.package("example-valid")
         #expect(package.version == 1 && package.sha256 == olderDigest.sha256 && package.withheld == nil)
-        #expect(try FileDigest.of(package.path) == olderDigest)
+        #expect(try FileDigest.of(store.localFile(package.file).path) == olderDigest)
 
         #expect(try store.importZip(older, force: false, gate: nil, progress: nil).package?.version == 1)
         #expect(try store.package("example-valid").version == 1)
@@ -161,13 +188,13 @@ import Testing
         #expect(second.status == .replaced && second.package?.version == 2)
         package = try store.package("example-valid")
         #expect(package.sha256 == newerDigest.sha256 && package.size == newerDigest.size)
-        #expect(!FileManager.default.fileExists(atPath: package.path.replacingOccurrences(of: newerDigest.sha256, with: olderDigest.sha256)),
-                "the replaced zip is removed")
+        #expect(try !backend.holds(store, path: package.path.replacingOccurrences(of: newerDigest.sha256, with: olderDigest.sha256),
+                                   sha256: olderDigest.sha256), "the replaced zip is removed")
         try expectClean(store, issues: 1)
 
         // Deleted, then imported again: the version goes on from where it was.
         _ = try store.delete("example-valid")
-        #expect(!FileManager.default.fileExists(atPath: package.path))
+        #expect(try !backend.holds(store, path: package.path, sha256: package.sha256))
         #expect(try store.packages().isEmpty)
         #expect(try store.importZip(newer, force: false, gate: nil, progress: nil).package?.version == 3)
 
@@ -181,13 +208,11 @@ import Testing
 
         // A zip no issue names (an import killed between keeping it and committing) is a
         // leftover: check names it, gc removes it, and the kept ones stay.
-        let stray = backend.stray(store)
-        try FileManager.default.createDirectory(at: stray.url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data("stray".utf8).write(to: stray.url)
+        let stray = try backend.plantStray(store)
         #expect(try store.check().problems.contains { $0.contains(stray.problem) })
         #expect(try store.collectGarbage().contains { $0.hasPrefix(stray.removed) })
         try expectClean(store, issues: 1)
-        #expect(try FileDigest.of(try store.package("example-valid").path) == newerDigest)
+        #expect(try FileDigest.of(try store.localFile(try store.package("example-valid").file).path) == newerDigest)
 
         #expect(throws: GalleyError.self) { try store.package("no-such-issue") }
     }
@@ -235,7 +260,11 @@ import Testing
         #expect(ferry.assets.map(\.kind) == ["image", "sound"])
         #expect(ferry.newer.map(\.globalID) == [Self.lighthouse])
         #expect(ferry.older.map(\.globalID).first == Self.harbour)
-        for asset in ferry.assets { #expect(FileManager.default.fileExists(atPath: asset.path)) }
+        for asset in ferry.assets {
+            let local = try store.localFile(try store.file(asset.fileName, issue: Self.issue))
+            #expect(FileManager.default.fileExists(atPath: local.path))
+            #expect(try FileDigest.of(local.path).sha256 == local.sha256)
+        }
 
         // Assets: of the issue, its own (the cover first), of one kind, the first image.
         #expect(try store.assets(AssetFilter(issue: Self.issue, issueOwn: true)).map(\.fileName) == ["cover.jpg", "masthead.png"])

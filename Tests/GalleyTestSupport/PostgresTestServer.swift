@@ -20,16 +20,41 @@ public enum PostgresTestServer {
 
     private static let counter = Counter()
 
-    /// A new, empty database on the test server with a blob folder of its own: the address of a
-    /// PostgreSQL store (`postgres://…/DB?blobs=DIR`) that no other test touches.
-    public static func newStore() throws -> String {
+    /// A name no other test of this run uses (databases, buckets).
+    public static func uniqueName(_ prefix: String) -> String { "\(prefix)-\(getpid())-\(counter.next())" }
+
+    /// The environment of a store whose blobs are on the S3 test server: moto's endpoint, its
+    /// test credentials, a cache folder of its own and 5 MiB parts (so multipart uploads run).
+    public static func s3Environment() throws -> [String: String] {
+        guard let s3 else {
+            throw Unavailable(description: "GALLEY_TEST_S3 is not set: run `make test`, or `scripts/s3-test-server.sh run -- swift test`")
+        }
+        var environment = ProcessInfo.processInfo.environment
+        environment["AWS_ENDPOINT_URL"] = s3
+        environment["AWS_ACCESS_KEY_ID"] = "testing"
+        environment["AWS_SECRET_ACCESS_KEY"] = "testing"
+        environment["AWS_REGION"] = "us-east-1"
+        environment["XDG_CACHE_HOME"] = Scratch.path("galley-cache").path
+        environment["GALLEY_S3_PART_SIZE"] = String(5 << 20)
+        return environment
+    }
+
+    /// The S3 test server (scripts/s3-test-server.sh), if the tests run with one.
+    public static var s3: String? {
+        ProcessInfo.processInfo.environment["GALLEY_TEST_S3"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// A new, empty database on the test server with a blob folder of its own (or the blob
+    /// store `blobs` names): the address of a PostgreSQL store (`postgres://…/DB?blobs=…`) that
+    /// no other test touches.
+    public static func newStore(blobs: String? = nil) throws -> String {
         guard let address, var parts = URLComponents(string: address) else {
             throw Unavailable(description: "GALLEY_TEST_POSTGRES is not set: run `make test`, or `scripts/pg-test-server.sh run -- swift test`")
         }
         let name = "galley_test_\(getpid())_\(counter.next())"
         try psql(address, "CREATE DATABASE \(name)")
         parts.path = "/\(name)"
-        parts.queryItems = [URLQueryItem(name: "blobs", value: Scratch.path("galley-blobs").path)]
+        parts.queryItems = [URLQueryItem(name: "blobs", value: blobs ?? Scratch.path("galley-blobs").path)]
         guard let store = parts.string else { throw Unavailable(description: "cannot make an address from \(address)") }
         return store
     }

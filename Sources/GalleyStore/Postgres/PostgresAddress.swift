@@ -13,7 +13,8 @@ package struct PostgresAddress: Sendable, Hashable {
     package var user: String
     package var password: String?
     package var database: String
-    package var blobs: URL
+    /// The blob store: a folder's path, or `s3://BUCKET/PREFIX`.
+    package var blobs: String
 
     /// Whether `text` names a PostgreSQL store rather than a folder.
     package static func isAddress(_ text: String) -> Bool {
@@ -48,7 +49,21 @@ package struct PostgresAddress: Sendable, Hashable {
         user = parts.user.flatMap { $0.removingPercentEncoding } ?? environment["PGUSER"] ?? environment["USER"] ?? "postgres"
         password = parts.password.flatMap { $0.removingPercentEncoding } ?? environment["PGPASSWORD"]
         self.database = database.removingPercentEncoding ?? database
-        self.blobs = URL(fileURLWithPath: blobs)
+        self.blobs = blobs
+    }
+
+    /// The blob store the address names: a folder, or an S3 bucket (with this machine's folder
+    /// for staging and cached copies under `$XDG_CACHE_HOME/galley`, else `~/.cache/galley`).
+    func blobStore(environment: [String: String]) throws -> any BlobStore {
+        guard S3Location.isAddress(blobs) else { return BlobFolder(root: URL(fileURLWithPath: blobs)) }
+        let location = try S3Location(blobs, environment: environment)
+        let cache = environment["XDG_CACHE_HOME"].flatMap { $0.isEmpty ? nil : URL(fileURLWithPath: $0) }
+            ?? URL(fileURLWithPath: environment["HOME"] ?? NSHomeDirectory()).appending(path: ".cache")
+        let name = "s3-" + SHA256Hasher.hex(of: "\(location.endpoint.absoluteString)\u{1F}\(location.bucket)\u{1F}\(location.prefix)").prefix(16)
+        let partSize = environment["GALLEY_S3_PART_SIZE"].flatMap { Int($0) } ?? (16 << 20)
+        let cacheLimit = environment["GALLEY_BLOB_CACHE_MB"].flatMap { Int64($0) }.map { $0 << 20 } ?? (1 << 30)
+        return S3Blobs(location, root: cache.appending(path: "galley").appending(path: String(name)), partSize: partSize,
+                       cacheLimit: cacheLimit)
     }
 
     /// The address as messages show it: never the password.

@@ -97,14 +97,24 @@ extension PostgresStore {
         var created: [String] = []
         var committed = false
         defer { if !committed { for sha in created { blobs.remove(sha) } } }
-        for file in files where try blobs.place(staging.appending(path: file.name), sha256: file.sha256) {
-            created.append(file.sha256)
-        }
-        let digest = staged.digest
-        if try blobs.place(staged.staged, sha256: digest.sha256) { created.append(digest.sha256) }
         guard let manifest = files.first(where: { $0.name == "latest.json" }) else {
             throw GalleyError("the zip's latest.json was not extracted", id: .storeFailed, path: path)
         }
+        // The rows are read from latest.json after its blob is placed: a folder's blob is a
+        // local file, an object's is not, so that one is read from a copy kept in staging.
+        var manifestCopy: URL?
+        if !blobs.isLocal {
+            let copy = blobs.staging.appending(path: "\(token).latest.json")
+            try FileManager.default.copyItem(at: staging.appending(path: manifest.name), to: copy)
+            manifestCopy = copy
+        }
+        defer { if let manifestCopy { try? FileManager.default.removeItem(at: manifestCopy) } }
+        for file in files where try blobs.place(staging.appending(path: file.name), sha256: file.sha256, size: file.size) {
+            created.append(file.sha256)
+        }
+        let digest = staged.digest
+        if try blobs.place(staged.staged, sha256: digest.sha256, size: digest.size) { created.append(digest.sha256) }
+        let manifestFile = try manifestCopy ?? blobs.localFile(manifest.sha256, size: manifest.size)
 
         // 4. One transaction: the old rows out, the new ones in, the version and revision up.
         var counts = (articles: 0, assets: 0)
@@ -116,7 +126,7 @@ extension PostgresStore {
                 ON CONFLICT (apple_id) DO UPDATE SET version = package_version.version + 1 RETURNING version
                 """, logger).first?.int("version") ?? 1
             if let replaced { try connection.run("DELETE FROM issue WHERE id = \(replaced.id)", logger) }
-            counts = try insert(issue, contentDigest: passed.contentDigest, package: package, manifest: blobs.url(manifest.sha256),
+            counts = try insert(issue, contentDigest: passed.contentDigest, package: package, manifest: manifestFile,
                                 display: path, files: files, connection)
         }
         committed = true

@@ -223,19 +223,7 @@ extension PostgresStore {
             var verified: [String: String?] = [:]  // sha256 -> what is wrong with its blob, if anything
             func verify(_ sha: String, size: Int64) -> String? {
                 if let known = verified[sha] { return known }
-                let url = blobs.url(sha)
-                let problem: String?
-                if let status = FileStatus(url.path), status.kind == .file {
-                    if status.size != size {
-                        problem = "\(status.size) bytes, recorded \(size)"
-                    } else if (try? FileDigest.of(url.path).sha256) != sha {
-                        problem = "content differs from its checksum"
-                    } else {
-                        problem = nil
-                    }
-                } else {
-                    problem = "missing"
-                }
+                let problem = blobs.verify(sha, size: size)
                 verified[sha] = problem
                 return problem
             }
@@ -263,7 +251,7 @@ extension PostgresStore {
                 problems.append("\(blobs.name(sha)): no issue uses this blob (leftover; `galley store gc` removes it)")
             }
             for name in leftovers.staging {
-                problems.append("blobs/staging/\(name): an interrupted import (`galley store gc` removes it)")
+                problems.append("\(blobs.staging.path)/\(name): an interrupted import (`galley store gc` removes it)")
             }
             return StoreCheck(integrity: "ok", issues: Int(issueCount), files: files.count, problems: problems)
         }
@@ -277,7 +265,7 @@ extension PostgresStore {
     /// Staged imports, and blobs no row names. Call with the writer lock held (or in a snapshot,
     /// to report them).
     private func leftovers(_ connection: PostgresConnection) throws -> (staging: [String], blobs: [String]) {
-        let present = blobs.all()
+        let present = try blobs.all()
         guard !present.isEmpty else { return (blobs.staged(), []) }
         let used = Set(try connection.rows("""
             SELECT DISTINCT sha256 FROM file UNION SELECT package_sha256 FROM issue WHERE package_sha256 IS NOT NULL
@@ -291,7 +279,7 @@ extension PostgresStore {
         var removed: [String] = []
         for name in found.staging {
             try? FileManager.default.removeItem(at: blobs.staging.appending(path: name))
-            removed.append("blobs/staging/\(name)")
+            removed.append(blobs.staging.appending(path: name).path)
         }
         for sha in found.blobs {
             blobs.remove(sha)

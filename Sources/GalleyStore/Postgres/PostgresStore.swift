@@ -21,20 +21,20 @@ public final class PostgresStore: IssueStore {
     public var waitsOnNetwork: Bool { true }
     let address: PostgresAddress
     let connections: PostgresConnections
-    let blobs: BlobFolder
+    let blobs: any BlobStore
     /// The revision as LISTEN/NOTIFY keeps it (`serve`'s ETags without a query per request).
     let revisions = PostgresRevision()
     var logger: Logger { connections.logger }
 
     public convenience init(_ location: URL, access: StoreAccess, environment: [String: String]) throws {
-        try self.init(address: PostgresAddress(location, environment: environment), access: access)
+        try self.init(address: PostgresAddress(location, environment: environment), access: access, environment: environment)
     }
 
-    package init(address: PostgresAddress, access: StoreAccess) throws {
+    package init(address: PostgresAddress, access: StoreAccess, environment: [String: String]) throws {
         self.address = address
         self.access = access
-        root = address.blobs
-        blobs = BlobFolder(root: address.blobs)
+        blobs = try address.blobStore(environment: environment)
+        root = blobs.root
         connections = PostgresConnections(address)
         let blobs = blobs
         try connections.with { connection in
@@ -56,7 +56,7 @@ public final class PostgresStore: IssueStore {
                 try blobs.createFolders()
             } catch {
                 let (reason, hint) = FileSystemError.describe(error)
-                throw GalleyError("cannot use the blob folder: \(reason)", id: .storeFailed, path: blobs.root.path, hint: hint)
+                throw GalleyError("cannot use the folder for the store's local work: \(reason)", id: .storeFailed, path: blobs.root.path, hint: hint)
             }
             // An import that was killed leaves its staging folder (and maybe blobs no row names):
             // cleaned when no writer is at work, as the SQLite store does at open.
@@ -180,7 +180,7 @@ public final class PostgresStore: IssueStore {
                            articleGlobalID: try row.optionalString("article_global_id"), kind: try row.string("kind"),
                            placement: Int(try row.int("placement")), caption: try row.string("caption"), credit: try row.string("credit"),
                            fileName: try row.string("file_name"), crop350: try row.string("crop350"),
-                           path: sha.map { blobs.url($0).path } ?? "", metadata: try row.optionalString("metadata"))
+                           path: sha.map { blobs.address($0) } ?? "", metadata: try row.optionalString("metadata"))
     }
 
     func notFound(issue id: String) -> GalleyError {
@@ -388,7 +388,7 @@ public final class PostgresStore: IssueStore {
                                   hint: "`galley assets --issue \(issue)` lists its files.")
             }
             let sha = try row.string("sha256")
-            return StoredFile(name: try row.string("name"), path: blobs.url(sha).path, size: try row.int("size"), sha256: sha,
+            return StoredFile(name: try row.string("name"), path: blobs.address(sha), size: try row.int("size"), sha256: sha,
                               lastUpdated: DumplingDate.rfc3339(summary.lastUpdated))
         }
     }
@@ -413,7 +413,7 @@ public final class PostgresStore: IssueStore {
         return StoredPackage(appleID: try row.string("apple_id"), globalID: try row.string("global_id"),
                              version: try row.optionalInt("package_version") ?? 0, sha256: sha,
                              size: try row.optionalInt("package_size") ?? 0, lastUpdated: DumplingDate.rfc3339(try row.string("last_updated")),
-                             path: blobs.url(sha).path, withheld: try row.optionalString("package_withheld"))
+                             path: blobs.address(sha), withheld: try row.optionalString("package_withheld"))
     }
 
     public func packages() throws -> [StoredPackage] {
@@ -433,6 +433,15 @@ public final class PostgresStore: IssueStore {
             }
             return try storedPackage(row)
         }
+    }
+
+    /// A local copy of a file the store lists (object storage: fetched once into this machine's
+    /// cache, checked against its SHA-256).
+    public func localFile(_ file: StoredFile) throws -> StoredFile {
+        guard !blobs.isLocal else { return file }
+        var local = file
+        local.path = try blobs.localFile(file.sha256, size: file.size).path
+        return local
     }
 
     static func binds(_ value: some PostgresDynamicTypeEncodable) -> PostgresBindings {

@@ -1,0 +1,122 @@
+import Foundation
+import GalleyTestSupport
+import Testing
+@testable import GalleyCore
+@testable import GalleyStore
+
+/// AWS Signature V4 as Galley signs S3 requests, against the examples AWS publishes in its
+/// documentation ("Signature Calculations for the Authorization Header: Transferring Payload in a
+/// Single Chunk"): moto, the test server, does not check signatures, so these are what prove
+/// the signing.
+@Suite struct S3SignatureTests {
+    static let secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    static let date = Date(timeIntervalSince1970: 1_369_353_600)  // 2013-05-24T00:00:00Z
+    static let empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+
+    func authorization(_ method: String, _ path: String, query: [(String, String)] = [], headers: [(String, String)] = [],
+                       payload: String = S3SignatureTests.empty) -> String? {
+        SigV4.sign(method: method, host: "examplebucket.s3.amazonaws.com", path: path, query: query, headers: headers,
+                   payloadHash: payload, region: "us-east-1", accessKey: "AKIAIOSFODNN7EXAMPLE", secretKey: Self.secret,
+                   sessionToken: nil, date: Self.date).first { $0.0 == "Authorization" }?.1
+    }
+
+    @Test func aGetWithARangeMatchesTheDocumentedSignature() {
+        #expect(authorization("GET", "/test.txt", headers: [("Range", "bytes=0-9")]) == """
+            AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_request, \
+            SignedHeaders=host;range;x-amz-content-sha256;x-amz-date, \
+            Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41
+            """)
+    }
+
+    @Test func aPutWhoseKeyNeedsEncodingMatchesTheDocumentedSignature() {
+        let body = SHA256Hasher.hex(of: "Welcome to Amazon S3.")
+        let signed = authorization("PUT", "/test$file.text", headers: [("Date", "Fri, 24 May 2013 00:00:00 GMT"),
+                                                                      ("x-amz-storage-class", "REDUCED_REDUNDANCY")], payload: body)
+        #expect(signed?.hasSuffix("Signature=98ad721746da40c64f1a55b78f14c238d841ea1380cd77a1b5971af0ece108bd") == true, "\(signed ?? "")")
+    }
+
+    @Test func aQueryWithoutAValueMatchesTheDocumentedSignature() {
+        let signed = authorization("GET", "/", query: [("lifecycle", "")])
+        #expect(signed?.hasSuffix("Signature=fea454ca298b7da1c68078a5d1bdbfbbe0d65c699e0f91ac7a200a0136783543") == true, "\(signed ?? "")")
+    }
+
+    @Test func addressesWithoutCredentialsOrBucketAreRefusedWithAHint() {
+        #expect(throws: GalleyError.self) { try S3Location("s3://bucket/prefix", environment: [:]) }
+        #expect(throws: GalleyError.self) { try S3Location("s3:///prefix", environment: ["AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "b"]) }
+        let location = try? S3Location("s3://bucket/some/prefix/", environment: ["AWS_ACCESS_KEY_ID": "a", "AWS_SECRET_ACCESS_KEY": "b"])
+        #expect(location?.key(String(repeating: "ab", count: 32)) == "some/prefix/ab/" + String(repeating: "ab", count: 32))
+        #expect(location?.hostAndPath("k").host == "bucket.s3.us-east-1.amazonaws.com")
+    }
+}
+
+/// The blob store on S3 against moto's server (scripts/s3-test-server.sh): what the
+/// conformance suite does not reach on its own.
+@Suite(.enabled(if: PostgresTestServer.enabled, "needs GALLEY_TEST_S3 (make test starts a server)"))
+struct S3BlobsTests {
+    func blobs() throws -> S3Blobs {
+        let environment = try PostgresTestServer.s3Environment()
+        let bucket = PostgresTestServer.uniqueName("galley-blobs")
+        let blobs = S3Blobs(try S3Location("s3://\(bucket)/p", environment: environment), root: Scratch.path("galley-s3"),
+                            partSize: 5 << 20, cacheLimit: 16 << 20)
+        try blobs.createFolders()
+        try blobs.createBucket()
+        return blobs
+    }
+
+    func randomFile(_ bytes: Int) throws -> (url: URL, sha256: String) {
+        let url = Scratch.path("galley-random")
+        var generator = SystemRandomNumberGenerator()
+        let data = Data((0..<bytes).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        try data.write(to: url)
+        return (url, try FileDigest.of(url.path).sha256)
+    }
+
+    /// A file of several parts goes up as a multipart upload, comes back whole (checked against
+    /// its SHA-256), and placing the same bytes again sends nothing.
+    @Test func aLargeBlobGoesUpInPartsAndComesBackWhole() throws {
+        let blobs = try blobs()
+        let size = (12 << 20) + 12_345
+        let file = try randomFile(size)
+        let copy = Scratch.path("galley-random-copy")
+        try FileManager.default.copyItem(at: file.url, to: copy)
+        #expect(try blobs.place(file.url, sha256: file.sha256, size: Int64(size)))
+        #expect(!FileManager.default.fileExists(atPath: file.url.path), "the staged file is consumed")
+        #expect(try blobs.size(file.sha256) == Int64(size))
+        #expect(try !blobs.place(copy, sha256: file.sha256, size: Int64(size)), "already there: nothing is sent")
+        #expect(try blobs.all() == [file.sha256])
+        let local = try blobs.localFile(file.sha256, size: Int64(size))
+        #expect(try FileDigest.of(local.path).sha256 == file.sha256)
+        #expect(blobs.verify(file.sha256, size: Int64(size)) == nil)
+        #expect(blobs.verify(file.sha256, size: 1) == "\(size) bytes, recorded 1")
+        blobs.remove(file.sha256)
+        #expect(blobs.verify(file.sha256, size: Int64(size)) == "missing")
+        #expect(throws: GalleyError.self) { try blobs.localFile(file.sha256, size: Int64(size)) }
+    }
+
+    /// The local cache keeps the most recently used blobs within its limit.
+    @Test func theCacheKeepsTheMostRecentlyUsedWithinItsLimit() throws {
+        let blobs = try blobs()
+        var shas: [String] = []
+        for _ in 0..<3 {
+            let file = try randomFile(7 << 20)
+            _ = try blobs.place(file.url, sha256: file.sha256, size: 7 << 20)
+            shas.append(file.sha256)
+        }
+        for sha in shas { _ = try blobs.localFile(sha, size: 7 << 20) }
+        let cached = shas.filter { FileManager.default.fileExists(atPath: S3Blobs.fanOut(blobs.cache, $0).path) }
+        #expect(cached == Array(shas.suffix(2)), "16 MiB hold the last two 7 MiB blobs")
+    }
+
+    /// A bucket that does not exist is an error that says so, not a crash.
+    @Test func aMissingBucketIsAClearError() throws {
+        let environment = try PostgresTestServer.s3Environment()
+        let blobs = S3Blobs(try S3Location("s3://no-such-bucket-\(getpid())", environment: environment), root: Scratch.path("galley-s3"))
+        let file = try randomFile(10)
+        do {
+            _ = try blobs.place(file.url, sha256: file.sha256, size: 10)
+            Issue.record("an upload into a missing bucket succeeded")
+        } catch let error as GalleyError {
+            #expect(error.message.contains("HTTP 404") || error.message.contains("NoSuchBucket"), "\(error.message)")
+        }
+    }
+}
