@@ -78,19 +78,9 @@ extension PostgresStore {
 
         // 2. One pass into staging, the zip kept alongside; neither touches the database or
         // the blobs, so a refused zip leaves the store as it was.
-        let token = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let staging = blobs.staging.appending(path: token)
-        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: staging) }
-        let sink = try SQLiteStore.ExtractingSink(root: staging, total: passed.declaredBytes, progress: progress)
-        let (stagingFolder, root) = (blobs.staging, blobs.root)
-        let (pass, keeping) = alongside({ try SQLiteStore.stagePackage(path, token: token, stagingFolder: stagingFolder, root: root) }) {
-            try SQLiteStore.refusingErrors(passed.check.checkContent(sink: sink))
-        }
-        defer { if case .success(let kept) = keeping { try? FileManager.default.removeItem(at: kept.staged) } }
-        let warnings = try pass.get()
-        let staged = try keeping.get()
-        let files = sink.files()
+        let pass = try ImportPass.run(path, passed, stagingFolder: blobs.staging, root: blobs.root, progress: progress)
+        defer { pass.cleanUp() }
+        let (token, staging, warnings, staged, files) = (pass.token, pass.staging, pass.warnings, pass.kept, pass.files)
 
         // 3. Every file at its content address; what this import created goes again if it
         // does not commit.

@@ -132,21 +132,7 @@ extension PostgresStore {
             Dictionary(try connection.rows("SELECT * FROM independent_article WHERE global_id = ANY(\(articles.map(\.globalID)))", logger)
                 .map(Self.independentArticle).map { ($0.globalID, $0) }, uniquingKeysWith: { first, _ in first })
         }
-        var merge = ArticleMerge()
-        var changed: [IndependentArticle] = []
-        for article in articles {
-            if let existing = stored[article.globalID] {
-                if existing == article {
-                    merge.unchanged += 1
-                } else {
-                    merge.updated.append(article.globalID)
-                    changed.append(article)
-                }
-            } else {
-                merge.added.append(article.globalID)
-                changed.append(article)
-            }
-        }
+        let (merge, changed) = ArticleMerge.plan(articles, stored: stored)
         guard !changed.isEmpty else { return merge }
         let now = Date().ISO8601Format()
         try writing { connection in

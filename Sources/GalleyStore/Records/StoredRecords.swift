@@ -305,6 +305,28 @@ public struct ArticleMerge: Sendable, Hashable, Encodable {
     public var unchanged = 0
 
     public init() {}
+
+    /// What merging `articles` into a store that holds `stored` (by global id) does, and the
+    /// articles to write: new ones and changed ones, in the order given. The rule every
+    /// backend applies.
+    static func plan(_ articles: [IndependentArticle], stored: [String: IndependentArticle]) -> (ArticleMerge, [IndependentArticle]) {
+        var merge = ArticleMerge()
+        var changed: [IndependentArticle] = []
+        for article in articles {
+            if let existing = stored[article.globalID] {
+                if existing == article {
+                    merge.unchanged += 1
+                } else {
+                    merge.updated.append(article.globalID)
+                    changed.append(article)
+                }
+            } else {
+                merge.added.append(article.globalID)
+                changed.append(article)
+            }
+        }
+        return (merge, changed)
+    }
 }
 
 /// A package `galley sync` downloaded and the import gate refused.

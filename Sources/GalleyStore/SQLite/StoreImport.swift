@@ -115,19 +115,9 @@ extension SQLiteStore {
         // 2. One pass: every file inflated into staging, hashed and checked as it passes, while a
         // second thread keeps a copy of the zip for the package feed. Neither touches the
         // database or `packages/`: a zip the pass refuses leaves the store as it was.
-        let token = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let staging = stagingFolder.appending(path: token)
-        try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: staging) }
-        let sink = try ExtractingSink(root: staging, total: passed.declaredBytes, progress: progress)
-        let (stagingFolder, root) = (stagingFolder, root)
-        let (pass, keeping) = alongside({ try Self.stagePackage(path, token: token, stagingFolder: stagingFolder, root: root) }) {
-            try Self.refusingErrors(passed.check.checkContent(sink: sink))
-        }
-        defer { if case .success(let kept) = keeping { try? FileManager.default.removeItem(at: kept.staged) } }
-        let warnings = try pass.get()
-        let staged = try keeping.get()
-        let files = sink.files()
+        let pass = try ImportPass.run(path, passed, stagingFolder: stagingFolder, root: root, progress: progress)
+        defer { pass.cleanUp() }
+        let (token, staging, warnings, staged, files) = (pass.token, pass.staging, pass.warnings, pass.kept, pass.files)
 
         // Something will be written: open the writing connection now (it also re-creates the
         // store's folders), then the zip to its content-addressed name.

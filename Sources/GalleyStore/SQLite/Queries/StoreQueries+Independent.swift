@@ -21,21 +21,7 @@ extension SQLiteStore {
             }
             return rows
         }
-        var merge = ArticleMerge()
-        var changed: [IndependentArticle] = []
-        for article in articles {
-            if let existing = stored[article.globalID] {
-                if existing == article {
-                    merge.unchanged += 1
-                } else {
-                    merge.updated.append(article.globalID)
-                    changed.append(article)
-                }
-            } else {
-                merge.added.append(article.globalID)
-                changed.append(article)
-            }
-        }
+        let (merge, changed) = ArticleMerge.plan(articles, stored: stored)
         guard !changed.isEmpty else { return merge }
         let now = Date().ISO8601Format()
         try withWriterLock {
