@@ -40,10 +40,12 @@ public enum StoreCopy {
         }
     }
 
-    /// Copies `source` into `target`. Issues without a kept zip (imported before Galley kept
-    /// them) stop the copy before anything is written, naming them.
+    /// Copies `source` into the store `target` opens (or creates). Issues without a kept zip
+    /// (imported before Galley kept them) stop the copy before the target is opened, naming
+    /// them. A copy stopped half-way leaves whole issues in the target; run again, it goes on
+    /// (the issues already there are unchanged).
     public static func copy(
-        from source: any IssueStore, to target: any IssueStore, names: (from: String, to: String),
+        from source: any IssueStore, to openTarget: () throws -> any IssueStore, names: (from: String, to: String),
         progress: ((Int, Int, String) -> Void)? = nil
     ) throws -> Report {
         let packages = try source.packages()
@@ -54,6 +56,7 @@ public enum StoreCopy {
                               id: .storeFailed, path: names.from,
                               hint: "Import their zips again with --force (Galley keeps each zip it imports since schema v6), then copy.")
         }
+        let target = try openTarget()
         var report = Report(from: names.from, to: names.to, check: StoreCheck(integrity: "", issues: 0, files: 0, problems: []))
         for (index, package) in packages.reversed().enumerated() {
             progress?(index, packages.count, package.appleID)

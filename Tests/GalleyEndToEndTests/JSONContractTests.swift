@@ -52,6 +52,9 @@ import Testing
         ("search-none", "search", ["search", "zzzzzz", "--store", "store", "--json"]),
         ("store-check", "store-check", ["store", "check", "--store", "store", "--json"]),
         ("store-gc", "store-gc", ["store", "gc", "--store", "store", "--json"]),
+        ("store-copy", "store-copy", ["store", "copy", "--from", "store", "--to", "WORK/copy", "--json"]),
+        ("store-copy-missing", "store-copy", ["store", "copy", "--from", "WORK/no-store", "--to", "WORK/copy2", "--json"]),
+        ("store-copy-bad-address", "store-copy", ["store", "copy", "--from", "store", "--to", "postgres://nobody@127.0.0.1:1/x", "--json"]),
         ("delete-unconfirmed", "delete", ["delete", issue, "--store", "store", "--json"]),
         ("delete", "delete", ["delete", issue, "--yes", "--store", "store", "--json"]),
         ("keys", "keys", ["keys", "generate", "-o", "WORK/keys", "--json"]),
@@ -66,7 +69,7 @@ import Testing
         "validate-config": "config.invalid", "render-unknown": "id.not-found", "issues-no-store": "store.missing",
         "issue-show-unknown": "id.not-found", "articles-unknown-issue": "id.not-found",
         "article-meta-missing": "id.not-found", "delete-unconfirmed": "confirmation.missing", "usage": "usage", "keys-exists": "output.exists", "import-articles-missing": "input.not-found", "key-map-bad": "config.invalid",
-        "usage-format": "usage",
+        "usage-format": "usage", "store-copy-missing": "store.missing", "store-copy-bad-address": "usage",
     ]
 
     @Test func everyJSONOutputKeepsTheContract() throws {

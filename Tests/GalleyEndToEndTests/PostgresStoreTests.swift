@@ -54,6 +54,18 @@ struct PostgresStoreTests {
         #expect(rendered.status == 0 && rendered.stdout.contains("<html"), "\(rendered.stderr)")
         try expectClean(store, issues: 2)
 
+        // A reader's store on PostgreSQL follows a feed (galley serve of a folder store).
+        let served = try Harness.temporaryDirectory().appending(path: "served").path
+        #expect(try Harness.galley(["import", example, "--store", served, "-q"]).status == 0)
+        let server = try Harness.listening(["serve", "--store", served, "--port", "0", "--json"])
+        defer { server.stop() }
+        let reader = try PostgresTestServer.newStore()
+        let synced = try Harness.galley(["sync", "http://127.0.0.1:\(server.port)/feed", "--store", reader, "--json"])
+        #expect(synced.status == 0, "\(synced.stdout)\(synced.stderr)")
+        let resynced = try Harness.galley(["sync", "http://127.0.0.1:\(server.port)/feed", "--store", reader, "--json"])
+        #expect(resynced.status == 0 && resynced.stdout.contains("unchanged"), "\(resynced.stdout)")
+        try expectClean(reader, issues: 1)
+
         #expect(try Harness.galley(["delete", "com.example.harbour.2026-01", "--store", store, "--yes", "-q"]).status == 0)
         let left = try Harness.galley(["issues", "--store", store, "--json"])
         #expect((left.json?["issues"] as? [[String: Any]])?.count == 1)

@@ -87,7 +87,7 @@ struct StoreCommand: ParsableCommand {
                 let names = (StoreLocation.display(source), StoreLocation.display(target))
                 let opened = try StoreLocation.open(source, access: .read)
                 let bar = console.progressBar("copying")
-                let report = try StoreCopy.copy(from: opened, to: try StoreLocation.open(target, access: .create), names: names) { done, total, issue in
+                let report = try StoreCopy.copy(from: opened, to: { try StoreLocation.open(target, access: .create) }, names: names) { done, total, issue in
                     bar?.update(done: Int64(done), total: Int64(max(total, 1)), detail: issue)
                 }
                 bar?.clear()
