@@ -26,17 +26,25 @@ import Testing
 
         /// A new, empty store of this backend.
         func make() throws -> any IssueStore {
+            let (location, environment) = try makeLocation()
+            return try StoreLocation.open(location, access: .create, environment: environment)
+        }
+
+        /// Where a new store of this backend is (not yet created), with the environment its
+        /// commands need: to open it more than once, as separate processes would.
+        func makeLocation() throws -> (URL, [String: String]) {
+            let environment = ProcessInfo.processInfo.environment
             switch self {
-            case .sqlite: return try StoreLocation.open(Scratch.path("galley-conformance"), access: .create)
+            case .sqlite: return (Scratch.path("galley-conformance"), environment)
             case .postgres:
                 guard let url = URL(string: try PostgresTestServer.newStore()) else { throw GalleyError("no address") }
-                return try StoreLocation.open(url, access: .create)
+                return (url, environment)
             case .postgresS3:
                 let environment = try PostgresTestServer.s3Environment()
                 let bucket = PostgresTestServer.uniqueName("galley-test")
                 try S3Blobs(try S3Location("s3://\(bucket)", environment: environment), root: Scratch.path("galley-s3")).createBucket()
                 guard let url = URL(string: try PostgresTestServer.newStore(blobs: "s3://\(bucket)/issues")) else { throw GalleyError("no address") }
-                return try StoreLocation.open(url, access: .create, environment: environment)
+                return (url, environment)
             }
         }
 
