@@ -93,6 +93,9 @@ public protocol IssueStore: AnyObject, Sendable {
 }
 
 extension IssueStore {
+    /// Search with the default options (20 results, the default rank limit).
+    public func search(_ text: String) throws -> SearchResults { try search(text, options: SearchOptions()) }
+
     public var waitsOnNetwork: Bool { false }
     public func localFile(_ file: StoredFile) throws -> StoredFile { file }
 }

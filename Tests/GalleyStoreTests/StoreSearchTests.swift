@@ -7,7 +7,9 @@ import Testing
 @testable import GalleyKit
 @testable import GalleyStore
 
-/// `SQLiteStore.search` and read-only access, on small issues packed and imported for each test.
+/// Search on every backend (the same matches; PostgreSQL ranks by cover density, not BM25, and
+/// the cases here hold for both), and the SQLite store's read-only access, on small issues
+/// packed and imported for each test.
 @Suite struct StoreSearchTests {
     init() { ProcessEnvironment.configureForArchives() }
 
@@ -23,8 +25,22 @@ import Testing
         return url
     }
 
+    typealias Backend = StoreConformanceTests.Backend
+
+    /// A new store of `backend`: the writer that imports, and a reader opened read-only.
+    func stores(_ backend: Backend) throws -> (writer: any IssueStore, reader: () throws -> any IssueStore) {
+        let (location, environment) = try backend.makeLocation()
+        let writer = try StoreLocation.open(location, access: .create, environment: environment)
+        return (writer, { try StoreLocation.open(location, access: .read, environment: environment) })
+    }
+
     /// Packs an issue of `articles` and imports it into the store at `store`.
     func importIssue(_ appleID: String, _ articles: [Article], into store: URL) throws {
+        try importIssue(appleID, articles, into: try SQLiteStore(at: store))
+    }
+
+    /// Packs an issue of `articles` and imports it into `store`.
+    func importIssue(_ appleID: String, _ articles: [Article], into store: any IssueStore) throws {
         let source = try temporaryFolder().appending(path: appleID)
         try FileManager.default.createDirectory(at: source.appending(path: "articles"), withIntermediateDirectories: true)
         try Data("title: \(appleID)\napple_id: \(appleID)\npublish_date: 2026-01-01\n".utf8)
@@ -37,19 +53,20 @@ import Testing
                 .write(to: folder.appending(path: "article.md"))
         }
         let summary = try Packer().pack(PackOptions(source: source, output: try temporaryFolder()))
-        _ = try SQLiteStore(at: store).importZip(summary.path, force: false)
+        _ = try store.importZip(summary.path, force: false, gate: nil, progress: nil)
     }
 
     func titles(_ results: SearchResults) -> [String] { results.articles.map(\.title) }
 
-    @Test func everyWordMatchesAsAPrefixInAnyCaseAndWithOrWithoutAccents() throws {
-        let store = try temporaryFolder().appending(path: "store")
+    @Test(arguments: Backend.allCases)
+    func everyWordMatchesAsAPrefixInAnyCaseAndWithOrWithoutAccents(backend: Backend) throws {
+        let (store, reader) = try stores(backend)
         try importIssue("org.example.a", [
             Article(title: "Harbour lights", body: "Boats come in."),
             Article(title: "Two harbours", body: "The café at the pier."),
             Article(title: "Inland", body: "No water here."),
         ], into: store)
-        let opened = try SQLiteStore(at: store, access: .read)
+        let opened = try reader()
         #expect(Set(titles(try opened.search("HARB"))) == ["Harbour lights", "Two harbours"])
         #expect(titles(try opened.search("harb cafe")) == ["Two harbours"], "every word must match")
         #expect(titles(try opened.search("Café")) == ["Two harbours"])
@@ -57,24 +74,26 @@ import Testing
         #expect(titles(try opened.search("   ")).isEmpty)
     }
 
-    @Test func searchWordsAreNeverParsedAsQuerySyntax() throws {
-        let store = try temporaryFolder().appending(path: "store")
+    @Test(arguments: Backend.allCases)
+    func searchWordsAreNeverParsedAsQuerySyntax(backend: Backend) throws {
+        let (store, reader) = try stores(backend)
         try importIssue("org.example.a", [Article(title: "Not or and", body: "near \"quoted\" words")], into: store)
-        let opened = try SQLiteStore(at: store, access: .read)
+        let opened = try reader()
         for text in ["NOT", "OR and", "\"", "near(", "quoted\" NOT", "title:not", "*", "^not", "-or"] {
             #expect(throws: Never.self, "\(text)") { try opened.search(text) }
         }
         #expect(titles(try opened.search("NOT OR AND")) == ["Not or and"])
     }
 
-    @Test func aTitleMatchRanksAboveABodyMatchAndEachResultHasASnippet() throws {
-        let store = try temporaryFolder().appending(path: "store")
+    @Test(arguments: Backend.allCases)
+    func aTitleMatchRanksAboveABodyMatchAndEachResultHasASnippet(backend: Backend) throws {
+        let (store, reader) = try stores(backend)
         try importIssue("org.example.a", [
             Article(title: "Weather", body: "The lighthouse keeper wrote about fog and the lighthouse lamp."),
             Article(title: "The lighthouse", body: "A short piece."),
             Article(title: "Keywords only", body: "Nothing to see.", keywords: ["lighthouse"]),
         ], into: store)
-        let results = try SQLiteStore(at: store, access: .read).search("lighthouse")
+        let results = try reader().search("lighthouse")
         #expect(titles(results) == ["The lighthouse", "Keywords only", "Weather"])
         let weather = try #require(results.articles.last)
         let snippet = try #require(weather.snippet)
@@ -90,8 +109,9 @@ import Testing
 
     /// The issue's cases: a quoted phrase matches only the words together; a possessive is one
     /// word; accents fold both ways; snippets are one line, with entities decoded.
-    @Test func phrasesPossessivesAndAccentsReadAsAReaderMeansThem() throws {
-        let store = try temporaryFolder().appending(path: "store")
+    @Test(arguments: Backend.allCases)
+    func phrasesPossessivesAndAccentsReadAsAReaderMeansThem(backend: Backend) throws {
+        let (store, reader) = try stores(backend)
         try importIssue("org.example.moby", [
             Article(title: "Loomings", body: "Call me Ishmael. Some years ago, never mind how long precisely."),
             Article(title: "The Carpet-Bag", body: "Ishmael stuffed a shirt or two. Call the landlord, he said to me."),
@@ -99,7 +119,7 @@ import Testing
             Article(title: "The Counterpane", body: "Queequeg stared, and so did I.\n\nThe next morning &amp; after."),
             Article(title: "Crème brûlée", body: "A café on the quay; the \"Pequod\" sailed at noon."),
         ], into: store)
-        let opened = try SQLiteStore(at: store, access: .read)
+        let opened = try reader()
         #expect(titles(try opened.search("\"call me ishmael\"")) == ["Loomings"], "a phrase, not three words anywhere")
         #expect(titles(try opened.search("\u{201C}Call me Ishmael\u{201D}")) == ["Loomings"], "curly quotes too")
         #expect(Set(titles(try opened.search("call me ishmael"))) == ["Loomings", "The Carpet-Bag"], "without quotes: every word")
@@ -129,14 +149,15 @@ import Testing
         #expect(Set(titles(try SQLiteStore(at: store, access: .read).search("zeta"))) == ["Many", "One"])
     }
 
-    @Test func overTheRankLimitOnlyTheMostRecentlyImportedMatchesAreRanked() throws {
-        let store = try temporaryFolder().appending(path: "store")
+    @Test(arguments: Backend.allCases)
+    func overTheRankLimitOnlyTheMostRecentlyImportedMatchesAreRanked(backend: Backend) throws {
+        let (store, reader) = try stores(backend)
         // The older issue has the better match (the word in the title); the newer ones only in bodies.
         try importIssue("org.example.old", [Article(title: "Ferry", body: "ferry")], into: store)
         try importIssue("org.example.new", [
             Article(title: "One", body: "a ferry"), Article(title: "Two", body: "the ferry"),
         ], into: store)
-        let opened = try SQLiteStore(at: store, access: .read)
+        let opened = try reader()
         var capped = SearchOptions()
         capped.rankLimit = 2
         let few = try opened.search("ferry", options: capped)
@@ -154,12 +175,13 @@ import Testing
         #expect(try opened.search("ferry", options: capped).rankedOnlyMostRecent == nil, "exactly the limit: all ranked")
     }
 
-    @Test func theIssueFilterIsExactAndAnUnknownIssueIsAnError() throws {
-        let store = try temporaryFolder().appending(path: "store")
+    @Test(arguments: Backend.allCases)
+    func theIssueFilterIsExactAndAnUnknownIssueIsAnError(backend: Backend) throws {
+        let (store, reader) = try stores(backend)
         try importIssue("org.example.a", [Article(title: "A ferry", body: "x")], into: store)
         try importIssue("org.example.b", [Article(title: "B ferry", body: "x"), Article(title: "B2 ferry", body: "y")], into: store)
         try importIssue("org.example.c", [Article(title: "C ferry", body: "x")], into: store)
-        let opened = try SQLiteStore(at: store, access: .read)
+        let opened = try reader()
         #expect(Set(titles(try opened.search("ferry", options: SearchOptions(issue: "org.example.b")))) == ["B ferry", "B2 ferry"])
         var limited = SearchOptions(issue: "org.example.b")
         limited.rankLimit = 1

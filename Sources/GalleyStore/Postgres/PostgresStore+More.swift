@@ -65,18 +65,31 @@ extension PostgresStore {
 
     /// The `tsquery` for `text`, built here so user text never reaches PostgreSQL's query parser
     /// raw: words outside double quotes must each match as a prefix (`'harb':*`), words inside
-    /// them (straight or curly) as a phrase (`'call' <-> 'me'`); every group must match. Words are
-    /// runs of letters and digits only, so nothing in them is syntax. Nil when there are none.
+    /// them (straight or curly) as a phrase (`'call' <-> 'me'`); every group must match. A word
+    /// that PostgreSQL's parser splits must match as its parts in a row: `carpet-ba` as
+    /// `'carpet' <-> 'ba':*`, and a possessive or contraction whole (`'queequeg' <-> 's'`, not
+    /// "Queequeg stared"), so it reads as one word, as in the SQLite store. Terms are runs of letters and digits only, so nothing in them is
+    /// syntax. Nil when there are none.
     static func tsquery(_ text: String) -> String? {
+        func pieces(_ word: Substring) -> [String] {
+            word.split(whereSeparator: { !($0.isLetter || $0.isNumber) }).map { $0.lowercased() }
+        }
         var groups: [String] = []
         var seen = Set<String>()
         for (index, part) in text.split(omittingEmptySubsequences: false, whereSeparator: { "\"“”„".contains($0) }).enumerated() {
-            let words = part.split(whereSeparator: { !($0.isLetter || $0.isNumber) }).map { $0.lowercased() }
-            guard !words.isEmpty else { continue }
             if index % 2 == 1 {
-                groups.append("(" + words.map { "'\($0)'" }.joined(separator: " <-> ") + ")")
-            } else {
-                for word in words where seen.insert(word).inserted { groups.append("'\(word)':*") }
+                let words = pieces(part)
+                if !words.isEmpty { groups.append("(" + words.map { "'\($0)'" }.joined(separator: " <-> ") + ")") }
+                continue
+            }
+            for word in part.split(whereSeparator: \.isWhitespace) {
+                let parts = pieces(word)
+                guard !parts.isEmpty else { continue }
+                let apostrophe = word.contains("'") || word.contains("\u{2019}")
+                let group = parts.count == 1 ? "'\(parts[0])':*"
+                    : "(" + parts.dropLast().map { "'\($0)'" }.joined(separator: " <-> ")
+                        + " <-> '\(parts[parts.count - 1])'\(apostrophe ? "" : ":*"))"
+                if seen.insert(group).inserted { groups.append(group) }
             }
         }
         return groups.isEmpty ? nil : groups.joined(separator: " & ")
