@@ -10,17 +10,23 @@ extension PostgresStore {
 
     /// Full-text search with PostgreSQL's own machinery: a weighted `tsvector` per article (title
     /// A, dek and keywords B, body D; `simple` configuration over `unaccent`, so "cafe" finds
-    /// "café"), a GIN index, and a `tsquery` Galley builds itself (`tsquery(_:)`), ranked by
+    /// "café"), a GIN index, a `tsquery` Galley builds itself for words and `websearch_to_tsquery`
+    /// for quoted phrases (`searchParts(_:)`), ranked by
     /// `ts_rank_cd` with weights in the SQLite store's proportions. That ranking is PostgreSQL's
     /// cover density, not BM25: the set of matches is the same as SQLite's, the order may differ.
     public func search(_ text: String, options: SearchOptions) throws -> SearchResults {
         try snapshot { connection in
             let issueID = try options.issue.map { try issueSummary($0, connection).globalID }
-            guard options.limit > 0, let tsquery = Self.tsquery(text) else {
+            let parts = Self.searchParts(text)
+            guard options.limit > 0, parts.words != nil || parts.phrases != nil else {
                 return SearchResults(articles: [], rankedOnlyMostRecent: nil)
             }
             var filter = PostgresFilter()
-            let query = "to_tsquery('simple', unaccent(\(filter.bind(tsquery))))"
+            // Words through Galley's own tsquery (prefixes), phrases through PostgreSQL's
+            // websearch_to_tsquery (which never fails on what a reader types).
+            let query = "(" + [parts.words.map { "to_tsquery('simple', unaccent(\(filter.bind($0))))" },
+                         parts.phrases.map { "websearch_to_tsquery('simple', unaccent(\(filter.bind($0))))" }]
+                .compactMap { $0 }.joined(separator: " && ") + ")"
             filter.add("a.search @@ \(query)")
             if let issueID { filter.add("i.global_id = \(filter.bind(issueID))") }
             var ranked: Int?
@@ -63,23 +69,26 @@ extension PostgresStore {
         }
     }
 
-    /// The `tsquery` for `text`, built here so user text never reaches PostgreSQL's query parser
-    /// raw: words outside double quotes must each match as a prefix (`'harb':*`), words inside
-    /// them (straight or curly) as a phrase (`'call' <-> 'me'`); every group must match. A word
-    /// that PostgreSQL's parser splits must match as its parts in a row: `carpet-ba` as
-    /// `'carpet' <-> 'ba':*`, and a possessive or contraction whole (`'queequeg' <-> 's'`, not
-    /// "Queequeg stared"), so it reads as one word, as in the SQLite store. Terms are runs of letters and digits only, so nothing in them is
-    /// syntax. Nil when there are none.
-    static func tsquery(_ text: String) -> String? {
+    /// What a search for `text` asks: the words outside double quotes as a `tsquery` built here,
+    /// so user text never reaches PostgreSQL's query parser raw (each word must match as a prefix,
+    /// `'harb':*`; terms are runs of letters and digits only, so nothing in them is syntax; a word
+    /// PostgreSQL's parser splits must match as its parts in a row, `carpet-ba` as
+    /// `'carpet' <-> 'ba':*`, and a possessive or contraction whole, `'queequeg' <-> 's'`, not
+    /// "Queequeg stared", so it reads as one word, as in the SQLite store); and the words inside
+    /// double quotes (straight or curly; an unclosed one runs to the end) as quoted phrases for
+    /// `websearch_to_tsquery` (`"call me ishmael"`: those words, in that order). Nil for a part
+    /// with no words.
+    static func searchParts(_ text: String) -> (words: String?, phrases: String?) {
         func pieces(_ word: Substring) -> [String] {
             word.split(whereSeparator: { !($0.isLetter || $0.isNumber) }).map { $0.lowercased() }
         }
         var groups: [String] = []
+        var phrases: [String] = []
         var seen = Set<String>()
         for (index, part) in text.split(omittingEmptySubsequences: false, whereSeparator: { "\"“”„".contains($0) }).enumerated() {
             if index % 2 == 1 {
                 let words = pieces(part)
-                if !words.isEmpty { groups.append("(" + words.map { "'\($0)'" }.joined(separator: " <-> ") + ")") }
+                if !words.isEmpty { phrases.append("\"" + words.joined(separator: " ") + "\"") }
                 continue
             }
             for word in part.split(whereSeparator: \.isWhitespace) {
@@ -92,7 +101,7 @@ extension PostgresStore {
                 if seen.insert(group).inserted { groups.append(group) }
             }
         }
-        return groups.isEmpty ? nil : groups.joined(separator: " & ")
+        return (groups.isEmpty ? nil : groups.joined(separator: " & "), phrases.isEmpty ? nil : phrases.joined(separator: " "))
     }
 
     // MARK: What sync records
