@@ -157,7 +157,15 @@ def serve_latencies(g, store, requests=200):
     server = subprocess.Popen([g, "serve", "--store", store, "--port", "0", "--json", "-q"], stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL)
     try:
-        port = jsonlib.loads(server.stdout.readline())["port"]
+        text = ""
+        while True:  # the listening document, pretty-printed over several lines
+            line = server.stdout.readline().decode()
+            if not line:
+                raise RuntimeError("galley serve stopped before it listened")
+            text += line
+            if line.startswith("}"):
+                break
+        port = jsonlib.loads(text)["port"]
         connection = http.client.HTTPConnection("127.0.0.1", port)
 
         def get(path):

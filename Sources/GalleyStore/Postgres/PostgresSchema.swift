@@ -44,7 +44,8 @@ enum PostgresSchema {
                 package_sha256 text,
                 package_size bigint,
                 package_version bigint,
-                package_withheld text)
+                package_withheld text,
+                article_count bigint NOT NULL DEFAULT 0)
             """,
             #"CREATE INDEX issue_listing ON issue ((coalesce(publish_day, '')) DESC, apple_id)"#,
             """

@@ -2,6 +2,7 @@ import Foundation
 import GalleyCore
 import GalleyFormats
 import GalleyKit
+import Logging
 import PostgresNIO
 
 extension PostgresStore {
@@ -166,51 +167,32 @@ extension PostgresStore {
             throw GalleyError("the store did not number the issue's row", id: .storeFailed, path: address.display)
         }
         var counts = (articles: 0, assets: 0)
-        func insertAssets(_ list: [AssetRecord], article: Int64?) throws {
-            for (index, asset) in list.enumerated() {
-                let metadata = asset.metadata.map { writer.encode($0) }
-                let inserted = try connection.rows("""
-                    INSERT INTO asset (issue_id, article_id, global_id, kind, placement, caption, source, file_name, crop350, metadata)
-                    VALUES (\(issueID), \(article), \(asset.id), \(asset.kind.rawValue), \(Int64(index + 1)), \(asset.caption),
-                        \(asset.source), \(asset.fileName), \(asset.crop350), \(metadata))
-                    ON CONFLICT (issue_id, global_id) DO NOTHING RETURNING id
-                    """, logger)
-                counts.assets += inserted.count
+        // Rows go in batches (a statement per batch of articles and one for their assets, over
+        // unnest'ed arrays), not one statement per row: each statement is a round trip.
+        var batch = ArticleBatch()
+        func flush() throws {
+            guard !batch.articles.isEmpty else { return }
+            let ids = try batch.insertArticles(issueID: issueID, connection, logger)
+            counts.articles += ids.count
+            var assets = AssetBatch()
+            for (placement, article) in batch.articles {
+                guard let articleID = ids[placement] else { continue }  // a repeated id: Dumpling keeps the first
+                for list in [article.images, article.sounds, article.videos] { assets.add(list, article: articleID, writer: writer) }
             }
+            counts.assets += try assets.insert(issueID: issueID, connection, logger)
+            batch = ArticleBatch()
         }
-        try insertAssets(issue.images, article: nil)
+        var images = AssetBatch()
+        images.add(issue.images, article: nil, writer: writer)
+        counts.assets += try images.insert(issueID: issueID, connection, logger)
         var placement: Int64 = 0
         try ManifestStream.articles(manifest, display: display, issueGlobalID: issue.globalID) { article in
             placement += 1
-            var binds = PostgresBindings()
-            binds.append(issueID)                                             // $1
-            binds.append(article.globalID)                                    // $2
-            binds.append(placement)                                           // $3
-            for text in [article.title, article.body, article.description, article.url, article.section, article.authorName,
-                         article.source, article.dek, article.authorURL, article.authorBio, article.keywords, article.commentary,
-                         article.type, article.dateLastUpdated] {
-                binds.append(text)                                            // $4 ... $17
-            }
-            binds.append(ISODateTime(parsing: article.dateLastUpdated)?.millisecondsSinceEpoch)  // $18
-            binds.append(article.sku)                                         // $19
-            binds.append(article.published)                                   // $20
-            binds.append(article.featured)                                    // $21
-            binds.append(writer.encode(article.customMeta))                   // $22
-            binds.append(SearchText.body(article.body))                       // $23
-            // Weights as the SQLite index's BM25 ones: title A, dek and keywords B, body D.
-            let rows = try connection.rows(PostgresQuery(unsafeSQL: """
-                INSERT INTO article (issue_id, global_id, placement, title, body, description, url, section, author_name, source, dek,
-                    author_url, author_bio, keywords, commentary, type, date_last_updated, date_ms, sku, published, featured,
-                    custom_meta, search_body, search)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23,
-                    setweight(to_tsvector('simple', unaccent($4)), 'A') || setweight(to_tsvector('simple', unaccent($11)), 'B')
-                    || setweight(to_tsvector('simple', unaccent($14)), 'B') || setweight(to_tsvector('simple', unaccent($23)), 'D'))
-                ON CONFLICT (issue_id, global_id) DO NOTHING RETURNING id
-                """, binds: binds), logger)
-            guard let articleID = try rows.first?.int("id") else { return }
-            counts.articles += 1
-            for list in [article.images, article.sounds, article.videos] { try insertAssets(list, article: articleID) }
+            batch.add(article, placement: placement, writer: writer)
+            if batch.isFull { try flush() }
         }
+        try flush()
+        try connection.run("UPDATE issue SET article_count = \(Int64(counts.articles)) WHERE id = \(issueID)", logger)
         // The files in one statement (an issue of small pictures has tens of thousands).
         try connection.run("""
             INSERT INTO file (issue_id, name, size, sha256)
@@ -218,5 +200,121 @@ extension PostgresStore {
                 \(files.map(\.sha256))::text[]) AS f(name, size, sha256)
             """, logger)
         return counts
+    }
+}
+
+/// Articles waiting to be written together: at most 200, or about 4 MB of text, so memory stays
+/// bounded at any issue size.
+private struct ArticleBatch {
+    var articles: [(placement: Int64, record: ArticleRecord)] = []
+    private var columns = (globalID: [String](), placement: [Int64](), text: [[String]](repeating: [], count: 14),
+                           dateMS: [Int64](), hasDate: [Bool](), sku: [String](), hasSKU: [Bool](), published: [Bool](),
+                           featured: [Bool](), customMeta: [String](), searchBody: [String]())
+    private var bytes = 0
+
+    var isFull: Bool { articles.count >= 200 || bytes >= 4 << 20 }
+
+    mutating func add(_ article: ArticleRecord, placement: Int64, writer: JSONWriter) {
+        articles.append((placement, article))
+        columns.globalID.append(article.globalID)
+        columns.placement.append(placement)
+        let texts = [article.title, article.body, article.description, article.url, article.section, article.authorName,
+                     article.source, article.dek, article.authorURL, article.authorBio, article.keywords, article.commentary,
+                     article.type, article.dateLastUpdated]
+        for (index, text) in texts.enumerated() { columns.text[index].append(text) }
+        let dateMS = ISODateTime(parsing: article.dateLastUpdated)?.millisecondsSinceEpoch
+        columns.dateMS.append(dateMS ?? 0)
+        columns.hasDate.append(dateMS != nil)
+        columns.sku.append(article.sku ?? "")
+        columns.hasSKU.append(article.sku != nil)
+        columns.published.append(article.published)
+        columns.featured.append(article.featured)
+        let searchBody = SearchText.body(article.body)
+        columns.customMeta.append(writer.encode(article.customMeta))
+        columns.searchBody.append(searchBody)
+        bytes += article.body.utf8.count + searchBody.utf8.count + 512
+    }
+
+    /// Inserts the batch in order (a repeated global id keeps the first) with each article's
+    /// search vector (weights as the SQLite index's: title A, dek and keywords B, body D).
+    /// Returns the row ids of the articles written, by placement.
+    func insertArticles(issueID: Int64, _ connection: PostgresConnection, _ logger: Logger) throws -> [Int64: Int64] {
+        var binds = PostgresBindings()
+        binds.append(issueID)                   // $1
+        binds.append(columns.globalID)          // $2
+        binds.append(columns.placement)         // $3
+        for text in columns.text { binds.append(text) }  // $4 title ... $17 date_last_updated
+        binds.append(columns.dateMS)            // $18
+        binds.append(columns.hasDate)           // $19
+        binds.append(columns.sku)               // $20
+        binds.append(columns.hasSKU)            // $21
+        binds.append(columns.published)         // $22
+        binds.append(columns.featured)          // $23
+        binds.append(columns.customMeta)        // $24
+        binds.append(columns.searchBody)        // $25
+        let rows = try connection.rows(PostgresQuery(unsafeSQL: """
+            INSERT INTO article (issue_id, global_id, placement, title, body, description, url, section, author_name, source, dek,
+                author_url, author_bio, keywords, commentary, type, date_last_updated, date_ms, sku, published, featured,
+                custom_meta, search_body, search)
+            SELECT $1, t.global_id, t.placement, t.title, t.body, t.description, t.url, t.section, t.author_name, t.source, t.dek,
+                t.author_url, t.author_bio, t.keywords, t.commentary, t.type, t.date_last_updated,
+                CASE WHEN t.has_date THEN t.date_ms END, CASE WHEN t.has_sku THEN t.sku END, t.published, t.featured,
+                t.custom_meta, t.search_body,
+                setweight(to_tsvector('simple', unaccent(t.title)), 'A') || setweight(to_tsvector('simple', unaccent(t.dek)), 'B')
+                || setweight(to_tsvector('simple', unaccent(t.keywords)), 'B') || setweight(to_tsvector('simple', unaccent(t.search_body)), 'D')
+            FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
+                $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[], $17::text[],
+                $18::bigint[], $19::boolean[], $20::text[], $21::boolean[], $22::boolean[], $23::boolean[], $24::text[], $25::text[])
+                WITH ORDINALITY AS t(global_id, placement, title, body, description, url, section, author_name, source, dek,
+                    author_url, author_bio, keywords, commentary, type, date_last_updated, date_ms, has_date, sku, has_sku,
+                    published, featured, custom_meta, search_body, ord)
+            ORDER BY t.ord
+            ON CONFLICT (issue_id, global_id) DO NOTHING
+            RETURNING id, placement
+            """, binds: binds), logger)
+        var ids: [Int64: Int64] = [:]
+        for row in rows { ids[try row.int("placement")] = try row.int("id") }
+        return ids
+    }
+}
+
+/// Assets waiting to be written together, in list order (a repeated global id keeps the first).
+private struct AssetBatch {
+    private var article: [Int64] = [], hasArticle: [Bool] = [], globalID: [String] = [], kind: [String] = []
+    private var placement: [Int64] = [], caption: [String] = [], source: [String] = [], fileName: [String] = []
+    private var crop350: [String] = [], metadata: [String] = [], hasMetadata: [Bool] = []
+
+    mutating func add(_ list: [AssetRecord], article articleID: Int64?, writer: JSONWriter) {
+        for (index, asset) in list.enumerated() {
+            article.append(articleID ?? 0)
+            hasArticle.append(articleID != nil)
+            globalID.append(asset.id)
+            kind.append(asset.kind.rawValue)
+            placement.append(Int64(index + 1))
+            caption.append(asset.caption)
+            source.append(asset.source)
+            fileName.append(asset.fileName)
+            crop350.append(asset.crop350)
+            metadata.append(asset.metadata.map { writer.encode($0) } ?? "")
+            hasMetadata.append(asset.metadata != nil)
+        }
+    }
+
+    /// Inserts them; returns how many were written.
+    func insert(issueID: Int64, _ connection: PostgresConnection, _ logger: Logger) throws -> Int {
+        guard !globalID.isEmpty else { return 0 }
+        return try connection.rows("""
+            INSERT INTO asset (issue_id, article_id, global_id, kind, placement, caption, source, file_name, crop350, metadata)
+            SELECT \(issueID), CASE WHEN t.has_article THEN t.article END, t.global_id, t.kind, t.placement, t.caption, t.source,
+                t.file_name, t.crop350, CASE WHEN t.has_metadata THEN t.metadata END
+            FROM unnest(\(article)::bigint[], \(hasArticle)::boolean[], \(globalID)::text[], \(kind)::text[], \(placement)::bigint[],
+                \(caption)::text[], \(source)::text[], \(fileName)::text[], \(crop350)::text[], \(metadata)::text[],
+                \(hasMetadata)::boolean[])
+                WITH ORDINALITY AS t(article, has_article, global_id, kind, placement, caption, source, file_name, crop350, metadata,
+                    has_metadata, ord)
+            ORDER BY t.ord
+            ON CONFLICT (issue_id, global_id) DO NOTHING
+            RETURNING id
+            """, logger).count
     }
 }

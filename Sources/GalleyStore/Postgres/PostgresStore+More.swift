@@ -24,16 +24,20 @@ extension PostgresStore {
             var filter = PostgresFilter()
             // Words through Galley's own tsquery (prefixes), phrases through PostgreSQL's
             // websearch_to_tsquery (which never fails on what a reader types).
-            let query = "(" + [parts.words.map { "to_tsquery('simple', unaccent(\(filter.bind($0))))" },
-                         parts.phrases.map { "websearch_to_tsquery('simple', unaccent(\(filter.bind($0))))" }]
-                .compactMap { $0 }.joined(separator: " && ") + ")"
-            filter.add("a.search @@ \(query)")
+            let expression = [parts.words.map { "to_tsquery('simple', unaccent(\(filter.bind($0))))" },
+                              parts.phrases.map { "websearch_to_tsquery('simple', unaccent(\(filter.bind($0))))" }]
+                .compactMap { $0 }.joined(separator: " && ")
+            // Made once per statement (unaccent is only STABLE: written inline, it would be
+            // evaluated again for every row).
+            let with = "WITH q AS MATERIALIZED (SELECT \(expression) AS query)"
+            let from = "FROM q, article a JOIN issue i ON i.id = a.issue_id"
+            filter.add("a.search @@ q.query")
             if let issueID { filter.add("i.global_id = \(filter.bind(issueID))") }
             var ranked: Int?
             if let rankLimit = options.rankLimit, rankLimit > 0 {
                 // Only the most recently imported `rankLimit` matches are ranked, as in SQLite.
                 let newest = try connection.rows(PostgresQuery(unsafeSQL: """
-                    SELECT a.id FROM article a JOIN issue i ON i.id = a.issue_id\(filter.whereSQL)
+                    \(with) SELECT a.id \(from)\(filter.whereSQL)
                     ORDER BY a.id DESC LIMIT 2 OFFSET \(rankLimit - 1)
                     """, binds: filter.binds), logger).map { try $0.int("id") }
                 if newest.count == 2 {
@@ -46,14 +50,14 @@ extension PostgresStore {
             let titleOptions = filter.bind("StartSel=\(open), StopSel=\(close), HighlightAll=true")
             let limit = filter.bind(Int64(options.limit))
             let rows = try connection.rows(PostgresQuery(unsafeSQL: """
-                WITH best AS (
-                    SELECT a.id, ts_rank_cd('{0.1, 0.2, 0.5, 1.0}', a.search, \(query)) AS rank
-                    FROM article a JOIN issue i ON i.id = a.issue_id\(filter.whereSQL)
+                \(with), best AS (
+                    SELECT a.id, ts_rank_cd('{0.1, 0.2, 0.5, 1.0}', a.search, q.query) AS rank
+                    \(from)\(filter.whereSQL)
                     ORDER BY rank DESC, a.id LIMIT \(limit))
                 SELECT \(Self.articleColumns),
-                    ts_headline('simple', a.search_body, \(query), \(snippetOptions)) AS marked_snippet,
-                    ts_headline('simple', a.title, \(query), \(titleOptions)) AS marked_title
-                FROM best JOIN article a ON a.id = best.id JOIN issue i ON i.id = a.issue_id
+                    ts_headline('simple', a.search_body, q.query, \(snippetOptions)) AS marked_snippet,
+                    ts_headline('simple', a.title, q.query, \(titleOptions)) AS marked_title
+                FROM q, best JOIN article a ON a.id = best.id JOIN issue i ON i.id = a.issue_id
                 ORDER BY best.rank DESC, a.id
                 """, binds: filter.binds), logger)
             let articles = try rows.map { row -> StoredArticle in

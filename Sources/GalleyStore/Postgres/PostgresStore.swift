@@ -141,9 +141,10 @@ public final class PostgresStore: IssueStore {
 
     // MARK: Rows to records
 
+    /// `StoredIssue`'s columns from `issue i` (the article count kept on the row by import: a
+    /// listing of issues reads no article).
     static let issueColumns = """
-        i.global_id, i.apple_id, i.title, i.display_date, i.publish_date, i.last_updated,
-        (SELECT count(*) FROM article a WHERE a.issue_id = i.id) AS articles
+        i.global_id, i.apple_id, i.title, i.display_date, i.publish_date, i.last_updated, i.article_count AS articles
         """
 
     static let articleColumns = """
@@ -209,6 +210,14 @@ public final class PostgresStore: IssueStore {
         return try Self.issue(row)
     }
 
+    /// The row id of the issue with this global id or apple_id (an unknown id is an error), so
+    /// that listings of one issue filter on the article's indexed `issue_id`.
+    func issueRowID(_ id: String, _ connection: PostgresConnection) throws -> Int64 {
+        guard let row = try connection.rows("SELECT id FROM issue WHERE global_id = \(id) OR apple_id = \(id) ORDER BY id LIMIT 1", logger).first
+        else { throw notFound(issue: id) }
+        return try row.int("id")
+    }
+
     public func issue(_ id: String) throws -> (issue: StoredIssue, articles: [StoredArticle]) {
         try snapshot { connection in
             let issue = try issueSummary(id, connection)
@@ -258,12 +267,8 @@ public final class PostgresStore: IssueStore {
 
     /// The listing's rows in its total order (as SQLite's `articleRows`), `extra` past the limit.
     private func articleRows(_ filter: ArticleFilter, extra: Int, _ connection: PostgresConnection) throws -> [PostgresRandomAccessRow] {
-        if let issue = filter.issue { _ = try issueSummary(issue, connection) }
         var query = PostgresFilter()
-        if let issue = filter.issue {
-            let id = query.bind(issue)
-            query.add("(i.global_id = \(id) OR i.apple_id = \(id))")
-        }
+        if let issue = filter.issue { query.add("a.issue_id = \(query.bind(try issueRowID(issue, connection)))") }
         if let type = filter.type { query.add("a.type = \(query.bind(type))") }
         if let excluded = filter.excludeType { query.add("a.type <> \(query.bind(excluded))") }
         if filter.featured { query.add("a.featured") }
@@ -359,12 +364,8 @@ public final class PostgresStore: IssueStore {
 
     public func assets(_ filter: AssetFilter) throws -> [StoredAsset] {
         try snapshot { connection in
-            if let issue = filter.issue { _ = try issueSummary(issue, connection) }
             var query = PostgresFilter()
-            if let issue = filter.issue {
-                let id = query.bind(issue)
-                query.add("(i.global_id = \(id) OR i.apple_id = \(id))")
-            }
+            if let issue = filter.issue { query.add("s.issue_id = \(query.bind(try issueRowID(issue, connection)))") }
             if let article = filter.article {
                 query.add("s.article_id = \(query.bind(try articleRowID(article, issue: filter.issue, connection)))")
             }
