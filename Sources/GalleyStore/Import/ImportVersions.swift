@@ -15,6 +15,43 @@ enum ImportVersions {
         var contentDigest: String?
     }
 
+    /// What an import of `passed` does against `stored` (nil: the store lacks the issue).
+    enum Decision {
+        /// Not in the store: import it.
+        case add
+        /// An older version (or `--force`): replace it.
+        case replace
+        /// The same version with the same content: nothing to write; the zip was still checked
+        /// whole, as `galley validate` would, and these are its warnings.
+        case unchanged(warnings: [Diagnostic])
+    }
+
+    /// Decides, and refuses an older zip or the same version with other content. A zip that would
+    /// change nothing (or roll the issue back) is still checked whole, but not extracted.
+    static func decide(
+        _ stored: Stored?, _ passed: ImportGate.Passed, path: String, force: Bool, progress: ((Int64, Int64) -> Void)?
+    ) throws -> Decision {
+        guard let stored else { return .add }
+        if force { return .replace }
+        func checkedWithoutExtracting() throws -> [Diagnostic] {
+            try SQLiteStore.refusingErrors(passed.check.checkContent(
+                sink: progress.map { SQLiteStore.ProgressSink(total: passed.declaredBytes, $0) }))
+        }
+        switch order(stored, passed.issue) {
+        case .orderedSame:
+            let warnings = try checkedWithoutExtracting()
+            if let digest = stored.contentDigest, digest != passed.contentDigest {
+                throw sameVersionChanged(stored, passed.issue, path: path)
+            }
+            return .unchanged(warnings: warnings)
+        case .orderedAscending:
+            _ = try checkedWithoutExtracting()
+            throw older(stored, passed.issue, path: path)
+        case .orderedDescending:
+            return .replace
+        }
+    }
+
     /// How the zip's `last_updated` compares with the stored one: by instant when both parse,
     /// else as text.
     static func order(_ stored: Stored, _ issue: IssueRecord) -> ComparisonResult {

@@ -34,47 +34,36 @@ extension PostgresStore {
                 package_withheld
             FROM issue WHERE global_id = \(issue.globalID) OR apple_id = \(issue.appleID) ORDER BY id LIMIT 1
             """, logger).first
-        func checkedWithoutExtracting() throws -> [Diagnostic] {
-            try SQLiteStore.refusingErrors(passed.check.checkContent(
-                sink: progress.map { SQLiteStore.ProgressSink(total: passed.declaredBytes, $0) }))
+        let stored = try existing.map {
+            ImportVersions.Stored(appleID: try $0.string("apple_id"), lastUpdated: try $0.string("last_updated"),
+                                  lastUpdatedMS: try $0.optionalInt("last_updated_ms"), contentDigest: try $0.optionalString("content_digest"))
         }
         var status = ImportResult.Status.imported
         var replaced: (id: Int64, hashes: [String])?
-        if let existing {
+        switch try ImportVersions.decide(stored, passed, path: path, force: force, progress: progress) {
+        case .add: break
+        case .replace:
+            guard let existing else { break }
             let id = try existing.int("id")
-            let stored = ImportVersions.Stored(appleID: try existing.string("apple_id"), lastUpdated: try existing.string("last_updated"),
-                                               lastUpdatedMS: try existing.optionalInt("last_updated_ms"),
-                                               contentDigest: try existing.optionalString("content_digest"))
-            if !force {
-                switch ImportVersions.order(stored, issue) {
-                case .orderedSame:
-                    let warnings = try checkedWithoutExtracting()
-                    if let digest = stored.contentDigest, digest != passed.contentDigest {
-                        throw ImportVersions.sameVersionChanged(stored, issue, path: path)
-                    }
-                    let counts = try connection.rows("""
-                        SELECT (SELECT count(*) FROM article WHERE issue_id = \(id)) AS articles,
-                               (SELECT count(*) FROM asset WHERE issue_id = \(id)) AS assets
-                        """, logger).first
-                    var package: ImportResult.Package?
-                    if let sha = try existing.optionalString("package_sha256") {
-                        package = ImportResult.Package(sha256: sha, size: try existing.optionalInt("package_size") ?? 0,
-                                                       version: try existing.optionalInt("package_version") ?? 0,
-                                                       withheld: try existing.optionalString("package_withheld"))
-                    }
-                    return ImportResult(path: path, status: .unchanged, appleID: issue.appleID, globalID: issue.globalID,
-                                        lastUpdated: DumplingDate.rfc3339(issue.lastUpdated),
-                                        articles: Int(try counts?.int("articles") ?? 0), assets: Int(try counts?.int("assets") ?? 0),
-                                        files: passed.fileCount, package: package, warnings: warnings)
-                case .orderedAscending:
-                    _ = try checkedWithoutExtracting()
-                    throw ImportVersions.older(stored, issue, path: path)
-                case .orderedDescending:
-                    break
-                }
-            }
             status = .replaced
             replaced = (id, try hashes(ofIssue: id, connection))
+        case .unchanged(let warnings):
+            guard let existing else { break }
+            let id = try existing.int("id")
+            let counts = try connection.rows("""
+                SELECT (SELECT count(*) FROM article WHERE issue_id = \(id)) AS articles,
+                       (SELECT count(*) FROM asset WHERE issue_id = \(id)) AS assets
+                """, logger).first
+            var package: ImportResult.Package?
+            if let sha = try existing.optionalString("package_sha256") {
+                package = ImportResult.Package(sha256: sha, size: try existing.optionalInt("package_size") ?? 0,
+                                               version: try existing.optionalInt("package_version") ?? 0,
+                                               withheld: try existing.optionalString("package_withheld"))
+            }
+            return ImportResult(path: path, status: .unchanged, appleID: issue.appleID, globalID: issue.globalID,
+                                lastUpdated: DumplingDate.rfc3339(issue.lastUpdated),
+                                articles: Int(try counts?.int("articles") ?? 0), assets: Int(try counts?.int("assets") ?? 0),
+                                files: passed.fileCount, package: package, warnings: warnings)
         }
 
         // 2. One pass into staging, the zip kept alongside; neither touches the database or

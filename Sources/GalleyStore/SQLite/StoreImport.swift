@@ -81,35 +81,22 @@ extension SQLiteStore {
         let existing = try database.read { db in
             try IssueRow.filter(IssueRow.Columns.globalID == issue.globalID || IssueRow.Columns.appleID == issue.appleID).fetchOne(db)
         }
-        func checkedWithoutExtracting() throws -> [Diagnostic] {
-            try Self.refusingErrors(passed.check.checkContent(sink: progress.map { ProgressSink(total: passed.declaredBytes, $0) }))
+        let stored = existing.map {
+            ImportVersions.Stored(appleID: $0.appleID, lastUpdated: $0.lastUpdated, lastUpdatedMS: $0.lastUpdatedMS, contentDigest: $0.contentDigest)
         }
         var status = ImportResult.Status.imported
-        if let existing {
-            let stored = ImportVersions.Stored(appleID: existing.appleID, lastUpdated: existing.lastUpdated,
-                                               lastUpdatedMS: existing.lastUpdatedMS, contentDigest: existing.contentDigest)
-            if !force {
-                switch ImportVersions.order(stored, issue) {
-                case .orderedSame:
-                    let warnings = try checkedWithoutExtracting()
-                    if let digest = existing.contentDigest, digest != passed.contentDigest {
-                        throw ImportVersions.sameVersionChanged(stored, issue, path: path)
-                    }
-                    let counts = try database.read { db in
-                        (try ArticleRow.filter(ArticleRow.Columns.issueId == existing.id).fetchCount(db),
-                         try AssetRow.filter(AssetRow.Columns.issueId == existing.id).fetchCount(db))
-                    }
-                    return ImportResult(path: path, status: .unchanged, appleID: issue.appleID, globalID: issue.globalID,
-                                        lastUpdated: DumplingDate.rfc3339(issue.lastUpdated), articles: counts.0, assets: counts.1,
-                                        files: passed.fileCount, package: existing.package, warnings: warnings)
-                case .orderedAscending:
-                    _ = try checkedWithoutExtracting()
-                    throw ImportVersions.older(stored, issue, path: path)
-                case .orderedDescending:
-                    break
-                }
+        switch try ImportVersions.decide(stored, passed, path: path, force: force, progress: progress) {
+        case .add: break
+        case .replace: status = .replaced
+        case .unchanged(let warnings):
+            guard let existing else { break }
+            let counts = try database.read { db in
+                (try ArticleRow.filter(ArticleRow.Columns.issueId == existing.id).fetchCount(db),
+                 try AssetRow.filter(AssetRow.Columns.issueId == existing.id).fetchCount(db))
             }
-            status = .replaced
+            return ImportResult(path: path, status: .unchanged, appleID: issue.appleID, globalID: issue.globalID,
+                                lastUpdated: DumplingDate.rfc3339(issue.lastUpdated), articles: counts.0, assets: counts.1,
+                                files: passed.fileCount, package: existing.package, warnings: warnings)
         }
 
         // 2. One pass: every file inflated into staging, hashed and checked as it passes, while a
