@@ -1,4 +1,5 @@
 import Foundation
+import GalleyTestSupport
 import Testing
 
 /// `galley import` and the store's queries, end to end.
@@ -22,6 +23,22 @@ import Testing
     }
 
     func store() throws -> String { try Harness.temporaryDirectory().appending(path: "store").path }
+
+    /// The backends the crash-safety and concurrency tests run on: a folder (SQLite), and a
+    /// PostgreSQL store (with a blob folder) when the tests run with a server (`make test` does).
+    enum Backend: String, CustomTestStringConvertible {
+        case sqlite, postgres
+        var testDescription: String { rawValue }
+        static var all: [Backend] { PostgresTestServer.enabled ? [.sqlite, .postgres] : [.sqlite] }
+
+        /// A new store's `--store` value.
+        func store() throws -> String {
+            switch self {
+            case .sqlite: return try Harness.temporaryDirectory().appending(path: "store").path
+            case .postgres: return try PostgresTestServer.newStore()
+            }
+        }
+    }
 
     @Test func importReimportNewerOlderAndForce() throws {
         let store = try store()
@@ -374,8 +391,9 @@ import Testing
         }
     }
 
-    @Test func twoImportsAtOnceBothEndCorrectly() throws {
-        let store = try store()
+    @Test(arguments: Backend.all)
+    func twoImportsAtOnceBothEndCorrectly(backend: Backend) throws {
+        let store = try backend.store()
         let a = try packExample()
         let b = try packExample(lastUpdated: "2026-01-10T09:00:00Z")
         let first = Process()
@@ -393,8 +411,9 @@ import Testing
         #expect(try Harness.galley(["issue", "show", appleID, "--store", store]).stdout.contains("updated 2026-01-10T09:00:00.000+0000"))
     }
 
-    @Test func anImportKilledAtAnyMomentLeavesTheOldOrTheNewIssueComplete() throws {
-        let store = try store()
+    @Test(arguments: Backend.all)
+    func anImportKilledAtAnyMomentLeavesTheOldOrTheNewIssueComplete(backend: Backend) throws {
+        let store = try backend.store()
         #expect(try Harness.galley(["import", try packExample().path, "--store", store]).status == 0)
         // A newer version with a large file, so the import takes a while.
         let big = try packExample(lastUpdated: "2026-02-01T00:00:00Z") { source in

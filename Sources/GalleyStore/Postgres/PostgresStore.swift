@@ -37,18 +37,15 @@ public final class PostgresStore: IssueStore {
         root = blobs.root
         connections = PostgresConnections(address)
         let blobs = blobs
-        try connections.with { connection in
-            do {
-                if try !PostgresSchema.isCurrent(connection, connections.logger) {
-                    let empty = try connection.rows("SELECT to_regclass('issue') IS NULL AS empty", connections.logger).first?.bool("empty") ?? true
-                    if access != .create && empty {
-                        throw GalleyError("no Galley store in database `\(address.database)`", id: .storeMissing, path: address.display,
-                                          hint: "Import a zip first (galley import ISSUE.zip --store \(address.display)?blobs=…), or pass the right --store or GALLEY_STORE.")
-                    }
-                    try PostgresSchema.migrate(connection, connections.logger)
+        try mapping("cannot open the store") {
+            try connections.with { connection in
+                guard try !PostgresSchema.isCurrent(connection, logger) else { return }
+                let empty = try connection.rows("SELECT to_regclass('issue') IS NULL AS empty", logger).first?.bool("empty") ?? true
+                if access != .create && empty {
+                    throw GalleyError("no Galley store in database `\(address.database)`", id: .storeMissing, path: address.display,
+                                      hint: "Import a zip first (galley import ISSUE.zip --store \(address.display)?blobs=…), or pass the right --store or GALLEY_STORE.")
                 }
-            } catch {
-                throw connections.failure("cannot open the store", error)
+                try PostgresSchema.migrate(connection, logger)
             }
         }
         if access != .read {
@@ -58,10 +55,11 @@ public final class PostgresStore: IssueStore {
                 let (reason, hint) = FileSystemError.describe(error)
                 throw GalleyError("cannot use the folder for the store's local work: \(reason)", id: .storeFailed, path: blobs.root.path, hint: hint)
             }
-            // An import that was killed leaves its staging folder (and maybe blobs no row names):
-            // cleaned when no writer is at work, as the SQLite store does at open.
-            if !blobs.staged().isEmpty { _ = try? withWriterLock(wait: false) { _ in try removeLeftovers() } }
         }
+        // An import that was killed leaves its staging folder (and maybe blobs no row names):
+        // removed at any open when no writer is at work, as the SQLite store does, so the next
+        // command after a crash finds the store clean.
+        if !blobs.staged().isEmpty { _ = try? lockedWriter(wait: false) { _ in try removeLeftovers() } }
     }
 
     deinit {
@@ -71,17 +69,23 @@ public final class PostgresStore: IssueStore {
 
     // MARK: Connections, locks, transactions
 
-    /// Runs `body` on a pooled connection; failures of the database become `store.failed`.
-    func read<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+    /// Runs `body`; failures of the database (not Galley's own errors and findings) become
+    /// `store.failed` saying `what`, with the server's message.
+    func mapping<T>(_ what: String, _ body: () throws -> T) throws -> T {
         do {
-            return try connections.with(body)
+            return try body()
         } catch let error as GalleyError {
             throw error
         } catch let error as DiagnosticsError {
             throw error
         } catch {
-            throw connections.failure("cannot read the store", error)
+            throw connections.failure(what, error)
         }
+    }
+
+    /// Runs `body` on a pooled connection.
+    func read<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        try mapping("cannot read the store") { try connections.with(body) }
     }
 
     /// `body` inside one read-only snapshot (several statements that must agree).
@@ -103,40 +107,33 @@ public final class PostgresStore: IssueStore {
         }
     }
 
-    /// Runs `body` on a connection of its own that holds the writer lock (waiting for another
-    /// writer, on any machine, to finish; or, with `wait: false`, returning nil at once).
-    @discardableResult
-    func withWriterLock<T>(wait: Bool = true, _ body: (PostgresConnection) throws -> T) throws -> T? {
+    /// Runs `body` on a connection of its own that holds the writer lock (the SQLite store's
+    /// `.lock`), waiting for another writer on any machine to finish. What this process
+    /// commits, it sees at once (the notification follows).
+    func writing<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         precondition(access != .read, "the store was opened for reading")
+        defer { revisions.invalidate() }
+        guard let value = try lockedWriter(wait: true, body) else {
+            throw GalleyError("the store's writer lock was not taken", id: .storeFailed, path: address.display)
+        }
+        return value
+    }
+
+    /// `body` under the writer lock, or nil at once when another writer holds it and `wait` is
+    /// false. The lock belongs to the session: closing the connection (or the process dying)
+    /// releases it.
+    private func lockedWriter<T>(wait: Bool, _ body: (PostgresConnection) throws -> T) throws -> T? {
         let connection = try connections.dedicated()
         defer { try? connection.close().wait() }
-        do {
+        return try mapping("cannot write the store") {
             if wait {
                 try connection.run("SELECT pg_advisory_lock(\(PostgresSchema.writerLock))", logger)
             } else {
                 let got = try connection.rows("SELECT pg_try_advisory_lock(\(PostgresSchema.writerLock)) AS got", logger)
                 guard try got.first?.bool("got") == true else { return nil }
             }
-            // The lock belongs to the session: closing the connection (or the process dying)
-            // releases it.
             return try body(connection)
-        } catch let error as GalleyError {
-            throw error
-        } catch let error as DiagnosticsError {
-            throw error
-        } catch {
-            throw connections.failure("cannot write the store", error)
         }
-    }
-
-    /// `withWriterLock` that always runs (waits for the lock).
-    func writing<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
-        // What this process commits, it sees at once (the notification follows).
-        defer { revisions.invalidate() }
-        guard let value = try withWriterLock(wait: true, body) else {
-            throw GalleyError("the store's writer lock was not taken", id: .storeFailed, path: address.display)
-        }
-        return value
     }
 
     // MARK: Rows to records
