@@ -95,7 +95,7 @@ enum SigV4 {
         let encodedQuery: [(String, String)] = query.map { (encode($0.0), encode($0.1)) }
         let sortedQuery = encodedQuery.sorted { (a: (String, String), b: (String, String)) -> Bool in a.0 == b.0 ? a.1 < b.1 : a.0 < b.0 }
         let canonicalQuery = sortedQuery.map { (pair: (String, String)) -> String in pair.0 + "=" + pair.1 }.joined(separator: "&")
-        let canonicalPath = path.split(separator: "/", omittingEmptySubsequences: false).map { encode(String($0)) }.joined(separator: "/")
+        let canonicalPath = encodePath(path)
         let canonicalRequest = [method, canonicalPath, canonicalQuery,
                                 canonicalHeaders.map { "\($0.0):\($0.1)\n" }.joined(), signedHeaders, payloadHash].joined(separator: "\n")
         let scope = "\(day)/\(region)/s3/aws4_request"
@@ -117,6 +117,11 @@ enum SigV4 {
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
         let day = "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))"
         return ("\(day)T\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z", day)
+    }
+
+    /// A path with each segment encoded (`/` kept), as SigV4 signs it and as it is sent.
+    static func encodePath(_ path: String) -> String {
+        path.split(separator: "/", omittingEmptySubsequences: false).map { encode(String($0)) }.joined(separator: "/")
     }
 
     /// RFC 3986 percent-encoding of everything but the unreserved characters, as SigV4 wants.
@@ -196,22 +201,31 @@ final class S3Blobs: BlobStore, @unchecked Sendable {
     /// One signed request, its answer collected (small bodies only: listings, errors, XML).
     private func send(_ method: HTTPMethod, key: String, query: [(String, String)] = [], body: ByteBuffer? = nil,
                       payloadHash: String? = nil, extra: [(String, String)] = []) throws -> Answer {
-        let (host, path) = location.hostAndPath(key)
         let hash = payloadHash ?? SigV4.hex(SHA256.hash(data: body.map { Data($0.readableBytesView) } ?? Data()))
-        let headers = SigV4.sign(method: method.rawValue, host: host, path: path, query: query, headers: extra, payloadHash: hash,
-                                 region: location.region, accessKey: location.accessKey, secretKey: location.secretKey,
-                                 sessionToken: location.sessionToken, date: Date())
-        let queryText = query.map { "\(SigV4.encode($0.0))=\(SigV4.encode($0.1))" }.joined(separator: "&")
-        let pathText = path.split(separator: "/", omittingEmptySubsequences: false).map { SigV4.encode(String($0)) }.joined(separator: "/")
-        let url = "\(location.endpoint.scheme ?? "https")://\(host)\(pathText)" + (queryText.isEmpty ? "" : "?" + queryText)
         do {
-            let request = try HTTPClient.Request(url: url, method: method, headers: HTTPHeaders(headers), body: body.map { .byteBuffer($0) })
+            let request = try signed(method, key: key, query: query, payloadHash: hash, extra: extra, body: body)
             let response = try http.execute(request: request, deadline: .now() + .seconds(600)).wait()
             return Answer(status: response.status, headers: response.headers, body: response.body)
         } catch {
-            throw GalleyError("cannot reach the blob store \(location.display) at \(location.endpoint.absoluteString): \(error)",
-                              id: .storeFailed, hint: "Check AWS_ENDPOINT_URL, the network, and that the service is up.")
+            throw unreachable(error)
         }
+    }
+
+    /// A request for `key`, signed (AWS Signature V4) and addressed as the location wants.
+    private func signed(_ method: HTTPMethod, key: String, query: [(String, String)], payloadHash: String,
+                        extra: [(String, String)] = [], body: ByteBuffer? = nil) throws -> HTTPClient.Request {
+        let (host, path) = location.hostAndPath(key)
+        let headers = SigV4.sign(method: method.rawValue, host: host, path: path, query: query, headers: extra, payloadHash: payloadHash,
+                                 region: location.region, accessKey: location.accessKey, secretKey: location.secretKey,
+                                 sessionToken: location.sessionToken, date: Date())
+        let queryText = query.map { "\(SigV4.encode($0.0))=\(SigV4.encode($0.1))" }.joined(separator: "&")
+        let url = "\(location.endpoint.scheme ?? "https")://\(host)\(SigV4.encodePath(path))" + (queryText.isEmpty ? "" : "?" + queryText)
+        return try HTTPClient.Request(url: url, method: method, headers: HTTPHeaders(headers), body: body.map { .byteBuffer($0) })
+    }
+
+    private func unreachable(_ error: any Error) -> GalleyError {
+        GalleyError("cannot reach the blob store \(location.display) at \(location.endpoint.absoluteString): \(error)",
+                    id: .storeFailed, hint: "Check AWS_ENDPOINT_URL, the network, and that the service is up.")
     }
 
     /// The service's refusal in words (its XML `Code` and `Message`).
@@ -322,23 +336,16 @@ final class S3Blobs: BlobStore, @unchecked Sendable {
         try FileManager.default.createDirectory(at: cached.deletingLastPathComponent(), withIntermediateDirectories: true)
         let partial = cached.deletingLastPathComponent().appending(path: ".\(sha256).\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         defer { try? FileManager.default.removeItem(at: partial) }
-        let (host, path) = location.hostAndPath(location.key(sha256))
-        let headers = SigV4.sign(method: "GET", host: host, path: path, query: [], headers: [], payloadHash: SigV4.hex(SHA256.hash(data: Data())),
-                                 region: location.region, accessKey: location.accessKey, secretKey: location.secretKey,
-                                 sessionToken: location.sessionToken, date: Date())
-        let status = StatusBox()
+        let status: HTTPResponseStatus
         do {
-            let pathText = path.split(separator: "/", omittingEmptySubsequences: false).map { SigV4.encode(String($0)) }.joined(separator: "/")
-            let request = try HTTPClient.Request(url: "\(location.endpoint.scheme ?? "https")://\(host)\(pathText)", method: .GET,
-                                                 headers: HTTPHeaders(headers))
-            let delegate = try FileDownloadDelegate(path: partial.path, reportHead: { head in status.set(head.status) })
-            _ = try http.execute(request: request, delegate: delegate, deadline: .now() + .seconds(3600)).futureResult.wait()
+            let request = try signed(.GET, key: location.key(sha256), query: [], payloadHash: SigV4.hex(SHA256.hash(data: Data())))
+            let delegate = try FileDownloadDelegate(path: partial.path)
+            status = try http.execute(request: request, delegate: delegate, deadline: .now() + .seconds(3600)).futureResult.wait().head.status
         } catch {
-            throw GalleyError("cannot fetch \(name(sha256)) from the blob store: \(error)", id: .storeFailed,
-                              hint: "Check AWS_ENDPOINT_URL, the network, and that the service is up.")
+            throw unreachable(error)
         }
-        guard status.get() == .ok else {
-            throw GalleyError("cannot fetch \(name(sha256)): HTTP \(status.get()?.code ?? 0)", id: .storeFailed,
+        guard status == .ok else {
+            throw GalleyError("cannot fetch \(name(sha256)): HTTP \(status.code)", id: .storeFailed,
                               hint: "`galley store check` tells whether the blob store lost it.")
         }
         guard (try? FileDigest.of(partial.path).sha256) == sha256 else {
@@ -383,12 +390,5 @@ final class S3Blobs: BlobStore, @unchecked Sendable {
         guard let start = text.range(of: "<\(name)>"), let end = text.range(of: "</\(name)>", range: start.upperBound..<text.endIndex)
         else { return nil }
         return String(text[start.upperBound..<end.lowerBound])
-    }
-
-    private final class StatusBox: @unchecked Sendable {
-        private let lock = NSLock()
-        private var status: HTTPResponseStatus?
-        func set(_ value: HTTPResponseStatus) { lock.lock(); status = value; lock.unlock() }
-        func get() -> HTTPResponseStatus? { lock.lock(); defer { lock.unlock() }; return status }
     }
 }
