@@ -123,7 +123,8 @@ final class PostgresConnections: @unchecked Sendable {
                 return GalleyError("\(what): \(message)\(state)", id: .storeFailed, path: address.display,
                                    hint: "Check the address, the user's rights on the database, and the server's log.")
             }
-            return GalleyError("\(what): \(psql.code) at \(address.host):\(address.port)", id: .storeFailed, path: address.display,
+            let reason = psql.underlying.map { "\($0)" } ?? "\(psql.code)"
+            return GalleyError("\(what) at \(address.host):\(address.port): \(reason)", id: .storeFailed, path: address.display,
                                hint: "Check that PostgreSQL is running and reachable there (pg_isready -h \(address.host) -p \(address.port)).")
         }
         return GalleyError("\(what): \(error)", id: .storeFailed, path: address.display,
