@@ -74,13 +74,7 @@ def main():
     if args.backend == "postgres":
         return postgres(args)
     g = args.galley
-    out = os.path.join(WORK, "store-bench")
-    os.makedirs(out, exist_ok=True)
-
-    source = generate(300, 310)
-    zip_path = os.path.join(out, "org.example.bench.300.zip")
-    if not os.path.exists(zip_path):
-        timed([g, "pack", source, "--output", out])
+    out, zip_path = issue_300(g)
     store = os.path.join(out, "store")
     unzipped = os.path.join(out, "unzipped")
 
@@ -101,6 +95,16 @@ def main():
         print(f"{label:>38}: {ms:6.1f} ms over 100 issues x 300 articles {verdict}")
     ms = quick([g, "--version"], args.runs)
     print(f"{'process start (galley --version)':>38}: {ms:6.1f} ms")
+
+
+def issue_300(g):
+    """The bench's folder, and the 300-article synthetic issue packed into it once."""
+    out = os.path.join(WORK, "store-bench")
+    os.makedirs(out, exist_ok=True)
+    zip_path = os.path.join(out, "org.example.bench.300.zip")
+    if not os.path.exists(zip_path):
+        timed([g, "pack", generate(300, 310), "--output", out])
+    return out, zip_path
 
 
 def zips_100(g, out):
@@ -196,12 +200,7 @@ def serve_latencies(g, store, requests=200):
 
 def postgres(args):
     g = args.galley
-    out = os.path.join(WORK, "store-bench")
-    os.makedirs(out, exist_ok=True)
-    source = generate(300, 310)
-    zip_path = os.path.join(out, "org.example.bench.300.zip")
-    if not os.path.exists(zip_path):
-        timed([g, "pack", source, "--output", out])
+    out, zip_path = issue_300(g)
     cluster = tempfile.mkdtemp(prefix="galley-bench-pg.")
     url = subprocess.run(["bash", os.path.join(ROOT, "scripts", "pg-test-server.sh"), "start", os.path.join(cluster, "pg")],
                          check=True, capture_output=True, text=True).stdout.strip()
