@@ -1,5 +1,6 @@
 import Foundation
 import GalleyCore
+import GalleyFormats
 import GalleyKit
 
 /// The content pass every backend's import runs once the gate has passed and the versions say
@@ -17,7 +18,7 @@ struct ImportPass {
     /// The kept zip in staging, with its SHA-256 and size.
     let kept: (staged: URL, digest: FileDigest)
     /// Every file written, with its size and SHA-256.
-    let files: [SQLiteStore.ExtractedFile]
+    let files: [ExtractedFile]
 
     static func run(
         _ path: String, _ passed: ImportGate.Passed, stagingFolder: URL, root: URL, progress: ((Int64, Int64) -> Void)?
@@ -27,9 +28,9 @@ struct ImportPass {
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
         var succeeded = false
         defer { if !succeeded { try? FileManager.default.removeItem(at: staging) } }
-        let sink = try SQLiteStore.ExtractingSink(root: staging, total: passed.declaredBytes, progress: progress)
-        let (pass, keeping) = alongside({ try SQLiteStore.stagePackage(path, token: token, stagingFolder: stagingFolder, root: root) }) {
-            try SQLiteStore.refusingErrors(passed.check.checkContent(sink: sink))
+        let sink = try ExtractingSink(root: staging, total: passed.declaredBytes, progress: progress)
+        let (pass, keeping) = alongside({ try stagePackage(path, token: token, stagingFolder: stagingFolder, root: root) }) {
+            try refusingErrors(passed.check.checkContent(sink: sink))
         }
         do {
             let warnings = try pass.get()
@@ -46,5 +47,111 @@ struct ImportPass {
     func cleanUp() {
         try? FileManager.default.removeItem(at: staging)
         try? FileManager.default.removeItem(at: kept.staged)
+    }
+}
+
+// The pieces of the pass, shared by every backend.
+extension ImportPass {
+    /// Why the feed must not serve a zip that passed the gate, or nil: an older Linechef format
+    /// (tolerated by import, a crash in current Dumpling builds).
+    static func withheldReason(_ passed: ImportGate.Passed) -> String? {
+        guard passed.warnings.contains(where: { $0.id == Check.manifestOlderFormat.id }) else { return nil }
+        return "older Linechef format (manifest.older-format): current Dumpling builds crash on it"
+    }
+
+    /// Copies the zip into staging and hashes the copy (`staging/<token>.zip`); the backend
+    /// moves it to its content-addressed name once the import's checks have passed, so a
+    /// refused zip never reaches the kept zips.
+    ///
+    /// It takes no store, so the thread it runs on holds no reference to one: a store still held when
+    /// the process exits never closes its connections, and its write-ahead log is then left
+    /// unmerged.
+    static func stagePackage(_ path: String, token: String, stagingFolder: URL, root: URL) throws -> (staged: URL, digest: FileDigest) {
+        let staged = stagingFolder.appending(path: "\(token).zip")
+        do {
+            return (staged, try FileDigest.of(path, copyingTo: staged.path))
+        } catch let error as FileDigestError {
+            try? FileManager.default.removeItem(at: staged)
+            throw GalleyError("cannot keep the zip in the store: \(error)", id: .storeFailed, path: root.path,
+                              hint: "Check the free space and permissions of the store's folder.")
+        }
+    }
+
+    /// The warnings among a content pass's findings; its errors refuse the zip.
+    static func refusingErrors(_ findings: [Diagnostic]) throws -> [Diagnostic] {
+        let errors = findings.filter { $0.severity == .error }
+        if !errors.isEmpty { throw DiagnosticsError(errors) }
+        return findings.filter { $0.severity == .warning }
+    }
+
+    /// Reports the bytes a content pass has read, of all it will read: the progress bar of a
+    /// pass that writes nothing, and of the extracting one.
+    final class ProgressSink: ZipEntrySink {
+        private let total: Int64
+        private let report: (Int64, Int64) -> Void
+        private var done: Int64 = 0
+
+        init(total: Int64, _ report: @escaping (Int64, Int64) -> Void) {
+            self.total = total
+            self.report = report
+        }
+
+        func begin(_ name: String, size: Int64) {}
+        func write(_ chunk: ArraySlice<UInt8>) {
+            done += Int64(chunk.count)
+            report(done, total)
+        }
+        func finish() {}
+    }
+
+    struct ExtractedFile {
+        package var name: String
+        package var size: Int64
+        package var sha256: String
+    }
+
+    /// Writes each file the content pass inflates under the staging folder, streaming, and
+    /// hashes it (SHA-256) on a second thread as it passes, through libarchive's disk writer with
+    /// its secure options (`SecureDiskWriter`: no `..`, no path through a link, never over a file
+    /// already written). Validate refused unsafe names, links, devices and collisions before;
+    /// this is the second line.
+    final class ExtractingSink: ZipEntrySink {
+        private let writer: SecureDiskWriter
+        private let progress: ProgressSink?
+        private let hashing = HashingThread()
+        private var current: (name: String, size: Int64)?
+        private var written: [(name: String, size: Int64)] = []
+
+        init(root: URL, total: Int64, progress: ((Int64, Int64) -> Void)?) throws {
+            writer = try SecureDiskWriter(root: root)
+            self.progress = progress.map { ProgressSink(total: total, $0) }
+        }
+
+        deinit { _ = hashing.finish() }  // a refused or failed pass: stop the thread
+
+        func begin(_ name: String, size: Int64) throws {
+            try writer.begin(name, size: size)
+            hashing.begin()
+            current = (name, 0)
+        }
+
+        func write(_ chunk: ArraySlice<UInt8>) throws {
+            hashing.update(chunk)
+            try writer.write(chunk)
+            current?.size += Int64(chunk.count)
+            progress?.write(chunk)
+        }
+
+        func finish() throws {
+            try writer.finish()
+            hashing.end()
+            if let current { written.append(current) }
+            current = nil
+        }
+
+        /// Every file written, with its digest (waits for the hashing thread).
+        func files() -> [ExtractedFile] {
+            zip(written, hashing.finish()).map { ExtractedFile(name: $0.0.name, size: $0.0.size, sha256: $0.1) }
+        }
     }
 }

@@ -34,8 +34,8 @@ enum ImportVersions {
         guard let stored else { return .add }
         if force { return .replace }
         func checkedWithoutExtracting() throws -> [Diagnostic] {
-            try SQLiteStore.refusingErrors(passed.check.checkContent(
-                sink: progress.map { SQLiteStore.ProgressSink(total: passed.declaredBytes, $0) }))
+            try ImportPass.refusingErrors(passed.check.checkContent(
+                sink: progress.map { ImportPass.ProgressSink(total: passed.declaredBytes, $0) }))
         }
         switch order(stored, passed.issue) {
         case .orderedSame:

@@ -99,7 +99,7 @@ extension PostgresStore {
         // 4. One transaction: the old rows out, the new ones in, the version and revision up.
         var counts = (articles: 0, assets: 0)
         var package = ImportResult.Package(sha256: digest.sha256, size: digest.size, version: 0,
-                                           withheld: SQLiteStore.withheldReason(passed))
+                                           withheld: ImportPass.withheldReason(passed))
         try transaction(connection) {
             package.version = try connection.rows("""
                 INSERT INTO package_version (apple_id, version) VALUES (\(issue.appleID), 1)
@@ -140,7 +140,7 @@ extension PostgresStore {
     /// the first, as the SQLite store and Dumpling do.
     private func insert(
         _ issue: IssueRecord, contentDigest: String, package: ImportResult.Package, manifest: URL, display: String,
-        files: [SQLiteStore.ExtractedFile], _ connection: PostgresConnection
+        files: [ImportPass.ExtractedFile], _ connection: PostgresConnection
     ) throws -> (articles: Int, assets: Int) {
         let writer = JSONWriter(pretty: false)
         let lastUpdatedMS = ISODateTime(parsing: issue.lastUpdated)?.millisecondsSinceEpoch

@@ -119,7 +119,7 @@ extension SQLiteStore {
         try FileManager.default.moveItem(at: staging, to: issuesFolder.appending(path: folder))
         var counts = (articles: 0, assets: 0)
         var package = ImportResult.Package(sha256: digest.sha256, size: digest.size, version: 0,
-                                           withheld: Self.withheldReason(passed))
+                                           withheld: ImportPass.withheldReason(passed))
         do {
             try writer().write { db in
                 package.version = try Self.nextPackageVersion(issue.appleID, db)
@@ -145,89 +145,11 @@ extension SQLiteStore {
                             files: files.count, package: package, warnings: warnings)
     }
 
-    /// The warnings among a content pass's findings; its errors refuse the zip.
-    static func refusingErrors(_ findings: [Diagnostic]) throws -> [Diagnostic] {
-        let errors = findings.filter { $0.severity == .error }
-        if !errors.isEmpty { throw DiagnosticsError(errors) }
-        return findings.filter { $0.severity == .warning }
-    }
-
-    /// Reports the bytes a content pass has read, of all it will read: the progress bar of a
-    /// pass that writes nothing, and of the extracting one.
-    final class ProgressSink: ZipEntrySink {
-        private let total: Int64
-        private let report: (Int64, Int64) -> Void
-        private var done: Int64 = 0
-
-        init(total: Int64, _ report: @escaping (Int64, Int64) -> Void) {
-            self.total = total
-            self.report = report
-        }
-
-        func begin(_ name: String, size: Int64) {}
-        func write(_ chunk: ArraySlice<UInt8>) {
-            done += Int64(chunk.count)
-            report(done, total)
-        }
-        func finish() {}
-    }
-
-    struct ExtractedFile {
-        package var name: String
-        package var size: Int64
-        package var sha256: String
-    }
-
-    /// Writes each file the content pass inflates under the staging folder, streaming, and
-    /// hashes it (SHA-256) on a second thread as it passes, through libarchive's disk writer with
-    /// its secure options (`SecureDiskWriter`: no `..`, no path through a link, never over a file
-    /// already written). Validate refused unsafe names, links, devices and collisions before;
-    /// this is the second line.
-    final class ExtractingSink: ZipEntrySink {
-        private let writer: SecureDiskWriter
-        private let progress: ProgressSink?
-        private let hashing = HashingThread()
-        private var current: (name: String, size: Int64)?
-        private var written: [(name: String, size: Int64)] = []
-
-        init(root: URL, total: Int64, progress: ((Int64, Int64) -> Void)?) throws {
-            writer = try SecureDiskWriter(root: root)
-            self.progress = progress.map { ProgressSink(total: total, $0) }
-        }
-
-        deinit { _ = hashing.finish() }  // a refused or failed pass: stop the thread
-
-        func begin(_ name: String, size: Int64) throws {
-            try writer.begin(name, size: size)
-            hashing.begin()
-            current = (name, 0)
-        }
-
-        func write(_ chunk: ArraySlice<UInt8>) throws {
-            hashing.update(chunk)
-            try writer.write(chunk)
-            current?.size += Int64(chunk.count)
-            progress?.write(chunk)
-        }
-
-        func finish() throws {
-            try writer.finish()
-            hashing.end()
-            if let current { written.append(current) }
-            current = nil
-        }
-
-        /// Every file written, with its digest (waits for the hashing thread).
-        func files() -> [ExtractedFile] {
-            zip(written, hashing.finish()).map { ExtractedFile(name: $0.0.name, size: $0.0.size, sha256: $0.1) }
-        }
-    }
-
     /// Writes the issue's rows: the issue, its images, each article as the manifest streams it
     /// (with its search text and assets), and its files. A repeated article or asset id keeps the
     /// first (validate warns about it), as Dumpling does.
     private func insert(
-        _ issue: IssueRecord, contentDigest: String, package: ImportResult.Package, manifest: URL, display: String, files: [ExtractedFile], folder: String, db: Database
+        _ issue: IssueRecord, contentDigest: String, package: ImportResult.Package, manifest: URL, display: String, files: [ImportPass.ExtractedFile], folder: String, db: Database
     ) throws -> (articles: Int, assets: Int) {
         let writer = JSONWriter(pretty: false)
         var issueRow = IssueRow(issue, folder: folder, contentDigest: contentDigest, writer: writer)

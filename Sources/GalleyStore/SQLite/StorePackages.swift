@@ -11,31 +11,6 @@ extension SQLiteStore {
 
     func packageURL(_ sha256: String) -> URL { packagesFolder.appending(path: "\(sha256).zip") }
 
-    /// Why the feed must not serve a zip that passed the gate, or nil: an older Linechef format
-    /// (tolerated by import, a crash in current Dumpling builds).
-    static func withheldReason(_ passed: ImportGate.Passed) -> String? {
-        guard passed.warnings.contains(where: { $0.id == Check.manifestOlderFormat.id }) else { return nil }
-        return "older Linechef format (manifest.older-format): current Dumpling builds crash on it"
-    }
-
-    /// Copies the zip into staging and hashes the copy (`staging/<token>.zip`); `placePackage`
-    /// moves it to its content-addressed name once the import's checks have passed, so a
-    /// refused zip never reaches `packages/`.
-    ///
-    /// Static, so the thread it runs on holds no reference to the store: a store still held when
-    /// the process exits never closes its connections, and its write-ahead log is then left
-    /// unmerged.
-    static func stagePackage(_ path: String, token: String, stagingFolder: URL, root: URL) throws -> (staged: URL, digest: FileDigest) {
-        let staged = stagingFolder.appending(path: "\(token).zip")
-        do {
-            return (staged, try FileDigest.of(path, copyingTo: staged.path))
-        } catch let error as FileDigestError {
-            try? FileManager.default.removeItem(at: staged)
-            throw GalleyError("cannot keep the zip in the store: \(error)", id: .storeFailed, path: root.path,
-                              hint: "Check the free space and permissions of the store's folder.")
-        }
-    }
-
     /// Moves a staged zip to `packages/<sha256>.zip`. Returns whether this call created the file
     /// (so a failed import removes only what it added).
     func placePackage(_ staged: URL, _ digest: FileDigest) throws -> Bool {
