@@ -78,13 +78,16 @@ struct PackCommand: ParsableCommand {
             }
         }
         let interrupts = Interrupts.onInterrupt { [options] in options.removeTemporaries() }
-        defer { interrupts.forEach { $0.cancel() } }
+        defer { interrupts.end() }
         let bar = console.progressBar("packing")
         try console.run {
             do {
                 let summary = try console.timed("packed") {
                     // The bar goes before anything else is printed, whatever the pack's end.
                     defer { bar?.clear() }
+                    // Before anything is reported: an interrupt's cleanup may have made the
+                    // pack fail, and then its exit (128 + signal) is the one to see.
+                    defer { interrupts.end() }
                     return try Packer().pack(options) { state in
                         switch state.phase {
                         case .articles:

@@ -114,7 +114,7 @@ struct SyncCommand: ParsableCommand {
             // resumes, so any moment is safe. A round that fails is reported and the next one
             // tries again.
             let stops = Interrupts.exitOnStop()
-            defer { withExtendedLifetime(stops) {} }
+            defer { stops.end() }
             while true {
                 do {
                     try round(syncer, console)
