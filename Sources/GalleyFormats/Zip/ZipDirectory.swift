@@ -5,10 +5,13 @@ import GalleyCore
 /// single byte of content is inflated. A zip declaring 500 GB is read in milliseconds.
 public struct ZipDirectory: Sendable {
     public struct Entry: Sendable {
-        /// The name's raw bytes, as stored.
-        public var rawName: [UInt8]
+        /// The name's bytes when they are not valid UTF-8 (else `name` holds them): one copy of
+        /// each name, not two, for the 60,000 entries of a big issue.
+        fileprivate var undecodedName: [UInt8]?
         /// The name decoded as UTF-8, or `nil` when it is not valid UTF-8.
         public var name: String?
+        /// The name's raw bytes, as stored.
+        public var rawName: [UInt8] { undecodedName ?? Array((name ?? "").utf8) }
         public var versionMadeBy: UInt16
         public var flags: UInt16
         public var method: UInt16
@@ -22,7 +25,8 @@ public struct ZipDirectory: Sendable {
         public var usesZip64: Bool
         /// The local header's length (30 + name + extra), once it has been read.
         public var localHeaderLength: UInt64?
-        public var localName: [UInt8]?
+        /// The local header's name, once it has been read, when it differs from the directory's.
+        public var differingLocalName: [UInt8]?
         /// The local header's extra field, once it has been read.
         public var localExtra: [UInt8]?
         /// Bytes of the data descriptor after the data (flag bit 3), once it has been read.
@@ -35,7 +39,7 @@ public struct ZipDirectory: Sendable {
         }
 
         public var isEncrypted: Bool { flags & 1 != 0 }
-        public var isDirectory: Bool { rawName.last == UInt8(ascii: "/") }
+        public var isDirectory: Bool { (undecodedName?.last ?? name?.utf8.last) == UInt8(ascii: "/") }
         public var displayName: String { name ?? String(decoding: rawName, as: UTF8.self) }
 
         /// The Unix file type from the external attributes, when the zip was made on Unix.
@@ -193,11 +197,12 @@ public struct ZipDirectory: Sendable {
             let rawName = Array(directory[(p + 46)..<(p + 46 + nameLength)])
             let extra = Array(directory[(p + 46 + nameLength)..<(p + 46 + nameLength + extraLength)])
             var entry = Entry(
-                rawName: rawName, name: String(validating: rawName, as: UTF8.self),
+                undecodedName: nil, name: String(validating: rawName, as: UTF8.self),
                 versionMadeBy: le16(directory, p + 4), flags: le16(directory, p + 8), method: le16(directory, p + 10),
                 crc32: le32(directory, p + 16), compressedSize: UInt64(le32(directory, p + 20)),
                 uncompressedSize: UInt64(le32(directory, p + 24)), localHeaderOffset: UInt64(le32(directory, p + 42)),
                 externalAttributes: le32(directory, p + 38), extra: extra, usesZip64: false)
+            if entry.name == nil { entry.undecodedName = rawName }
             applyZip64Extra(&entry)
             entries.append(entry)
             p += 46 + nameLength + extraLength + commentLength
@@ -219,7 +224,9 @@ public struct ZipDirectory: Sendable {
             let headerLength = 30 + UInt64(nameLength) + UInt64(extraLength)
             entries[index].localHeaderLength = headerLength
             let variable = try read(offset + 30, nameLength + extraLength)
-            entries[index].localName = Array(variable.prefix(nameLength))
+            if !variable.prefix(nameLength).elementsEqual(entries[index].rawName) {
+                entries[index].differingLocalName = Array(variable.prefix(nameLength))
+            }
             entries[index].localExtra = Array(variable.dropFirst(nameLength))
             let dataEnd = entries[index].dataEnd ?? cdOffset
             if entries[index].flags & 0x8 != 0, dataEnd < cdOffset {

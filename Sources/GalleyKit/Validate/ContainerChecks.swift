@@ -103,7 +103,7 @@ package struct ContainerChecks {
                 findings.add(.zipOffset, "`\(name)` starts at \(offset), past the central directory", at: at(entry),
                              hint: "The zip is damaged: pack it again.")
             } else if let end = entry.dataEnd {
-                if let localName = entry.localName, localName != entry.rawName {
+                if let localName = entry.differingLocalName {
                     findings.add(.zipLocalHeader, "the local header of `\(name)` names `\(String(decoding: localName, as: UTF8.self))`",
                                  at: at(entry), hint: "The zip is damaged or crafted: pack it again.")
                 }

@@ -18,16 +18,26 @@ struct ManifestIndex {
         /// most of validate's memory.
         package var declaredWidth: Int?
         package var declaredHeight: Int?
-        package var jsonPath: String
+        /// Its place in its list's `ordered`.
+        var position: Int32
         package var line: Int
         /// Index of the owning article, `nil` for issue images.
         package var article: Int?
+
+        /// Where it sits in latest.json, made when a finding needs it (one kept string per
+        /// asset was megabytes at 30,000 articles).
+        package var jsonPath: String {
+            (article.map { "articles[\($0)]." } ?? "") + "\(list).ordered[\(position)]"
+        }
     }
 
     struct ArticleRef {
         package var id: String?
-        package var jsonPath: String
+        /// Its place in `articles`.
+        var position: Int32
         package var line: Int
+
+        package var jsonPath: String { "articles[\(position)]" }
     }
 
     /// A placeholder whose id can be resolved only once every asset is known. Numbers, not
@@ -146,7 +156,7 @@ struct ManifestChecks {
         metadataLike(root, "metadata", "metadata", required: false, &findings)
         let images = orderedList(root, "images", "", required: true, &findings)
         for (i, asset) in images.enumerated() {
-            checkAsset(asset, list: "images", path: "images.ordered[\(i)]", article: nil, &index, &findings)
+            checkAsset(asset, list: "images", position: i, article: nil, &index, &findings)
         }
         guard !articlesSeen else { return }
         guard let articlesNode = root["articles"] else {
@@ -164,7 +174,7 @@ struct ManifestChecks {
         guard let articleMembers = article.members else {
             findings.add(.manifestType, "\(base) is \(article.typeName), not an object", at: at(article, base),
                          hint: "Each element of `articles` is an article object.")
-            index.articles.append(ManifestIndex.ArticleRef(id: nil, jsonPath: base, line: article.line))
+            index.articles.append(ManifestIndex.ArticleRef(id: nil, position: Int32(i), line: article.line))
             return
         }
         // Keys later Dumpling builds added are reported together as an older format (which the
@@ -184,7 +194,7 @@ struct ManifestChecks {
         }
         requireStrings(article, Self.articleStrings, base, "article \(i + 1)", &findings, skippingMissing: Set(Self.laterArticleKeys.map(\.key)))
         unknownKeys(articleMembers, Self.articleKeys, base, &findings)
-        index.articles.append(ManifestIndex.ArticleRef(id: article["global_id"]?.string, jsonPath: base, line: article.line))
+        index.articles.append(ManifestIndex.ArticleRef(id: article["global_id"]?.string, position: Int32(i), line: article.line))
         // meta, customMeta, legacy metadata (a missing meta or customMeta beside the legacy
         // metadata is the older format, reported above).
         if let meta = article["meta"] {
@@ -243,7 +253,7 @@ struct ManifestChecks {
         for list in ["images", "sound_files", "videos"] {
             let assets = orderedList(article, list, base, required: false, &findings)
             for (j, asset) in assets.enumerated() {
-                checkAsset(asset, list: list, path: "\(base).\(list).ordered[\(j)]", article: i, &index, &findings)
+                checkAsset(asset, list: list, position: j, article: i, &index, &findings)
             }
         }
         if let body = article["body"]?.string {
@@ -265,9 +275,10 @@ struct ManifestChecks {
     }
 
     private func checkAsset(
-        _ asset: LocatedJSON, list: String, path: String, article: Int?, _ index: inout ManifestIndex,
+        _ asset: LocatedJSON, list: String, position: Int, article: Int?, _ index: inout ManifestIndex,
         _ findings: inout Findings
     ) {
+        let path = (article.map { "articles[\($0)]." } ?? "") + "\(list).ordered[\(position)]"
         guard let members = asset.members else {
             findings.add(.manifestType, "\(path) is \(asset.typeName), not an asset object", at: at(asset, path),
                          hint: "Each element of `ordered` is an asset object.")
@@ -303,29 +314,42 @@ struct ManifestChecks {
             id: asset["id"]?.string ?? "", list: list, fileName: asset["file_name"]?.string,
             crop: asset["crop_350_350"]?.string, variants: variants,
             declaredWidth: asset["metadata"]?["width"].flatMap { Int(JSONValue($0).numberText ?? "") },
-            declaredHeight: asset["metadata"]?["height"].flatMap { Int(JSONValue($0).numberText ?? "") }, jsonPath: path,
+            declaredHeight: asset["metadata"]?["height"].flatMap { Int(JSONValue($0).numberText ?? "") }, position: Int32(position),
             line: asset.line, article: article))
     }
 
     private func checkIDs(_ index: ManifestIndex, _ root: LocatedJSON, _ findings: inout Findings) {
-        var seen: [String: String] = [:]
-        var all: [(String, String, Int)] = []
-        if let id = index.issueID { all.append((id, "global_id", root["global_id"]?.line ?? 1)) }
-        for article in index.articles { if let id = article.id { all.append((id, "\(article.jsonPath).global_id", article.line)) } }
-        for asset in index.assets where !asset.id.isEmpty { all.append((asset.id, "\(asset.jsonPath).id", asset.line)) }
-        for (id, path, line) in all {
-            let location = SourceLocation(path: self.path, line: line, jsonPath: path)
+        /// Who holds an id: paths are made only for the few ids that become findings, not kept
+        /// for every id of the issue (90,000 at 30,000 articles).
+        enum Holder {
+            case issue, article(Int), asset(Int)
+        }
+        func place(_ holder: Holder) -> (path: String, line: Int) {
+            switch holder {
+            case .issue: ("global_id", root["global_id"]?.line ?? 1)
+            case .article(let i): ("\(index.articles[i].jsonPath).global_id", index.articles[i].line)
+            case .asset(let i): ("\(index.assets[i].jsonPath).id", index.assets[i].line)
+            }
+        }
+        var seen: [String: Holder] = [:]
+        func check(_ id: String, _ holder: Holder) {
             if let problem = GlobalID.problem(with: id) {
-                findings.add(.manifestIdUnsafe, "the id `\(id)` \(problem)", at: location,
+                let (path, line) = place(holder)
+                findings.add(.manifestIdUnsafe, "the id `\(id)` \(problem)", at: SourceLocation(path: self.path, line: line, jsonPath: path),
                              hint: "Use 24 hex digits; Dumpling interpolates ids into its queries.")
             }
             if let first = seen[id] {
-                findings.add(.manifestIdDuplicate, "the id `\(id)` is used by \(first) and \(path)", at: location,
+                let (path, line) = place(holder)
+                findings.add(.manifestIdDuplicate, "the id `\(id)` is used by \(place(first).path) and \(path)",
+                             at: SourceLocation(path: self.path, line: line, jsonPath: path),
                              hint: "Ids are primary keys in Dumpling's database: the later one overwrites the earlier.")
             } else {
-                seen[id] = path
+                seen[id] = holder
             }
         }
+        if let id = index.issueID { check(id, .issue) }
+        for (i, article) in index.articles.enumerated() { if let id = article.id { check(id, .article(i)) } }
+        for (i, asset) in index.assets.enumerated() where !asset.id.isEmpty { check(asset.id, .asset(i)) }
     }
 
     private func requireStrings(
