@@ -292,7 +292,7 @@ import Testing
     }
 }
 
-/// What only the PostgreSQL store has: the revision kept by LISTEN/NOTIFY.
+/// What only the PostgreSQL store has: the revision kept by LISTEN/NOTIFY, planner statistics.
 @Suite(.enabled(if: PostgresTestServer.enabled, "needs GALLEY_TEST_POSTGRES (make test starts a server)"))
 struct PostgresRevisionTests {
     init() { ProcessEnvironment.configureForArchives() }
@@ -314,5 +314,26 @@ struct PostgresRevisionTests {
         while reader.revisions.cached != after && Date() < deadline.addingTimeInterval(1) { Thread.sleep(forTimeInterval: 0.005) }
         #expect(reader.revisions.cached == after, "notified, not read")
         #expect(try reader.revision() == after)
+    }
+
+    /// After a load of many issues (several zips in one import, a store copy), the planner knows
+    /// how many articles the store holds at once, not when autovacuum next wakes up.
+    @Test func refreshedStatisticsCountTheArticles() throws {
+        guard let url = URL(string: try PostgresTestServer.newStore()) else { throw GalleyError("no address") }
+        let store = try #require(try StoreLocation.open(url, access: .create) as? PostgresStore)
+        _ = try store.importZip(StoreConformanceTests.fixtures.appending(path: "zips/example-valid.zip").path,
+                                force: false, gate: nil, progress: nil)
+        func estimated() throws -> Double? {
+            try store.read { connection in
+                // -1 until the table was first analyzed (or vacuumed).
+                try connection.rows("SELECT reltuples::float8 AS n FROM pg_class WHERE relname = 'article'", store.logger)
+                    .first.map { try $0["n"].decode(Double.self) }
+            }
+        }
+        let articles = try store.articles(ArticleFilter(issue: "example-valid")).count
+        #expect(articles > 0)
+        #expect(try estimated() == -1, "nothing analyzed the new table yet")
+        try store.refreshStatistics()
+        #expect(try estimated() == Double(articles))
     }
 }

@@ -75,6 +75,24 @@ public enum PostgresTestServer {
         }
     }
 
+    /// The one value `sql` answers in the database of the store at `store` (its address without
+    /// the store's own options, which psql does not know).
+    public static func psqlValue(store: String, _ sql: String) throws -> String {
+        guard var parts = URLComponents(string: store) else { throw Unavailable(description: "not an address: \(store)") }
+        parts.query = nil
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["psql", parts.string ?? store, "-v", "ON_ERROR_STOP=1", "-qtAc", sql]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let value = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw Unavailable(description: "psql failed on `\(sql)`") }
+        return String(decoding: value, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     private final class Counter: @unchecked Sendable {
         private let lock = NSLock()
         private var value = 0

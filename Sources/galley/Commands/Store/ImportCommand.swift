@@ -150,6 +150,10 @@ struct ImportCommand: ParsableCommand {
             opened = nil  // its connections close before its folder goes
             try? FileManager.default.removeItem(at: created)
         }
+        // A load of many issues: the next queries are planned for what the store now holds.
+        if results.count(where: { if case .done = $0 { true } else { false } }) > 1 {
+            do { try opened?.refreshStatistics() } catch let error as GalleyError { console.err.report(error); failed = true }
+        }
         if output.json { console.emit(Document(imports: results)) }
         if failed { throw Status.couldNotRun }
         if refused { throw Status.problems }
