@@ -91,9 +91,9 @@ public protocol IssueStore: AnyObject, Sendable {
     /// Removes what interrupted imports left behind; returns what was removed.
     func collectGarbage() throws -> [String]
     /// After a load of many issues at once (several zips in one import, a store copy): brings
-    /// the database's planner statistics up to date, so the next queries are planned for what the
-    /// store now holds rather than for what it held before.
-    func refreshStatistics() throws
+    /// the database's planner statistics and indexes up to date, so the next queries are planned
+    /// and answered for what the store now holds rather than what it held before.
+    func settleAfterLoad() throws
 }
 
 extension IssueStore {

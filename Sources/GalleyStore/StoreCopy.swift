@@ -76,7 +76,7 @@ public enum StoreCopy {
             try target.recordRefusedPackage(refused)
             report.refusedPackages += 1
         }
-        try target.refreshStatistics()
+        try target.settleAfterLoad()
         report.check = try target.check()
         return report
     }

@@ -318,7 +318,7 @@ struct PostgresRevisionTests {
 
     /// After a load of many issues (several zips in one import, a store copy), the planner knows
     /// how many articles the store holds at once, not when autovacuum next wakes up.
-    @Test func refreshedStatisticsCountTheArticles() throws {
+    @Test func settlingAfterALoadCountsTheArticlesAndEmptiesTheIndexsPendingList() throws {
         guard let url = URL(string: try PostgresTestServer.newStore()) else { throw GalleyError("no address") }
         let store = try #require(try StoreLocation.open(url, access: .create) as? PostgresStore)
         _ = try store.importZip(StoreConformanceTests.fixtures.appending(path: "zips/example-valid.zip").path,
@@ -332,8 +332,17 @@ struct PostgresRevisionTests {
         }
         let articles = try store.articles(ArticleFilter(issue: "example-valid")).count
         #expect(articles > 0)
+        func pending() throws -> Int64? {
+            try store.read { connection in
+                try connection.run("CREATE EXTENSION IF NOT EXISTS pgstattuple", store.logger)
+                return try connection.rows("SELECT pending_tuples::int8 AS n FROM pgstatginindex('article_search')", store.logger)
+                    .first.map { try $0.int("n") }
+            }
+        }
         #expect(try estimated() == -1, "nothing analyzed the new table yet")
-        try store.refreshStatistics()
+        #expect(try pending() == Int64(articles), "the new articles' words wait in the search index's pending list")
+        try store.settleAfterLoad()
         #expect(try estimated() == Double(articles))
+        #expect(try pending() == 0, "the search index's pending list is merged")
     }
 }

@@ -210,7 +210,7 @@ extension SQLiteStore {
 
     /// Nothing to do: SQLite here plans by its indexes alone (the store never gathers
     /// `sqlite_stat1` statistics, so no plan depends on them going stale).
-    public func refreshStatistics() throws {}
+    public func settleAfterLoad() throws {}
 
     /// Removes what interrupted imports left behind.
     public func collectGarbage() throws -> [String] {

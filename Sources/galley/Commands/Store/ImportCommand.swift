@@ -152,7 +152,7 @@ struct ImportCommand: ParsableCommand {
         }
         // A load of many issues: the next queries are planned for what the store now holds.
         if results.count(where: { if case .done = $0 { true } else { false } }) > 1 {
-            do { try opened?.refreshStatistics() } catch let error as GalleyError { console.err.report(error); failed = true }
+            do { try opened?.settleAfterLoad() } catch let error as GalleyError { console.err.report(error); failed = true }
         }
         if output.json { console.emit(Document(imports: results)) }
         if failed { throw Status.couldNotRun }
