@@ -340,10 +340,10 @@ public struct Packer {
                 if item.diagnostics.contains(where: { $0.severity == .error }) { continue }
                 planner.probed = item.probes
                 planner.thumbnails = item.thumbnails
-                let errorsBefore = planner.diagnostics.errors.count
+                let errorsBefore = planner.diagnostics.errorCount
                 let plan = planner.plan(article, body: item.bodyFiles)
                 // An asset that could not be planned would make its placeholders look unknown too.
-                guard planner.diagnostics.errors.count == errorsBefore else { continue }
+                guard planner.diagnostics.errorCount == errorsBefore else { continue }
                 planned.append(PlannedBody(article: article, record: plan.record, body: body, assetIDs: plan.assetIDs,
                                            links: plan.links))
             }
