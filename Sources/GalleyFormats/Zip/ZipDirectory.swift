@@ -118,15 +118,37 @@ public struct ZipDirectory: Sendable {
     /// Reads the directory of the zip at `path`. Problems that make the rest unreadable throw;
     /// the others are left for `ContainerChecks` to report.
     public static func read(path: String, maxEntries: Int) throws -> ZipDirectory {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
             throw GalleyError("cannot open the file", id: .inputUnreadable, path: path, hint: "Check that it exists and is readable.")
         }
-        defer { try? handle.close() }
-        let fileSize = try handle.seekToEnd()
+        defer { close(fd) }
+        var status = stat()
+        guard fstat(fd, &status) == 0 else {
+            throw GalleyError("cannot read the file: \(String(cString: strerror(errno)))", id: .inputUnreadable, path: path)
+        }
+        let fileSize = UInt64(max(status.st_size, 0))
         if fileSize == 0 { throw ReadError.empty }
+        // `pread`, not a FileHandle's seek and read: the local headers below are read once per
+        // entry, and at 60,000 entries Foundation's seek, Data and copy were a tenth of an
+        // import's time. Fewer bytes come back only at the end of the file.
         func read(_ offset: UInt64, _ count: Int) throws -> [UInt8] {
-            try handle.seek(toOffset: offset)
-            return [UInt8](try handle.read(upToCount: count) ?? Data())
+            guard count > 0 else { return [] }
+            var bytes = [UInt8](repeating: 0, count: count)
+            var done = 0
+            while done < count {
+                let got = bytes.withUnsafeMutableBytes { buffer in
+                    pread(fd, buffer.baseAddress.map { $0 + done }, count - done, off_t(offset) + off_t(done))
+                }
+                if got < 0 {
+                    if errno == EINTR { continue }
+                    throw GalleyError("cannot read the file: \(String(cString: strerror(errno)))", id: .inputUnreadable, path: path)
+                }
+                if got == 0 { break }
+                done += got
+            }
+            if done < count { bytes.removeLast(count - done) }
+            return bytes
         }
 
         // End of central directory: the last 22..65557 bytes.
@@ -217,13 +239,18 @@ public struct ZipDirectory: Sendable {
         for index in entries.indices {
             let offset = entries[index].localHeaderOffset
             guard sum(offset, 30) <= cdOffset else { continue }
-            let header = try read(offset, 30)
-            guard header.count == 30, le32(header, 0) == 0x0403_4B50 else { continue }
-            let nameLength = Int(le16(header, 26))
-            let extraLength = Int(le16(header, 28))
+            // One read for the header, its name and (usually) its extra field: the directory's
+            // name length, and room for a local extra field up to 64 bytes.
+            let guess = 30 + (entries[index].undecodedName?.count ?? entries[index].name?.utf8.count ?? 0) + 64
+            let head = try read(offset, Int(min(UInt64(guess), cdOffset - offset)))
+            guard head.count >= 30, le32(head, 0) == 0x0403_4B50 else { continue }
+            let nameLength = Int(le16(head, 26))
+            let extraLength = Int(le16(head, 28))
             let headerLength = 30 + UInt64(nameLength) + UInt64(extraLength)
             entries[index].localHeaderLength = headerLength
-            let variable = try read(offset + 30, nameLength + extraLength)
+            let variable = head.count >= 30 + nameLength + extraLength
+                ? Array(head[30..<(30 + nameLength + extraLength)])
+                : try read(offset + 30, nameLength + extraLength)
             if !variable.prefix(nameLength).elementsEqual(entries[index].rawName) {
                 entries[index].differingLocalName = Array(variable.prefix(nameLength))
             }
