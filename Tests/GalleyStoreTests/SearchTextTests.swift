@@ -24,5 +24,9 @@ import Testing
         #expect(SearchText.body("<b>x</b>'s") == "x \u{2019}s", "a tag breaks the word before the apostrophe")
         #expect(SearchText.body("  <p> </p> ") == "")
         #expect(SearchText.body("unclosed <tag") == "unclosed")
+        // Scalars of every UTF-8 length, beside tags and references, come through whole.
+        #expect(SearchText.body("<i>Crème</i> brûlée — 東京 👩‍👩‍👧&amp;é") == "Crème brûlée — 東京 👩‍👩‍👧&é")
+        #expect(SearchText.body("café&") == "café&", "an ampersand at the very end")
+        #expect(SearchText.body("a&#x1F600;b &#233;") == "a😀b é")
     }
 }

@@ -30,22 +30,44 @@ enum SearchText {
     /// decoded, runs of whitespace one space, apostrophes decided, in one pass.
     static func body(_ html: String) -> String {
         var builder = Builder(foldsWhitespace: true)
-        var scalars = html.unicodeScalars[...]
-        while let scalar = scalars.popFirst() {
-            switch scalar {
-            case "<":
-                // A tag or a comment: skip to its end; it separates words.
-                scalars = scalars.firstIndex(of: ">").map { scalars[scalars.index(after: $0)...] } ?? scalars[scalars.endIndex...]
-                builder.wordBreak()
-            case "&":
-                if let (decoded, rest) = HTMLText.characterReference(scalars) {
-                    builder.append(decoded)
-                    scalars = rest
+        var html = html
+        html.makeContiguousUTF8()
+        // Over the UTF-8 bytes, not the Unicode scalar view: an import indexes every body, and
+        // the view's index checks were most of this function's time. Tags and ASCII go byte by
+        // byte; other scalars are decoded here (the string is valid UTF-8); references by the
+        // one decoder, HTMLText.characterReference.
+        html.utf8.withContiguousStorageIfAvailable { bytes in
+            var i = 0
+            while i < bytes.count {
+                let byte = bytes[i]
+                if byte == UInt8(ascii: "<") {
+                    // A tag or a comment: skip to its end; it separates words.
+                    var end = i + 1
+                    while end < bytes.count && bytes[end] != UInt8(ascii: ">") { end += 1 }
+                    i = end + 1
+                    builder.wordBreak()
+                } else if byte == UInt8(ascii: "&") {
+                    // At most 12 scalars of 4 bytes each, as the decoder looks no further.
+                    let window = String(decoding: bytes[(i + 1)..<min(i + 49, bytes.count)], as: UTF8.self)
+                    let scalars = window.unicodeScalars[...]
+                    if let (decoded, rest) = HTMLText.characterReference(scalars) {
+                        builder.append(decoded)
+                        // A reference is ASCII (name or digits, then `;`): scalars are bytes.
+                        i += 1 + scalars.distance(from: scalars.startIndex, to: rest.startIndex)
+                    } else {
+                        builder.append("&")
+                        i += 1
+                    }
+                } else if byte < 0x80 {
+                    builder.append(Unicode.Scalar(byte))
+                    i += 1
                 } else {
-                    builder.append(scalar)
+                    let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : 2
+                    var value = UInt32(byte) & (length == 4 ? 0x07 : length == 3 ? 0x0F : 0x1F)
+                    for k in 1..<length where i + k < bytes.count { value = value << 6 | UInt32(bytes[i + k] & 0x3F) }
+                    builder.append(Unicode.Scalar(value) ?? "\u{FFFD}")
+                    i += length
                 }
-            default:
-                builder.append(scalar)
             }
         }
         return builder.finish()
