@@ -6,23 +6,53 @@ import GalleyFormats
 struct ManifestIndex {
     /// The issue's own fields as the model reads them, once latest.json was read to its end.
     package var issue: IssueRecord?
+    /// One asset as the whole-issue checks need it, kept for every asset of the issue (60,000
+    /// at 30,000 articles): small numbers instead of words and optionals where they do, and the
+    /// thumbnail's name only when it is not the file's own.
     struct AssetRef {
         package var id: String
-        /// `images`, `sound_files` or `videos`.
-        package var list: String
+        private var listCode: UInt8
+        private var cropIsFileName: Bool
         package var fileName: String?
-        package var crop: String?
+        private var otherCrop: String?
         var variants: [String] = []
         /// The width and height its metadata declares (the media checks compare them with the
         /// file's header), not the metadata itself: at 30,000 articles, the kept trees were
-        /// most of validate's memory.
-        package var declaredWidth: Int?
-        package var declaredHeight: Int?
+        /// most of validate's memory. Int32.min: none.
+        private var width: Int32
+        private var height: Int32
         /// Its place in its list's `ordered`.
         var position: Int32
-        package var line: Int
+        private var line32: Int32
+        /// -1 for issue images.
+        private var article32: Int32
+
+        static let lists = ["images", "sound_files", "videos"]
+
+        init(id: String, list: String, fileName: String?, crop: String?, variants: [String], declaredWidth: Int?,
+             declaredHeight: Int?, position: Int, line: Int, article: Int?) {
+            self.id = id
+            listCode = UInt8(Self.lists.firstIndex(of: list) ?? 0)
+            self.fileName = fileName
+            cropIsFileName = crop != nil && crop == fileName
+            otherCrop = cropIsFileName ? nil : crop
+            self.variants = variants
+            // Sizes past Int32 (no picture has them) are kept as its largest: still a mismatch.
+            width = declaredWidth.map { Int32(clamping: $0) } ?? .min
+            height = declaredHeight.map { Int32(clamping: $0) } ?? .min
+            self.position = Int32(clamping: position)
+            line32 = Int32(clamping: line)
+            article32 = article.map { Int32(clamping: $0) } ?? -1
+        }
+
+        /// `images`, `sound_files` or `videos`.
+        package var list: String { Self.lists[Int(listCode)] }
+        package var crop: String? { cropIsFileName ? fileName : otherCrop }
+        package var declaredWidth: Int? { width == .min ? nil : Int(width) }
+        package var declaredHeight: Int? { height == .min ? nil : Int(height) }
+        package var line: Int { Int(line32) }
         /// Index of the owning article, `nil` for issue images.
-        package var article: Int?
+        package var article: Int? { article32 < 0 ? nil : Int(article32) }
 
         /// Where it sits in latest.json, made when a finding needs it (one kept string per
         /// asset was megabytes at 30,000 articles).
@@ -314,7 +344,7 @@ struct ManifestChecks {
             id: asset["id"]?.string ?? "", list: list, fileName: asset["file_name"]?.string,
             crop: asset["crop_350_350"]?.string, variants: variants,
             declaredWidth: asset["metadata"]?["width"].flatMap { Int(JSONValue($0).numberText ?? "") },
-            declaredHeight: asset["metadata"]?["height"].flatMap { Int(JSONValue($0).numberText ?? "") }, position: Int32(position),
+            declaredHeight: asset["metadata"]?["height"].flatMap { Int(JSONValue($0).numberText ?? "") }, position: position,
             line: asset.line, article: article))
     }
 

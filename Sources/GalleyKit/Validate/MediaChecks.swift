@@ -55,8 +55,7 @@ struct MediaChecks {
     /// SVG files anywhere in the zip (listed or not: a server hands out every file) that would
     /// run script when opened, and SVG files a browser cannot read.
     package func runSVG(contents: ZipContents, into findings: inout Findings) {
-        for name in contents.files.keys.sorted() {
-            guard let svg = contents.files[name]?.svg else { continue }
+        for (name, svg) in contents.svgs.sorted(by: { $0.key < $1.key }) {
             findings.adopt(Self.svgFindings(svg, name: name, at: "\(zipPath)!\(contents.top)/\(name)"))
         }
     }

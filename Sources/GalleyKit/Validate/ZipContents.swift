@@ -8,13 +8,14 @@ struct ZipContents {
     package var top: String
     /// Names relative to the top folder → entry facts.
     package var files: [String: FileFacts]
+    /// What each SVG file the full check read would run, apart from `files`: one in thousands
+    /// of files is an SVG, and a place in every file's facts cost each of them 40 bytes.
+    package var svgs: [String: SVGInspection] = [:]
 
     struct FileFacts {
         package var size: UInt64
         /// What the first bytes say, when the full check read them (the bytes are not kept).
         var sniffed: Sniffed?
-        /// For SVG files the full check read, what they would run.
-        var svg: SVGInspection?
     }
 
     struct Sniffed {

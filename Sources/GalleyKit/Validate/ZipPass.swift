@@ -129,7 +129,7 @@ struct EntryPass: Sendable {
                 try sinking { try sink?.finish() }
                 if isMedia {
                     contents.files[name]?.sniffed = ZipContents.Sniffed(head)
-                    contents.files[name]?.svg = svg?.finish()
+                    if let inspection = svg?.finish() { contents.svgs[name] = inspection }
                 }
             }
         } catch let error as ZipReader.ReadError {
