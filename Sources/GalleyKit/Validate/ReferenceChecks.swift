@@ -21,14 +21,14 @@ struct ReferenceChecks {
                     continue
                 }
                 referenced.insert(value)
-                if let contents, contents.files[value] == nil {
+                if let contents, contents.files[Substring(value)] == nil {
                     findings.add(.refFileMissing, "\(key) `\(value)` is not in the zip", at: location,
                                  hint: "Add the file under `\(contents.top)/`, or fix the name (names are case-sensitive).")
                 }
             }
             for variant in asset.variants where !variant.isEmpty {
                 referenced.insert(variant)
-                if let contents, contents.files[variant] == nil, Self.pathProblem(variant) == nil {
+                if let contents, contents.files[Substring(variant)] == nil, Self.pathProblem(variant) == nil {
                     findings.add(.refFileMissing, "the device variant `\(variant)` is not in the zip",
                                  at: SourceLocation(path: manifestPath, line: asset.line, jsonPath: asset.jsonPath),
                                  hint: "Add the file, or drop the variant.")
@@ -37,14 +37,16 @@ struct ReferenceChecks {
         }
         for (path, reference) in index.bodyFiles.sorted(by: { $0.key < $1.key }) {
             referenced.insert(path)
-            if let contents, contents.files[path] == nil, Self.pathProblem(path) == nil {
+            if let contents, contents.files[Substring(path)] == nil, Self.pathProblem(path) == nil {
                 findings.add(.refBodyFileMissing, "`\(reference.what)` at \(reference.where_) names `\(path)`, which is not in the zip: the app shows a broken image or link",
                              at: reference.location,
                              hint: "Make the picture an asset and put its placeholder in the body (`galley pack` does this for `<img>` in a source folder), or add the file as `\(contents.top)/\(path)`.")
             }
         }
         if let contents {
-            for name in contents.files.keys.sorted() where name != "latest.json" && !referenced.contains(name) && !name.hasSuffix("/") {
+            let unreferenced = contents.files.keys.lazy.map(String.init)
+                .filter { $0 != "latest.json" && !referenced.contains($0) && !$0.hasSuffix("/") }.sorted()
+            for name in unreferenced {
                 findings.add(.refUnreferencedFile, "`\(name)` is in the zip but no asset refers to it",
                              at: SourceLocation(path: manifestPath.replacingOccurrences(of: "latest.json", with: name)),
                              hint: "Remove it to make the zip smaller, or add it as an asset.")

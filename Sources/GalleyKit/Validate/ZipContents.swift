@@ -6,8 +6,9 @@ import GalleyFormats
 struct ZipContents {
     /// The top folder (`<apple_id>`).
     package var top: String
-    /// Names relative to the top folder → entry facts.
-    package var files: [String: FileFacts]
+    /// Names relative to the top folder → entry facts. The names are slices of the central
+    /// directory's own (no copy per entry: 60,000 strings at 30,000 articles).
+    package var files: [Substring: FileFacts]
     /// What each SVG file the full check read would run, apart from `files`: one in thousands
     /// of files is an SVG, and a place in every file's facts cost each of them 40 bytes.
     package var svgs: [String: SVGInspection] = [:]

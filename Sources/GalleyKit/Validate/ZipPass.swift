@@ -48,7 +48,7 @@ extension ZipContents {
         self.init(top: top, files: [:])
         files.reserveCapacity(directory.entries.count)
         for entry in directory.entries where !entry.isDirectory {
-            files[String(entry.displayName.dropFirst(top.count + 1))] = FileFacts(size: entry.uncompressedSize, sniffed: nil)
+            files[entry.displayName.dropFirst(top.count + 1)] = FileFacts(size: entry.uncompressedSize, sniffed: nil)
         }
     }
 }
@@ -87,7 +87,7 @@ struct EntryPass: Sendable {
                 // The size the central directory declares (the container checks refused names
                 // outside the top folder and names given twice, so `contents` has each).
                 let name = String(entry.name.dropFirst(prefix))
-                let limit = Int64(contents.files[name]?.size ?? 0)
+                let limit = Int64(contents.files[Substring(name)]?.size ?? 0)
                 if entry.name == manifestName, mode != .contentOnly {
                     index = try checkManifest(reader, entry, limit: limit, into: &findings)
                     if mode == .manifestOnly { break }
@@ -128,7 +128,7 @@ struct EntryPass: Sendable {
                 }
                 try sinking { try sink?.finish() }
                 if isMedia {
-                    contents.files[name]?.sniffed = ZipContents.Sniffed(head)
+                    contents.files[Substring(name)]?.sniffed = ZipContents.Sniffed(head)
                     if let inspection = svg?.finish() { contents.svgs[name] = inspection }
                 }
             }
