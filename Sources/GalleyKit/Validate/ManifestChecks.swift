@@ -362,6 +362,8 @@ struct ManifestChecks {
             }
         }
         var seen: [String: Holder] = [:]
+        // Its final size at once: growing it would hold the old table and the new together.
+        seen.reserveCapacity(1 + index.articles.count + index.assets.count)
         func check(_ id: String, _ holder: Holder) {
             if let problem = GlobalID.problem(with: id) {
                 let (path, line) = place(holder)

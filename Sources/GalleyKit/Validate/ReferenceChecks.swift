@@ -100,6 +100,7 @@ struct ReferenceChecks {
 
     func resolvePlaceholders(_ index: ManifestIndex, into findings: inout Findings) {
         var owner: [String: Int?] = [:]
+        owner.reserveCapacity(index.assets.count)
         for asset in index.assets where !asset.id.isEmpty { owner[asset.id] = asset.article }
         for placeholder in index.placeholders {
             switch owner[placeholder.key] {
