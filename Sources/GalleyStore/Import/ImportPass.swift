@@ -30,7 +30,7 @@ struct ImportPass {
         defer { if !succeeded { try? FileManager.default.removeItem(at: staging) } }
         let sink = try ExtractingSink(root: staging, total: passed.declaredBytes, progress: progress)
         let (pass, keeping) = alongside({ try stagePackage(path, token: token, stagingFolder: stagingFolder, root: root) }) {
-            try refusingErrors(passed.check.checkContent(sink: sink))
+            try refusingErrors(passed.takeCheck().checkContent(sink: sink))
         }
         do {
             let warnings = try pass.get()

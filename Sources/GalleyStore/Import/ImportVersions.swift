@@ -34,7 +34,7 @@ enum ImportVersions {
         guard let stored else { return .add }
         if force { return .replace }
         func checkedWithoutExtracting() throws -> [Diagnostic] {
-            try ImportPass.refusingErrors(passed.check.checkContent(
+            try ImportPass.refusingErrors(passed.takeCheck().checkContent(
                 sink: progress.map { ImportPass.ProgressSink(total: passed.declaredBytes, $0) }))
         }
         switch order(stored, passed.issue) {
