@@ -61,18 +61,7 @@ public enum PostgresTestServer {
 
     /// Runs one SQL command through psql (Debian's postgresql-client) on the server at `address`.
     public static func psql(_ address: String, _ sql: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["psql", address, "-v", "ON_ERROR_STOP=1", "-q", "-c", sql]
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
-        let message = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw Unavailable(description: "psql failed on `\(sql)`: \(String(decoding: message, as: UTF8.self))")
-        }
+        _ = try runPSQL(address, sql, options: "-qc")
     }
 
     /// The one value `sql` answers in the database of the store at `store` (its address without
@@ -80,17 +69,27 @@ public enum PostgresTestServer {
     public static func psqlValue(store: String, _ sql: String) throws -> String {
         guard var parts = URLComponents(string: store) else { throw Unavailable(description: "not an address: \(store)") }
         parts.query = nil
+        return try runPSQL(parts.string ?? store, sql, options: "-qtAc").trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// psql's output for `sql` (one command: its output and messages are small, so reading one
+    /// pipe after the other cannot block).
+    private static func runPSQL(_ address: String, _ sql: String, options: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["psql", parts.string ?? store, "-v", "ON_ERROR_STOP=1", "-qtAc", sql]
+        process.arguments = ["psql", address, "-v", "ON_ERROR_STOP=1", options, sql]
         let output = Pipe()
+        let errors = Pipe()
         process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
+        process.standardError = errors
         try process.run()
         let value = output.fileHandleForReading.readDataToEndOfFile()
+        let message = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw Unavailable(description: "psql failed on `\(sql)`") }
-        return String(decoding: value, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard process.terminationStatus == 0 else {
+            throw Unavailable(description: "psql failed on `\(sql)`: \(String(decoding: message, as: UTF8.self))")
+        }
+        return String(decoding: value, as: UTF8.self)
     }
 
     private final class Counter: @unchecked Sendable {
