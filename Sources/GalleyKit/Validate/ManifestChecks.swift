@@ -7,11 +7,12 @@ struct ManifestIndex {
     /// The issue's own fields as the model reads them, once latest.json was read to its end.
     package var issue: IssueRecord?
     /// One asset as the whole-issue checks need it, kept for every asset of the issue (60,000
-    /// at 30,000 articles): small numbers instead of words and optionals where they do, and the
+    /// at 30,000 articles): small numbers and an enum instead of words and optionals where they do, and the
     /// thumbnail's name only when it is not the file's own.
     struct AssetRef {
         package var id: String
-        private var listCode: UInt8
+        /// The list it sits in (`images`, `sound_files`, `videos`).
+        package var kind: MediaKind
         private var cropIsFileName: Bool
         package var fileName: String?
         private var otherCrop: String?
@@ -27,12 +28,10 @@ struct ManifestIndex {
         /// -1 for issue images.
         private var article32: Int32
 
-        static let lists = ["images", "sound_files", "videos"]
-
-        init(id: String, list: String, fileName: String?, crop: String?, variants: [String], declaredWidth: Int?,
+        init(id: String, kind: MediaKind, fileName: String?, crop: String?, variants: [String], declaredWidth: Int?,
              declaredHeight: Int?, position: Int, line: Int, article: Int?) {
             self.id = id
-            listCode = UInt8(Self.lists.firstIndex(of: list) ?? 0)
+            self.kind = kind
             self.fileName = fileName
             cropIsFileName = crop != nil && crop == fileName
             otherCrop = cropIsFileName ? nil : crop
@@ -46,7 +45,7 @@ struct ManifestIndex {
         }
 
         /// `images`, `sound_files` or `videos`.
-        package var list: String { Self.lists[Int(listCode)] }
+        package var list: String { kind.manifestList }
         package var crop: String? { cropIsFileName ? fileName : otherCrop }
         package var declaredWidth: Int? { width == .min ? nil : Int(width) }
         package var declaredHeight: Int? { height == .min ? nil : Int(height) }
@@ -186,7 +185,7 @@ struct ManifestChecks {
         metadataLike(root, "metadata", "metadata", required: false, &findings)
         let images = orderedList(root, "images", "", required: true, &findings)
         for (i, asset) in images.enumerated() {
-            checkAsset(asset, list: "images", position: i, article: nil, &index, &findings)
+            checkAsset(asset, in: .image, position: i, article: nil, &index, &findings)
         }
         guard !articlesSeen else { return }
         guard let articlesNode = root["articles"] else {
@@ -280,10 +279,10 @@ struct ManifestChecks {
                              hint: "Write yyyy-MM-dd'T'HH:mm:ss.SSS+0000, e.g. 2026-01-04T18:30:00.000+0000.")
             }
         }
-        for list in ["images", "sound_files", "videos"] {
-            let assets = orderedList(article, list, base, required: false, &findings)
+        for kind in MediaKind.allCases {
+            let assets = orderedList(article, kind.manifestList, base, required: false, &findings)
             for (j, asset) in assets.enumerated() {
-                checkAsset(asset, list: list, position: j, article: i, &index, &findings)
+                checkAsset(asset, in: kind, position: j, article: i, &index, &findings)
             }
         }
         if let body = article["body"]?.string {
@@ -305,10 +304,10 @@ struct ManifestChecks {
     }
 
     private func checkAsset(
-        _ asset: LocatedJSON, list: String, position: Int, article: Int?, _ index: inout ManifestIndex,
+        _ asset: LocatedJSON, in kind: MediaKind, position: Int, article: Int?, _ index: inout ManifestIndex,
         _ findings: inout Findings
     ) {
-        let path = (article.map { "articles[\($0)]." } ?? "") + "\(list).ordered[\(position)]"
+        let path = (article.map { "articles[\($0)]." } ?? "") + "\(kind.manifestList).ordered[\(position)]"
         guard let members = asset.members else {
             findings.add(.manifestType, "\(path) is \(asset.typeName), not an asset object", at: at(asset, path),
                          hint: "Each element of `ordered` is an asset object.")
@@ -341,7 +340,7 @@ struct ManifestChecks {
             }
         }
         index.assets.append(ManifestIndex.AssetRef(
-            id: asset["id"]?.string ?? "", list: list, fileName: asset["file_name"]?.string,
+            id: asset["id"]?.string ?? "", kind: kind, fileName: asset["file_name"]?.string,
             crop: asset["crop_350_350"]?.string, variants: variants,
             declaredWidth: asset["metadata"]?["width"].flatMap { Int(JSONValue($0).numberText ?? "") },
             declaredHeight: asset["metadata"]?["height"].flatMap { Int(JSONValue($0).numberText ?? "") }, position: position,

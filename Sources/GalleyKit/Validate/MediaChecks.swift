@@ -26,8 +26,7 @@ struct MediaChecks {
                     }
                     continue
                 }
-                let expected: MediaKind = key == "crop_350_350" && asset.list != "images" && format.kind == .image ? .image
-                    : asset.list == "images" ? .image : asset.list == "sound_files" ? .sound : .video
+                let expected: MediaKind = key == "crop_350_350" && format.kind == .image ? .image : asset.kind
                 let acceptable = key == "crop_350_350" ? (format.kind == .image || format.kind == expected) : format.kind == expected
                 if !acceptable {
                     findings.add(.mediaWrongList, "`\(name)` is \(format.kind.rawValue) (\(format.mimeType)) but sits in `\(asset.list)`",
