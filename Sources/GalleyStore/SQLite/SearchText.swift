@@ -34,7 +34,7 @@ enum SearchText {
         html.makeContiguousUTF8()
         // Over the UTF-8 bytes, not the Unicode scalar view: an import indexes every body, and
         // the view's index checks were most of this function's time. Tags and ASCII go byte by
-        // byte; other scalars are decoded here (the string is valid UTF-8); references by the
+        // byte; other scalars by the standard library's UTF-8 parser; references by the
         // one decoder, HTMLText.characterReference.
         html.utf8.withContiguousStorageIfAvailable { bytes in
             var i = 0
@@ -62,11 +62,11 @@ enum SearchText {
                     builder.append(Unicode.Scalar(byte))
                     i += 1
                 } else {
-                    let length = byte >= 0xF0 ? 4 : byte >= 0xE0 ? 3 : 2
-                    var value = UInt32(byte) & (length == 4 ? 0x07 : length == 3 ? 0x0F : 0x1F)
-                    for k in 1..<length where i + k < bytes.count { value = value << 6 | UInt32(bytes[i + k] & 0x3F) }
-                    builder.append(Unicode.Scalar(value) ?? "\u{FFFD}")
-                    i += length
+                    var parser = Unicode.UTF8.ForwardParser()
+                    var rest = bytes[i...].makeIterator()
+                    guard case .valid(let encoded) = parser.parseScalar(from: &rest) else { break }  // never: a String is valid UTF-8
+                    builder.append(Unicode.UTF8.decode(encoded))
+                    i += encoded.count
                 }
             }
         }
