@@ -12,6 +12,13 @@ public struct ZipDirectory: Sendable {
         public var name: String?
         /// The name's raw bytes, as stored.
         public var rawName: [UInt8] { undecodedName ?? Array((name ?? "").utf8) }
+        /// The name's length in bytes.
+        var nameLength: Int { undecodedName?.count ?? name?.utf8.count ?? 0 }
+
+        /// Whether `bytes` are the name's bytes (without making an array of them).
+        func isNamed(_ bytes: some Sequence<UInt8>) -> Bool {
+            undecodedName.map { bytes.elementsEqual($0) } ?? bytes.elementsEqual((name ?? "").utf8)
+        }
         public var versionMadeBy: UInt16
         public var flags: UInt16
         public var method: UInt16
@@ -241,7 +248,7 @@ public struct ZipDirectory: Sendable {
             guard sum(offset, 30) <= cdOffset else { continue }
             // One read for the header, its name and (usually) its extra field: the directory's
             // name length, and room for a local extra field up to 64 bytes.
-            let guess = 30 + (entries[index].undecodedName?.count ?? entries[index].name?.utf8.count ?? 0) + 64
+            let guess = 30 + entries[index].nameLength + 64
             let head = try read(offset, Int(min(UInt64(guess), cdOffset - offset)))
             guard head.count >= 30, le32(head, 0) == 0x0403_4B50 else { continue }
             let nameLength = Int(le16(head, 26))
@@ -251,7 +258,7 @@ public struct ZipDirectory: Sendable {
             let variable = head.count >= 30 + nameLength + extraLength
                 ? Array(head[30..<(30 + nameLength + extraLength)])
                 : try read(offset + 30, nameLength + extraLength)
-            if !variable.prefix(nameLength).elementsEqual(entries[index].rawName) {
+            if !entries[index].isNamed(variable.prefix(nameLength)) {
                 entries[index].differingLocalName = Array(variable.prefix(nameLength))
             }
             entries[index].localExtra = Array(variable.dropFirst(nameLength))
