@@ -145,13 +145,13 @@ struct ImportCommand: ParsableCommand {
         }
         // A zip refused by the content checks was refused with the store open (import compares
         // versions first): a store this command created for it, still empty, goes again.
-        let importedAny = results.contains { if case .done = $0 { true } else { false } }
-        if let created, !importedAny, (try? opened?.issues().isEmpty) == true {
+        let done = results.compactMap { if case .done(let result) = $0 { result } else { nil } }
+        if let created, done.isEmpty, (try? opened?.issues().isEmpty) == true {
             opened = nil  // its connections close before its folder goes
             try? FileManager.default.removeItem(at: created)
         }
         // A load of many issues: the next queries are planned for what the store now holds.
-        if results.count(where: { if case .done = $0 { true } else { false } }) > 1 {
+        if done.count(where: { $0.status != .unchanged }) > 1 {
             // The imports stand whatever happens here: say so, and leave the exit status to them.
             do { try opened?.settleAfterLoad() } catch let error as GalleyError {
                 console.note("note: the imports are done, but the store's statistics were not brought up to date (\(error.message)); the database's own maintenance does it within minutes")
