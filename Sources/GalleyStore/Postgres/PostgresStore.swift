@@ -182,7 +182,7 @@ public final class PostgresStore: IssueStore {
     }
 
     func notFound(issue id: String) -> GalleyError {
-        GalleyError("no issue `\(id)` in the store", id: .notFound, path: address.display, hint: "`galley issues` lists them.")
+        StoreLookup.noIssue(id, store: address.display)
     }
 
     // MARK: Issues
@@ -312,14 +312,7 @@ public final class PostgresStore: IssueStore {
         }
         let ids = try connection.rows(PostgresQuery(unsafeSQL: "SELECT a.id FROM article a JOIN issue i ON i.id = a.issue_id" + query.whereSQL,
                                                     binds: query.binds), logger).map { try $0.int("id") }
-        guard let first = ids.first else {
-            throw GalleyError("no article `\(id)` in the store", id: .notFound, path: address.display, hint: "`galley articles` lists them.")
-        }
-        guard ids.count == 1 else {
-            throw GalleyError("\(ids.count) issues have an article `\(id)`", id: .notFound, path: address.display,
-                              hint: "Name the issue with --issue (ids are scoped per issue).")
-        }
-        return first
+        return try StoreLookup.oneArticle(ids, id, store: address.display)
     }
 
     public func article(_ id: String, issue: String?) throws -> ArticleDetail {

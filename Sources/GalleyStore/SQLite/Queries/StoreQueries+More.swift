@@ -74,23 +74,13 @@ extension SQLiteStore {
 
     /// The row id of an article by global id; with several issues holding that id, `issue` decides.
     func articleRowID(_ id: String, issue: String?, _ db: Database) throws -> Int64 {
-        do {
-            var sql = "SELECT a.id FROM article a JOIN issue i ON i.id = a.issueId WHERE a.globalID = ?"
-            var arguments: StatementArguments = [id]
-            if let issue {
-                sql += " AND (i.globalID = ? OR i.appleID = ?)"
-                _ = arguments.append(contentsOf: [issue, issue])
-            }
-            let ids = try Int64.fetchAll(db, sql: sql, arguments: arguments)
-            guard let first = ids.first else {
-                throw GalleyError("no article `\(id)` in the store", id: .notFound, path: root.path, hint: "`galley articles` lists them.")
-            }
-            guard ids.count == 1 else {
-                throw GalleyError("\(ids.count) issues have an article `\(id)`", id: .notFound, path: root.path,
-                                  hint: "Name the issue with --issue (ids are scoped per issue).")
-            }
-            return first
+        var sql = "SELECT a.id FROM article a JOIN issue i ON i.id = a.issueId WHERE a.globalID = ?"
+        var arguments: StatementArguments = [id]
+        if let issue {
+            sql += " AND (i.globalID = ? OR i.appleID = ?)"
+            _ = arguments.append(contentsOf: [issue, issue])
         }
+        return try StoreLookup.oneArticle(try Int64.fetchAll(db, sql: sql, arguments: arguments), id, store: root.path)
     }
 
     /// One article, its assets, and the newer and older articles of its issue.

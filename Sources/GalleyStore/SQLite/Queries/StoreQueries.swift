@@ -39,7 +39,7 @@ extension SQLiteStore {
             SELECT \(Self.issueColumns) FROM issue i
             WHERE i.globalID = ? OR i.appleID = ?
             """, arguments: [id, id]) else {
-            throw GalleyError("no issue `\(id)` in the store", id: .notFound, path: root.path, hint: "`galley issues` lists them.")
+            throw StoreLookup.noIssue(id, store: root.path)
         }
         return issue
     }
