@@ -53,7 +53,7 @@ extension GalleyServer {
     /// gate and atomic import as `galley import` on a worker thread. 201 for a new issue, 200
     /// for a replaced or unchanged one, 422 with the findings for a refused zip (the store
     /// untouched). `?force=true` replaces an issue whatever its version.
-    func upload(_ request: Request, _ context: BasicRequestContext) async -> Response {
+    func upload(_ request: Request, _ context: ServeContext) async -> Response {
         do {
             let writes = try authorize(request)
             let tooLarge = GalleyError("the upload is over the limit of \(writes.maxUpload) bytes", id: .uploadTooLarge,
@@ -92,7 +92,7 @@ extension GalleyServer {
 
     /// `DELETE /issues/{id}`: removes the issue (rows, files, kept zip); answers what was
     /// removed.
-    func remove(_ request: Request, _ context: BasicRequestContext) async -> Response {
+    func remove(_ request: Request, _ context: ServeContext) async -> Response {
         do {
             try authorize(request)
             let id = try context.parameters.require("id")

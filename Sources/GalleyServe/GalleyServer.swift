@@ -78,8 +78,8 @@ public struct GalleyServer: Sendable {
 
     /// The routes: each resource at `/PATH` (version from `Accept-Version`), `/v1/PATH` and
     /// `/v2/PATH`.
-    public func router() -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+    public func router() -> Router<ServeContext> {
+        let router = Router(context: ServeContext.self)
         router.add(middleware: AccessMiddleware(metrics: metrics))
         if !corsOrigins.isEmpty {
             router.add(middleware: CORSPolicy(
@@ -108,9 +108,9 @@ public struct GalleyServer: Sendable {
         return router
     }
 
-    private func register(_ group: RouterGroup<BasicRequestContext>, fixed: APIVersion?) {
+    private func register(_ group: RouterGroup<ServeContext>, fixed: APIVersion?) {
         func route(_ path: String, signed: Bool = false,
-                   _ answer: @escaping @Sendable (Request, BasicRequestContext, APIVersion) throws -> any Encodable) {
+                   _ answer: @escaping @Sendable (Request, ServeContext, APIVersion) throws -> any Encodable) {
             group.get(RouterPath(path)) { request, context in
                 try await self.resource(request, version: fixed, context, signed: signed) { version in try answer(request, context, version) }
             }
@@ -340,7 +340,7 @@ public struct GalleyServer: Sendable {
     /// key; the signature's expiry moves every half lifetime, and with it the tag and the kept
     /// answer, so a client revalidating an unchanged feed gets a fresh signature in time.
     func resource(
-        _ request: Request, version fixed: APIVersion?, _ context: BasicRequestContext, signed: Bool = false,
+        _ request: Request, version fixed: APIVersion?, _ context: ServeContext, signed: Bool = false,
         _ answer: @escaping @Sendable (APIVersion) throws -> any Encodable
     ) async throws -> Response {
         let version: APIVersion

@@ -1,0 +1,16 @@
+import Hummingbird
+import NIOCore
+
+/// The request context of `galley serve`: Hummingbird's basic context plus the event loop of
+/// the request's connection, which a download needs to keep its memory bounded (see
+/// `GalleyServer.stream`).
+public struct ServeContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
+    /// The loop that owns the connection: every write to it is carried out there, in order.
+    let eventLoop: any EventLoop
+
+    public init(source: ApplicationRequestContextSource) {
+        coreContext = CoreRequestContextStorage(source: source)
+        eventLoop = source.channel.eventLoop
+    }
+}
