@@ -468,10 +468,18 @@ public struct GalleyServer: Sendable {
     /// Whether `If-None-Match` names `tag` (or is `*`).
     static func matches(_ header: String?, _ tag: String) -> Bool {
         guard let header else { return false }
-        return header.split(separator: ",").contains {
-            let candidate = $0.trimmingCharacters(in: .whitespaces)
-            return candidate == "*" || candidate == tag || candidate == "W/" + tag
+        // Every revalidation comes here: bytes compared in place, no strings made (the
+        // Foundation version of this was 5% of a 304's CPU).
+        if header == tag { return true }
+        let space = UInt8(ascii: " "), tab = UInt8(ascii: "\t")
+        for item in header.utf8.split(separator: UInt8(ascii: ",")) {
+            var candidate = item[...]
+            while let first = candidate.first, first == space || first == tab { candidate.removeFirst() }
+            while let last = candidate.last, last == space || last == tab { candidate.removeLast() }
+            if candidate.elementsEqual("*".utf8) || candidate.elementsEqual(tag.utf8) { return true }
+            if candidate.starts(with: "W/".utf8) && candidate.dropFirst(2).elementsEqual(tag.utf8) { return true }
         }
+        return false
     }
 
     /// Any failure as the one error shape: a `GalleyError` as it is, anything else (a database
@@ -551,7 +559,7 @@ extension GalleyServer {
     public func run(_ options: ServeOptions, onListening: @escaping @Sendable (Int) -> Void) async throws {
         // Logs (access lines among them) go to standard error: standard output is the
         // listening line scripts read.
-        var logger = Logger(label: "galley.serve", factory: { StreamLogHandler.standardError(label: $0) })
+        var logger = Logger(label: "galley.serve", factory: { ServeLogHandler(label: $0) })
         logger.logLevel = options.logLevel
         let app = Application(
             router: router(),

@@ -583,6 +583,21 @@ import Testing
         #expect(ByteRange(header: "bytes=abc", size: 100) == .whole)
         #expect(ByteRange(header: nil, size: 100) == .whole)
     }
+
+    @Test func ifNoneMatchIsReadAsRFC9110Says() {
+        let tag = "\"r7-v2-abc\""
+        #expect(GalleyServer.matches(tag, tag))
+        #expect(GalleyServer.matches("*", tag))
+        #expect(GalleyServer.matches("W/\(tag)", tag))
+        #expect(GalleyServer.matches("\"other\", \t\(tag) ", tag))
+        #expect(GalleyServer.matches("\"other\",W/\(tag)", tag))
+        #expect(!GalleyServer.matches(nil, tag))
+        #expect(!GalleyServer.matches("", tag))
+        #expect(!GalleyServer.matches("\"r7-v2-ab\"", tag))
+        #expect(!GalleyServer.matches("r7-v2-abc", tag))
+        #expect(!GalleyServer.matches("W/ \(tag)x", tag))
+        #expect(!GalleyServer.matches("\"other\", **", tag))
+    }
 }
 
 extension Data {

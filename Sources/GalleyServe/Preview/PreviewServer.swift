@@ -230,7 +230,7 @@ public final class PreviewServer: @unchecked Sendable {
 
     /// Serves until SIGINT or SIGTERM; `onListening` gets the bound port.
     public func run(_ settings: ServeOptions, onListening: @escaping @Sendable (Int) -> Void) async throws {
-        var logger = Logger(label: "galley.preview", factory: { StreamLogHandler.standardError(label: $0) })
+        var logger = Logger(label: "galley.preview", factory: { ServeLogHandler(label: $0) })
         logger.logLevel = settings.logLevel
         let app = Application(
             router: router(),
