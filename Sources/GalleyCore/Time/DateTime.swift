@@ -25,7 +25,7 @@ public struct ISODateTime: Sendable, Hashable {
     /// Parses the forms above; `nil` when the text is not one of them or names a day that
     /// does not exist.
     public init?(parsing text: String) {
-        var s = Substring(text.trimmingCharacters(in: .whitespaces))
+        var s = Substring(text.trimmingWhitespaces())
         func digits(_ n: Int) -> Int? {
             guard s.count >= n else { return nil }
             let part = s.prefix(n)
@@ -62,7 +62,7 @@ public struct ISODateTime: Sendable, Hashable {
                     millisecond = Int(padded) ?? 0
                 }
             }
-            s = Substring(s.trimmingCharacters(in: .whitespaces))
+            s = Substring(s.trimmingWhitespaces())
             if take("Z") || take("z") {
                 offsetMinutes = 0
             } else if let sign = s.first, sign == "+" || sign == "-" {

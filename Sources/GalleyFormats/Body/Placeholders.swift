@@ -68,7 +68,7 @@ public enum Placeholder {
             guard j + 3 <= n, bytes[j] == 45, bytes[j + 1] == 45, bytes[j + 2] == 62 else { i += 4; continue }
             j += 3
             let matchText = String(decoding: bytes[i..<j], as: UTF8.self)
-            let key = String(decoding: bytes[keyStart..<keyEnd], as: UTF8.self).trimmingCharacters(in: .whitespaces)
+            let key = String(decoding: bytes[keyStart..<keyEnd], as: UTF8.self).trimmingWhitespaces()
             let column = String(decoding: bytes[lineStart..<i], as: UTF8.self).count + 1
             matches.append(Match(
                 key: key, text: matchText, isExact: matchText == Placeholder.text(for: key), line: line, column: column,

@@ -47,7 +47,7 @@ public enum LocalReferences {
     /// `URLScheme`), not protocol-relative, absolute, a query or a fragment. A one-letter
     /// "scheme" is a drive path (`C:/x.png`): local, for the source checks to refuse.
     public static func isLocal(_ value: String) -> Bool {
-        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = value.trimmingWhitespacesAndNewlines()
         guard let first = trimmed.unicodeScalars.first, !"#/?\\".unicodeScalars.contains(first) else { return false }
         guard let scheme = URLScheme.of(trimmed) else { return true }
         return scheme.count == 1
@@ -61,7 +61,7 @@ public enum LocalReferences {
             for attribute in tag.attributes where wanted.contains(attribute.name) {
                 let written = attribute.value
                 guard isLocal(written) else { continue }
-                let trimmed = written.trimmingCharacters(in: .whitespacesAndNewlines)
+                let trimmed = written.trimmingWhitespacesAndNewlines()
                 let cut = trimmed.firstIndex { $0 == "?" || $0 == "#" } ?? trimmed.endIndex
                 let rawPath = String(trimmed[..<cut])
                 found.append(LocalReference(

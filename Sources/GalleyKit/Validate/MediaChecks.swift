@@ -33,7 +33,7 @@ struct MediaChecks {
                                  at: SourceLocation(path: zipPath, jsonPath: "\(asset.jsonPath).\(key)"),
                                  hint: "Move the asset to `\(format.kind.manifestList)`, or replace the file.")
                 }
-                let ext = (name as NSString).pathExtension.lowercased()
+                let ext = Self.pathExtension(name)
                 if checked.insert(name).inserted, !format.extensions.contains(ext) {
                     findings.add(.mediaExtension, "`\(name)` holds \(format.mimeType) data, which its extension does not suggest",
                                  at: location, hint: "Rename it to `.\(format.extensions[0])`.")
@@ -124,4 +124,14 @@ extension Check {
     static let mediaSVGMalformed = Check("media.svg-malformed", .media, .warning, "An SVG file is not well-formed XML.",
             explanation: "Browsers show an XML error in place of the picture (and libxml2 stops at entity bombs, reported here too).",
             triggering: [.fixture("zips/svg-malformed-warning.zip")], clean: [.validZip])
+}
+
+extension MediaChecks {
+    /// `NSString.pathExtension`, lowercased, without bridging each of 60,000 names: what follows
+    /// the last dot of the last path component, unless that dot starts the component.
+    static func pathExtension(_ name: String) -> String {
+        let file = name.utf8.lastIndex(of: UInt8(ascii: "/")).map { name.utf8[name.utf8.index(after: $0)...] } ?? name.utf8[...]
+        guard let dot = file.lastIndex(of: UInt8(ascii: ".")), dot != file.startIndex else { return "" }
+        return String(decoding: file[file.index(after: dot)...], as: UTF8.self).lowercased()
+    }
 }

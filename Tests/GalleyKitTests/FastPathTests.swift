@@ -1,0 +1,46 @@
+import Foundation
+import Testing
+@testable import GalleyCore
+@testable import GalleyFormats
+@testable import GalleyKit
+
+/// The byte-level shortcuts that replaced Foundation calls on validate's hot paths give
+/// Foundation's answers, on plain and awkward input alike.
+@Suite struct FastPathTests {
+    static let texts = [
+        "", " ", "\t", "a", " a", "a ", "\ta\t", "2026-11-24T10:00:00Z", "\n x \n", "\u{00A0}x", "x\u{2003}",
+        "\u{3000}", "é", " é ", "\r\n", "\u{0B}v\u{0C}", "a b", "👩‍👩‍👧", " \u{85}",
+    ]
+
+    @Test(arguments: texts)
+    func trimmingAgreesWithFoundation(text: String) {
+        #expect(text.trimmingWhitespaces() == text.trimmingCharacters(in: .whitespaces))
+        #expect(text.trimmingWhitespacesAndNewlines() == text.trimmingCharacters(in: .whitespacesAndNewlines))
+        let slice = Substring(text)
+        #expect(slice.trimmingWhitespaces() == slice.trimmingCharacters(in: .whitespaces))
+    }
+
+    @Test(arguments: ["a.JPG", "issue/images/b.png", "x/.hidden", ".hidden", "no-extension", "dir.d/file", "a.tar.gz", "a.", "x/y.Svg", ""])
+    func pathExtensionAgreesWithFoundation(name: String) {
+        #expect(MediaChecks.pathExtension(name) == (name as NSString).pathExtension.lowercased())
+    }
+
+    @Test func dotDotIsFoundAsAWholePartOnly() {
+        for name in ["../x", "a/../b", "a/..", "..", "a\\..\\b", "..\\x"] {
+            #expect(ContainerChecks.hasDotDot(Array(name.utf8)), "\(name)")
+        }
+        for name in ["...", "a/..b", "a/b..", ".", "a/./b", "x"] {
+            #expect(!ContainerChecks.hasDotDot(Array(name.utf8)), "\(name)")
+        }
+    }
+
+    @Test(arguments: ["Issue/A.JPG", "issue/a.jpg", "Ünïcode/Café.png", "Cafe\u{301}/X", "MiXeD_09-.txt"])
+    func foldingAgreesWithFoundation(name: String) {
+        #expect(ContainerChecks.folded(name, raw: Array(name.utf8)) == name.precomposedStringWithCanonicalMapping.lowercased())
+    }
+
+    @Test func componentLengthsKeepEmptyParts() {
+        #expect(ContainerChecks.componentLengths("a//bc/".utf8, separatedBy: UInt8(ascii: "/")) == [1, 0, 2, 0])
+        #expect(ContainerChecks.componentLengths("".utf8, separatedBy: UInt8(ascii: "/")) == [0])
+    }
+}
