@@ -27,6 +27,27 @@ public struct Findings: Sendable {
         }
     }
 
+    /// Adds the findings of another part of the same check, in their order.
+    package mutating func append(_ other: Findings) {
+        items.append(contentsOf: other.items)
+    }
+
+    /// Puts groups of findings made elsewhere at the positions given (each an `items.count`
+    /// taken when the group's place came; ascending), ahead of what was added since.
+    package mutating func insert(_ groups: [(position: Int, items: [Diagnostic])]) {
+        guard !groups.isEmpty else { return }
+        var merged: [Diagnostic] = []
+        merged.reserveCapacity(items.count + groups.reduce(0) { $0 + $1.items.count })
+        var next = 0
+        for group in groups {
+            merged.append(contentsOf: items[next..<group.position])
+            merged.append(contentsOf: group.items)
+            next = group.position
+        }
+        merged.append(contentsOf: items[next...])
+        items = merged
+    }
+
     public var hasErrors: Bool { items.contains { $0.severity == .error } }
     public func count(_ severity: Severity) -> Int { items.filter { $0.severity == severity }.count }
 }

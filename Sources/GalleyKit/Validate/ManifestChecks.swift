@@ -198,7 +198,10 @@ struct ManifestChecks {
     }
 
     /// One element of `articles`, checked and then dropped: memory stays flat however many there are.
-    func checkArticle(_ i: Int, _ article: LocatedJSON, _ index: inout ManifestIndex, into findings: inout Findings) {
+    /// With `bodies`, the checks of the article's body are queued there, to be merged in by the
+    /// caller; without, they run here.
+    func checkArticle(_ i: Int, _ article: LocatedJSON, _ index: inout ManifestIndex, into findings: inout Findings,
+                      bodies: BodyCheckThread? = nil) {
         let base = "articles[\(i)]"
         guard let articleMembers = article.members else {
             findings.add(.manifestType, "\(base) is \(article.typeName), not an object", at: at(article, base),
@@ -286,8 +289,14 @@ struct ManifestChecks {
             }
         }
         if let body = article["body"]?.string {
-            ReferenceChecks(manifestPath: path).placeholders(in: body, article: i, articlePath: base, line: article.line,
-                                                           &index, into: &findings)
+            if let bodies {
+                if !body.isEmpty {
+                    bodies.check(.init(article: i, body: body, line: article.line, articlePath: base, position: findings.items.count))
+                }
+            } else {
+                ReferenceChecks(manifestPath: path).placeholders(in: body, article: i, articlePath: base, line: article.line,
+                                                               &index, into: &findings)
+            }
         }
     }
 

@@ -63,6 +63,9 @@ struct EntryPass: Sendable {
         case everything
         /// Every entry's content; latest.json (checked before) is only passed to the sink.
         case contentOnly
+        /// Every entry's content but latest.json's, which a `.manifestOnly` pass checks at the
+        /// same time on another thread.
+        case besideManifest
     }
 
     let path: String
@@ -89,6 +92,10 @@ struct EntryPass: Sendable {
                 let name = String(entry.name.dropFirst(prefix))
                 let limit = Int64(contents.files[Substring(name)]?.size ?? 0)
                 if entry.name == manifestName, mode != .contentOnly {
+                    if mode == .besideManifest {
+                        try reader.skip()
+                        continue
+                    }
                     index = try checkManifest(reader, entry, limit: limit, into: &findings)
                     if mode == .manifestOnly { break }
                     continue
