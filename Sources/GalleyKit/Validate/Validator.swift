@@ -169,26 +169,49 @@ public struct Validator: Sendable {
         var besidePass = pass
         besidePass.mode = .besideManifest
         let contentPass = besidePass
-        let before = contents
+        // The file list moves to the content pass: one reference to it, so the pass's updates
+        // change it in place (two would copy its 60,000 entries at the first).
+        let top = contents.top
+        // latest.json's pass needs only its declared size.
+        let manifestFacts = contents.files["latest.json"].map { ["latest.json" as Substring: $0] } ?? [:]
+        let handed = Handover(contents)
+        contents = ZipContents(top: top, files: [:])
         let configuration = options.configuration
         let (manifest, content) = alongside({ () -> (ZipContents, Findings) in
-            var contents = before
+            var contents = handed.take()
             var findings = Findings(configuration: configuration)
             _ = try contentPass.run(sink: nil, contents: &contents, into: &findings)
             return (contents, findings)
         }, { () -> (ManifestIndex?, Findings) in
-            var unchanged = before
+            var manifestOnly = ZipContents(top: top, files: manifestFacts)
             var findings = Findings(configuration: configuration)
-            let index = try manifestPass.run(sink: nil, contents: &unchanged, into: &findings)
+            let index = try manifestPass.run(sink: nil, contents: &manifestOnly, into: &findings)
             return (index, findings)
         })
         // Without a sink neither pass throws; a failure here is a bug, not the zip's.
-        guard case .success(let (index, manifestFindings)) = manifest else { return nil }
+        guard case .success(let (index, manifestFindings)) = manifest, case .success(let (passed, contentFindings)) = content else {
+            return nil
+        }
         findings.append(manifestFindings)
-        guard index != nil, case .success(let (passed, contentFindings)) = content else { return index }
+        guard index != nil else {
+            // The one pass would have stopped at latest.json: no file was looked at.
+            contents = ZipContents(top: passed.top, files: passed.files.mapValues { ZipContents.FileFacts(size: $0.size, sniffed: nil) })
+            return index
+        }
         findings.append(contentFindings)
         contents = passed
         return index
+    }
+
+    /// A value handed to another thread, which takes it (leaving no other reference to it).
+    private final class Handover<Value>: @unchecked Sendable {
+        private var value: Value?
+        init(_ value: Value) { self.value = value }
+        func take() -> Value {
+            guard let value else { preconditionFailure("taken twice") }
+            self.value = nil
+            return value
+        }
     }
 
     /// The first half of `validateZip`, for an import: the container checks, latest.json's
