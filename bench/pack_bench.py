@@ -6,7 +6,10 @@ each, then times `galley pack` and the fair peer, `zip -r -X -q -n <media>` (Inf
 store media, as galley does), on the same tree. Prints wall time, peak memory (max RSS) and the
 ratio. Not a test: timings depend on the machine; run it with `make bench`.
 
-Usage: bench/pack_bench.py [--articles 300,3000] [--image-kb 310] [--runs 3] [--galley PATH]
+The 30,000-article issue has 10 KiB images (60,001 small files, the many-entries case);
+the others 310 KiB ones, unless --image-kb says otherwise.
+
+Usage: bench/pack_bench.py [--articles 300,3000,30000] [--image-kb KB] [--runs 3] [--galley PATH]
 """
 import argparse
 import os
@@ -21,6 +24,12 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 WORK = os.path.join(ROOT, "bench", "work")
 JPEG_HEAD = bytes.fromhex("ffd8ffe000104a46494600010100000100010000")
+# Image size (KiB) by article count: the 30,000-article issue is the many-small-files one.
+IMAGE_KB = {300: 310, 3000: 310, 30000: 10}
+
+
+def image_kb(count, asked):
+    return asked if asked is not None else IMAGE_KB.get(count, 310)
 
 
 def generate(articles, image_kb):
@@ -93,8 +102,8 @@ def measure(cmd, runs, cleanup, cwd=None):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--articles", default="300,3000", help="comma-separated article counts (2 images each)")
-    parser.add_argument("--image-kb", type=int, default=310, help="size of each image in KiB")
+    parser.add_argument("--articles", default="300,3000,30000", help="comma-separated article counts (2 images each)")
+    parser.add_argument("--image-kb", type=int, default=None, help="size of each image in KiB (default: 310, 10 at 30,000)")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--galley", default=os.path.join(ROOT, ".build", "release", "galley"))
     args = parser.parse_args()
@@ -108,7 +117,7 @@ def main():
           f"{'galley RSS':>10} {'zip RSS':>8}")
     ok = True
     for count in [int(c) for c in args.articles.split(",")]:
-        source = generate(count, args.image_kb)
+        source = generate(count, image_kb(count, args.image_kb))
         size = tree_bytes(source)
         target = os.path.join(out, f"org.example.bench.{count}.zip")
         peer = os.path.join(out, "peer.zip")
@@ -131,8 +140,8 @@ def main():
         label = f"{count} articles, {2 * count + 1} images"
         print(f"{label:>26} {size / 1e6:6.0f}M {g_time:7.2f}s {z_time:7.2f}s {s_time:7.2f}s {ratio:6.2f} {ratio_sync:10.2f} "
               f"{g_rss:9.1f}M {z_rss:7.1f}M")
-        ok = ok and ratio_sync <= 1.0 and g_rss < 50
-    print("goal (ratio+sync <= 1.00 and galley RSS < 50 MB): " + ("met" if ok else "NOT met"))
+        ok = ok and ratio_sync <= 1.0 and g_rss < 64
+    print("goal (ratio+sync <= 1.00 and galley RSS < 64 MB at every size): " + ("met" if ok else "NOT met"))
 
 
 if __name__ == "__main__":
