@@ -87,7 +87,7 @@ public struct KeyMap: Sendable {
         }
         let root: Node
         do {
-            guard let composed = try Yams.compose(yaml: text) else { throw fail(nil, "the key map is empty") }
+            guard let composed = try Yams.compose(yaml: text, .default, .default, .utf8) else { throw fail(nil, "the key map is empty") }
             root = composed
         } catch let error as GalleyError {
             throw error
