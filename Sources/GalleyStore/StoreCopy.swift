@@ -20,6 +20,9 @@ public enum StoreCopy {
         public var refusedPackages = 0
         /// `store check` of the target after the copy.
         public var check: StoreCheck
+        /// What the copy could not finish that does not undo it (the target's statistics not
+        /// brought up to date), in words; empty when all went well.
+        public var notes: [String] = []
 
         public struct Copied: Sendable, Encodable {
             public var appleID: String
@@ -33,7 +36,7 @@ public enum StoreCopy {
         }
 
         enum CodingKeys: String, CodingKey {
-            case from, to, issues, check
+            case from, to, issues, check, notes
             case independentArticles = "independent_articles"
             case followedFeeds = "followed_feeds"
             case refusedPackages = "refused_packages"
@@ -77,8 +80,13 @@ public enum StoreCopy {
             report.refusedPackages += 1
         }
         // What the copy wrote stands whatever happens here, and autovacuum does the same within
-        // minutes: a failure is not the copy's. A lost connection shows in the check below.
-        try? target.settleAfterLoad()
+        // minutes: a failure is not the copy's, only said. A lost connection shows in the check below.
+        do {
+            try target.settleAfterLoad()
+        } catch {
+            report.notes.append("the copy is done, but the target's statistics were not brought up to date (\(error)); "
+                + "the database's own maintenance does it within minutes")
+        }
         report.check = try target.check()
         return report
     }

@@ -95,6 +95,7 @@ struct StoreCommand: ParsableCommand {
                 if output.json { return console.emit(report) }
                 for issue in report.issues { console.data("\(issue.appleID): \(issue.status.rawValue), feed version \(issue.version)\n") }
                 for problem in report.check.problems { console.data("problem: \(problem)\n") }
+                for note in report.notes { console.note("note: \(note)") }
                 console.status("copied \(report.issues.count) issues, \(report.independentArticles) independent articles, "
                     + "\(report.followedFeeds) followed feeds and \(report.refusedPackages) refused packages to \(names.1)"
                     + (problems ? "; the target has \(report.check.problems.count) problems" : "; the target checks clean"))
