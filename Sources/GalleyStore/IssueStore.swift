@@ -51,6 +51,11 @@ public protocol IssueStore: AnyObject, Sendable {
 
     /// A number that grows with every import or delete: equal revisions mean equal answers.
     func revision() throws -> Int64
+    /// The revision as it was at most a millisecond ago, for a server that asks on every
+    /// request: a commit shows in the answers that start a millisecond after it (a request in
+    /// that millisecond could as well have come before the commit). Stores where asking costs
+    /// nothing worth saving answer `revision()`.
+    func recentRevision() throws -> Int64
     /// One file of an issue, by its name in the zip, with its recorded size and SHA-256.
     func file(_ name: String, issue: String) throws -> StoredFile
     /// The same file with a `path` this machine can read: itself, or (a store on object
@@ -101,6 +106,7 @@ extension IssueStore {
     public func search(_ text: String) throws -> SearchResults { try search(text, options: SearchOptions()) }
 
     public var waitsOnNetwork: Bool { false }
+    public func recentRevision() throws -> Int64 { try revision() }
     public func localFile(_ file: StoredFile) throws -> StoredFile { file }
 }
 

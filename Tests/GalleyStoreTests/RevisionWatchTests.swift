@@ -59,6 +59,24 @@ import Testing
         #expect(watch.revision(reads.read) == 5)
     }
 
+    /// `recentRevision`'s window: a kept revision confirmed less than the window ago is answered
+    /// without looking at the files; once the window has passed, a change is seen.
+    @Test func aKeptRevisionConfirmedWithinTheWindowIsAnsweredWithoutStamps() throws {
+        let database = try files(age: 10)
+        let watch = RevisionWatch(database: database)
+        let reads = Reads()
+        let hour: UInt64 = 3_600_000_000_000
+        #expect(watch.revision(within: hour, reads.read) == 1)
+        let log = try #require(FileHandle(forWritingAtPath: database + "-wal"))
+        try log.seekToEnd()
+        try log.write(contentsOf: Data("frame".utf8))
+        try log.close()
+        #expect(watch.revision(within: hour, reads.read) == 1, "inside the window: the kept revision")
+        #expect(reads.count == 1)
+        #expect(watch.revision(within: 1, reads.read) == 2, "past the window: the change is seen")
+        #expect(watch.revision(reads.read) == 3, "no window, files changed just now: read")
+    }
+
     @Test func filesChangedJustNowAreReadEveryTime() throws {
         let database = try files(age: 0)
         let watch = RevisionWatch(database: database, quiet: 60_000_000_000)

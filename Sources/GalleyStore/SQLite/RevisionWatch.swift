@@ -34,6 +34,8 @@ final class RevisionWatch: @unchecked Sendable {
     let quiet: Int64
     private let lock = NSLock()
     private var trusted: (database: Stamp?, log: Stamp?, revision: Int64)?
+    /// When (monotonic nanoseconds) the files last matched `trusted`.
+    private var confirmed: UInt64 = 0
 
     /// Watches `database` and its write-ahead log; `quiet` in nanoseconds.
     init(database: String, quiet: Int64 = 1_000_000_000) {
@@ -42,12 +44,26 @@ final class RevisionWatch: @unchecked Sendable {
         self.quiet = quiet
     }
 
-    func revision(_ read: () throws -> Int64) rethrows -> Int64 {
+    /// The revision: the kept one while the files' stamps are as they were when it was read,
+    /// else `read()`'s. With a `window` (nanoseconds), a kept revision whose stamps matched less
+    /// than `window` ago is answered without looking at the files again.
+    func revision(within window: UInt64 = 0, _ read: () throws -> Int64) rethrows -> Int64 {
+        if window > 0 {
+            let now = DispatchTime.now().uptimeNanoseconds
+            lock.lock()
+            if let trusted, now &- confirmed < window {
+                lock.unlock()
+                return trusted.revision
+            }
+            lock.unlock()
+        }
         let now = Int64(Date().timeIntervalSince1970 * 1e9)
         let databaseStamp = Stamp(database)
         let logStamp = Stamp(log)
+        let stamped = DispatchTime.now().uptimeNanoseconds
         lock.lock()
         if let trusted, trusted.database == databaseStamp, trusted.log == logStamp {
+            confirmed = stamped
             lock.unlock()
             return trusted.revision
         }
@@ -56,6 +72,7 @@ final class RevisionWatch: @unchecked Sendable {
         let newest = max(databaseStamp?.modified ?? .min, logStamp?.modified ?? .min)
         lock.lock()
         trusted = now - newest >= quiet ? (databaseStamp, logStamp, value) : nil
+        confirmed = stamped
         lock.unlock()
         return value
     }
