@@ -359,20 +359,31 @@ public struct GalleyServer: Sendable {
             version = .current
         }
         do {
-            let revision = try await storeCall { try self.store.revision() }
+            let revision = try await storeCall { try self.store.recentRevision() }
             // Each representation is its own entry with its own strong tag: the gzip one differs
             // from the plain one, and (without --public-url) the feed's addresses name the Host.
             let gzip = Self.acceptsGzip(request.headers[.acceptEncoding])
             let host = publicURL == nil ? request.head.authority ?? "" : ""
             var key = "\(version.prefix)\u{1F}\(gzip ? "gz" : "")\u{1F}\(host)\u{1F}\(request.uri.description)"
             var sign: (@Sendable (ByteBufferView) -> String)?
+            var signedPeriod: Int64?
             if signed, let signingKey {
                 let (period, expires) = FeedSignature.expiry(at: Date(), ttl: signatureLifetime)
                 key += "\u{1F}s\(period)"
                 sign = { signingKey.header(for: $0, expires: expires) }
+                signedPeriod = period
             }
             let kept = cache.entry(key, revision: revision)
             let tag = kept?.tag ?? "\"r\(revision)-\(version.prefix)-\(SHA256Hasher.hex(of: key).prefix(16))\(gzip ? "-gz" : "")\""
+            if request.method == .get {
+                // What the next revalidation of these inputs is answered from (`Revalidator`).
+                let inputs = Revalidator.key(request.head, host: publicURL == nil)
+                if cache.validator(inputs, revision: revision)?.tag != tag {
+                    cache.keep(Validator(revision: revision, tag: tag, headers: Self.validatorHeaders(version, tag: tag),
+                                         counted: metrics.series(route: context.endpointPath ?? "unmatched", method: .get, status: .notModified),
+                                         period: signedPeriod), for: inputs)
+                }
+            }
             if Self.matches(request.headers[.ifNoneMatch], tag) {
                 return Response(status: .notModified, headers: Self.validatorHeaders(version, tag: tag))
             }
@@ -561,13 +572,19 @@ extension GalleyServer {
         // listening line scripts read.
         var logger = Logger(label: "galley.serve", factory: { ServeLogHandler(label: $0) })
         logger.logLevel = options.logLevel
+        let configuration = HTTP1Channel.Configuration(
+            idleTimeout: .seconds(options.idleTimeout),
+            // Far below NIO's 80 KiB: an API request needs a few hundred bytes of headers.
+            httpDecoderConfiguration: .init(maxHeaderFieldSize: 8 * 1024, maxHeaderListSize: 16 * 1024, maxHeaderFieldCount: 100))
+        let serverName = "galley"
+        let revalidator = Revalidator(store: store, cache: cache, keysHost: publicURL == nil, signatureLifetime: signatureLifetime,
+                                      logger: logger, serverName: serverName)
         let app = Application(
             router: router(),
-            server: .http1(configuration: HTTP1Channel.Configuration(
-                idleTimeout: .seconds(options.idleTimeout),
-                // Far below NIO's 80 KiB: an API request needs a few hundred bytes of headers.
-                httpDecoderConfiguration: .init(maxHeaderFieldSize: 8 * 1024, maxHeaderListSize: 16 * 1024, maxHeaderFieldCount: 100))),
-            configuration: .init(address: .hostname(options.host, port: options.port), serverName: "galley"),
+            server: HTTPServerBuilder { responder in
+                RevalidatingHTTP1Channel(inner: HTTP1Channel(responder: responder, configuration: configuration), revalidator: revalidator)
+            },
+            configuration: .init(address: .hostname(options.host, port: options.port), serverName: serverName),
             onServerRunning: { channel in onListening(channel.localAddress?.port ?? options.port) },
             logger: logger)
         try await app.runService()

@@ -26,6 +26,11 @@ final class ResponseCache: @unchecked Sendable {
     /// Keys, oldest first.
     private var order: Deque<String> = []
     private var bytes = 0
+    /// The tags `resource` gave at `revision`, by the request's raw inputs (`Revalidator.key`):
+    /// what a revalidation is answered from before it reaches the router.
+    private var validators: [String: Validator] = [:]
+    /// At most this many validators are kept: past it, the table starts again empty.
+    static let validatorLimit = 16_384
 
     init(capacity: Int = 8 * 1024 * 1024) {
         self.capacity = capacity
@@ -47,10 +52,7 @@ final class ResponseCache: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         if revision > self.revision {
-            self.revision = revision
-            entries.removeAll(keepingCapacity: true)
-            order.removeAll(keepingCapacity: true)
-            bytes = 0
+            advance(to: revision)
         } else if revision < self.revision || entries[key] != nil {
             return
         }
@@ -60,6 +62,36 @@ final class ResponseCache: @unchecked Sendable {
         entries[key] = entry
         order.append(key)
         bytes += size
+    }
+
+    /// Empties the cache for a newer revision. Behind `lock`.
+    private func advance(to revision: Int64) {
+        self.revision = revision
+        entries.removeAll(keepingCapacity: true)
+        order.removeAll(keepingCapacity: true)
+        validators.removeAll(keepingCapacity: true)
+        bytes = 0
+    }
+
+    /// The validator kept for a request's raw inputs at `revision`, if any.
+    func validator(_ key: String, revision: Int64) -> Validator? {
+        lock.lock()
+        defer { lock.unlock() }
+        guard revision == self.revision else { return nil }
+        return validators[key]
+    }
+
+    /// Keeps what `resource` decided for a request's raw inputs (unless the store has moved on).
+    func keep(_ validator: Validator, for key: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        if validator.revision > revision {
+            advance(to: validator.revision)
+        } else if validator.revision < revision {
+            return
+        }
+        if validators.count >= Self.validatorLimit { validators.removeAll(keepingCapacity: true) }
+        validators[key] = validator
     }
 
     /// Bytes of bodies kept (for tests).

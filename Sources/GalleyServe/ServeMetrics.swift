@@ -22,14 +22,29 @@ public final class ServeMetrics: @unchecked Sendable {
 
     public init() {}
 
+    /// One series' counter and histogram.
+    struct Series: Sendable {
+        let count: Counter
+        let duration: DurationHistogram
+
+        func record(nanoseconds: Int64) {
+            count.increment()
+            duration.recordNanoseconds(nanoseconds)
+        }
+    }
+
     func record(route: String, method: HTTPRequest.Method, status: HTTPResponse.Status, nanoseconds: Int64) {
+        series(route: route, method: method, status: status).record(nanoseconds: nanoseconds)
+    }
+
+    /// The series of a route, method and status, to record into without looking it up again.
+    func series(route: String, method: HTTPRequest.Method, status: HTTPResponse.Status) -> Series {
         let key = "\(route) \(method.rawValue) \(status.code)"
         lock.lock()
         let found = series[key]
         lock.unlock()
         let handles = found ?? make(key, route: route, method: method, status: status)
-        handles.count.increment()
-        handles.duration.recordNanoseconds(nanoseconds)
+        return Series(count: handles.count, duration: handles.duration)
     }
 
     private func make(_ key: String, route: String, method: HTTPRequest.Method, status: HTTPResponse.Status)

@@ -120,6 +120,112 @@ import Testing
             """)
     }
 
+    /// Revalidations are answered before the router (`RevalidationHandler`) with the bytes the
+    /// router would send: the same headers as the router's own 304 (asked with `Origin`, which
+    /// keeps a request off that path), in order behind a pipelined request still being answered,
+    /// a GET with a body handed on whole, a newer revision answered in full, every one counted and
+    /// logged, and the idle timeout still closing a connection that only revalidated.
+    @Test func revalidationsAnsweredEarlyAreTheRoutersAnswers() throws {
+        let work = try Harness.temporaryDirectory()
+        let store = work.appending(path: "store")
+        #expect(try Harness.galley(["pack", Harness.example.path, "-o", work.path + "/", "-q"]).status == 0)
+        #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path,
+                                    "--store", store.path, "-q"]).status == 0)
+        let server = try Harness.listening(["serve", "--store", store.path, "--port", "0", "--json", "--idle-timeout", "1"])
+        defer { server.stop() }
+        let script = #"""
+            import socket, sys, time
+            port = int(sys.argv[1])
+            def connect():
+                return socket.create_connection(("127.0.0.1", port), timeout=10)
+            def request(path, *headers, body=b""):
+                lines = ["GET %s HTTP/1.1" % path, "Host: x"] + list(headers)
+                if body: lines.append("Content-Length: %d" % len(body))
+                return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+            def responses(s, count):
+                data, out = b"", []
+                while len(out) < count:
+                    while b"\r\n\r\n" not in data:
+                        chunk = s.recv(65536)
+                        if not chunk: return out
+                        data += chunk
+                    head, data = data.split(b"\r\n\r\n", 1)
+                    lines = head.decode().split("\r\n")
+                    fields = dict(line.split(": ", 1) for line in lines[1:])
+                    length = int(fields.get("Content-Length", "0"))
+                    while len(data) < length: data += s.recv(65536)
+                    out.append((lines[0], fields, data[:length]))
+                    data = data[length:]
+                return out
+            s = connect()
+            s.sendall(request("/v2/issues"))
+            status, fields, _ = responses(s, 1)[0]
+            tag = fields["ETag"]
+            print("first", status)
+            s.sendall(request("/v2/issues", "If-None-Match: " + tag))
+            early = responses(s, 1)[0]
+            s.sendall(request("/v2/issues", "If-None-Match: " + tag, "Origin: https://reader.example"))
+            routed = responses(s, 1)[0]
+            print("early", early[0])
+            same = lambda r: {k: v for k, v in r[1].items() if k != "Date"}
+            print("same headers", same(early) == same(routed), sorted(same(early)))
+            # Pipelined behind a request the router answers: the answers keep their order.
+            s.sendall(request("/v2/articles?limit=50") + request("/v2/issues", "If-None-Match: " + tag))
+            print("pipelined", [r[0] for r in responses(s, 2)])
+            s.sendall(request("/v2/issues", "If-None-Match: " + tag, body=b"abc") + request("/v2/issues", "If-None-Match: " + tag))
+            print("with a body", [r[0] for r in responses(s, 2)])
+            s.close()
+            s = connect()
+            s.sendall(request("/v2/issues", "If-None-Match: " + tag))
+            print("fresh connection", responses(s, 1)[0][0])
+            start = time.monotonic()
+            print("idle", s.recv(100) == b"", round(time.monotonic() - start) <= 3)
+            sys.stdout.flush()
+            sys.stdin.readline()
+            s = connect()
+            s.sendall(request("/v2/issues", "If-None-Match: " + tag))
+            answer = responses(s, 1)[0]
+            print("after an import", answer[0], answer[1]["ETag"] != tag)
+            s.sendall(request("/metrics"))
+            metrics = responses(s, 1)[0][2].decode()
+            print([line for line in metrics.splitlines() if line.startswith('galley_http_requests_total{route="/v2/issues"')])
+            """#
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        python.arguments = ["python3", "-c", script, String(server.port)]
+        let input = Pipe()
+        let output = Pipe()
+        python.standardInput = input
+        python.standardOutput = output
+        try python.run()
+        var seen = Harness.readLines(output.fileHandleForReading, 7)
+        #expect(try Harness.galley(["import", work.appending(path: "com.example.harbour.2026-01.zip").path,
+                                    "--store", store.path, "-q"]).status == 0)
+        input.fileHandleForWriting.write(Data("go\n".utf8))
+        seen += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        python.waitUntilExit()
+        #expect(seen == """
+            first HTTP/1.1 200 OK
+            early HTTP/1.1 304 Not Modified
+            same headers True ['Cache-Control', 'Content-Version', 'ETag', 'Server', 'Vary']
+            pipelined ['HTTP/1.1 200 OK', 'HTTP/1.1 304 Not Modified']
+            with a body ['HTTP/1.1 304 Not Modified', 'HTTP/1.1 304 Not Modified']
+            fresh connection HTTP/1.1 304 Not Modified
+            idle True True
+            after an import HTTP/1.1 200 OK True
+            ['galley_http_requests_total{route="/v2/issues",method="GET",status="200"} 2', \
+            'galley_http_requests_total{route="/v2/issues",method="GET",status="304"} 6']
+
+            """)
+        server.stop()
+        let log = String(decoding: server.errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(log.components(separatedBy: "GET /v2/issues 304 0 ").count == 7, "\(log)")
+        // At least the first and the fresh connection's were answered before the router (whose
+        // lines carry Hummingbird's request id).
+        let early = log.split(separator: "\n").filter { $0.contains("GET /v2/issues 304") && !$0.contains("hb.request.id") }
+        #expect(early.count >= 2, "\(log)")
+    }
+
     /// Hostile and careless clients: headers over the limit are refused, a client that trickles
     /// its headers is cut off after --idle-timeout, and the server goes on answering others;
     /// every request is an access line on standard error and a count in /metrics.
