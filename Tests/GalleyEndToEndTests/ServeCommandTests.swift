@@ -188,7 +188,7 @@ import Testing
             print("after an import", answer[0], answer[1]["ETag"] != tag)
             s.sendall(request("/metrics"))
             metrics = responses(s, 1)[0][2].decode()
-            print([line for line in metrics.splitlines() if line.startswith('galley_http_requests_total{route="/v2/issues"')])
+            print(sorted(line for line in metrics.splitlines() if line.startswith('galley_http_requests_total{route="/v2/issues"')))
             """#
         let python = Process()
         python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
