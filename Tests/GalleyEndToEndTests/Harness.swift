@@ -1,5 +1,5 @@
 import Foundation
-import GalleyTestSupport
+import Glibc
 import GalleyTestSupport
 import Testing
 
@@ -158,14 +158,23 @@ extension Harness {
     }
 
     /// What a child process writes to `handle`, read until `enough` says so, the pipe closes or
-    /// `seconds` pass (checked between writes).
+    /// `seconds` pass: a child that stops writing fails the test that waits on it instead of
+    /// hanging the run (`poll` with the time left before each read).
     static func read(_ handle: FileHandle, seconds: TimeInterval = 20, until enough: (Data) -> Bool) -> Data {
         var text = Data()
         let deadline = Date().addingTimeInterval(seconds)
-        while !enough(text), Date() < deadline {
-            let chunk = handle.availableData
-            if chunk.isEmpty { break }
-            text.append(chunk)
+        var buffer = [UInt8](repeating: 0, count: 65_536)
+        while !enough(text) {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { break }
+            var ready = pollfd(fd: handle.fileDescriptor, events: Int16(POLLIN), revents: 0)
+            let polled = poll(&ready, 1, Int32(min(left * 1000, 60_000).rounded(.up)))
+            if polled < 0 && errno == EINTR { continue }
+            guard polled > 0 else { break }
+            let count = Glibc.read(handle.fileDescriptor, &buffer, buffer.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            text.append(contentsOf: buffer[..<count])
         }
         return text
     }
