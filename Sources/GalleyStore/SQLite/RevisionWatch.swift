@@ -44,6 +44,13 @@ final class RevisionWatch: @unchecked Sendable {
         self.quiet = quiet
     }
 
+    /// Makes the next call with a window look at the files (after a write by this process).
+    func forget() {
+        lock.lock()
+        confirmed = 0
+        lock.unlock()
+    }
+
     /// The revision: the kept one while the files' stamps are as they were when it was read,
     /// else `read()`'s. With a `window` (nanoseconds), a kept revision whose stamps matched less
     /// than `window` ago is answered without looking at the files again.

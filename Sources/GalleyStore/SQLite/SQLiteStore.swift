@@ -90,6 +90,13 @@ public final class SQLiteStore: IssueStore {
         return try writerSlot.get { try Self.openForWriting(root) }
     }
 
+    /// A write transaction through `writer()`; once it is over, `recentRevision()` looks at the
+    /// files again, so this process's next answers show its own write at once.
+    package func write<T>(_ updates: (Database) throws -> T) throws -> T {
+        defer { revisionWatch.forget() }
+        return try writer().write(updates)
+    }
+
     /// The writing connection once it is open. Its state is behind a lock, so the store stays
     /// `Sendable` for `serve`'s concurrent requests.
     private final class WriterSlot: @unchecked Sendable {

@@ -121,7 +121,7 @@ extension SQLiteStore {
         var package = ImportResult.Package(sha256: digest.sha256, size: digest.size, version: 0,
                                            withheld: ImportPass.withheldReason(passed))
         do {
-            try writer().write { db in
+            try write { db in
                 package.version = try Self.nextPackageVersion(issue.appleID, db)
                 if let id = existing?.id {
                     try db.execute(sql: "DELETE FROM articleSearch WHERE rowid IN (SELECT id FROM article WHERE issueId = ?)", arguments: [id])

@@ -22,7 +22,7 @@ extension SQLiteStore {
 
     public func raisePackageVersion(_ appleID: String, to version: Int64) throws {
         try withWriterLock {
-            try writer().write { db in
+            try write { db in
                 try db.execute(sql: """
                     INSERT INTO packageVersion (appleID, version) VALUES (?, ?)
                     ON CONFLICT (appleID) DO UPDATE SET version = max(version, excluded.version)

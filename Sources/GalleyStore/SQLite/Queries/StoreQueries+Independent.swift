@@ -25,7 +25,7 @@ extension SQLiteStore {
         guard !changed.isEmpty else { return merge }
         let now = Date().ISO8601Format()
         try withWriterLock {
-            try writer().write { db in
+            try write { db in
                 for article in changed {
                     let keywords = JSONWriter(pretty: false).encode(.array(article.keywords.map { .string($0) }))
                     let dateMS = article.date.flatMap { try? Date($0, strategy: .iso8601) }.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }

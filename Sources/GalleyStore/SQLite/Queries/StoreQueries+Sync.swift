@@ -13,7 +13,7 @@ extension SQLiteStore {
 
     public func recordFollowedFeed(_ feed: FollowedFeed) throws {
         try withWriterLock {
-            try writer().write { db in
+            try write { db in
                 try db.execute(sql: """
                     INSERT INTO syncFeed (url, etag, revision, syncedAt, expires) VALUES (?, ?, ?, ?, ?)
                     ON CONFLICT(url) DO UPDATE SET etag = excluded.etag, revision = excluded.revision, syncedAt = excluded.syncedAt,
@@ -33,7 +33,7 @@ extension SQLiteStore {
 
     public func recordRefusedPackage(_ refused: RefusedPackage) throws {
         try withWriterLock {
-            try writer().write { db in
+            try write { db in
                 try db.execute(sql: """
                     INSERT INTO syncRefused (sha256, appleID, message, refusedAt) VALUES (?, ?, ?, ?)
                     ON CONFLICT(sha256) DO UPDATE SET appleID = excluded.appleID, message = excluded.message, refusedAt = excluded.refusedAt

@@ -120,7 +120,7 @@ extension SQLiteStore {
     public func delete(_ id: String) throws -> StoredIssue {
         try withWriterLock {
             let issue = try issueSummary(id)
-            let removed = try writer().write { db -> IssueRow? in
+            let removed = try write { db -> IssueRow? in
                 guard let row = try IssueRow.filter(IssueRow.Columns.globalID == issue.globalID).fetchOne(db) else { return nil }
                 try db.execute(sql: "DELETE FROM articleSearch WHERE rowid IN (SELECT id FROM article WHERE issueId = ?)", arguments: [row.id])
                 try row.delete(db)
@@ -219,7 +219,7 @@ extension SQLiteStore {
             let orphans = "SELECT COUNT(*) FROM articleSearch WHERE rowid NOT IN (SELECT id FROM article)"
             // Only a store with something to remove is written to (see `init`).
             guard try database.read({ db in try Int.fetchOne(db, sql: orphans) ?? 0 }) > 0 else { return removed }
-            try writer().write { db in
+            try write { db in
                 let rows = try Int.fetchOne(db, sql: orphans) ?? 0
                 try db.execute(sql: "DELETE FROM articleSearch WHERE rowid NOT IN (SELECT id FROM article)")
                 if rows > 0 { removed.append("\(rows) search rows") }
