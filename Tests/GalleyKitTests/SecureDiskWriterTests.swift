@@ -5,7 +5,7 @@ import Testing
 @testable import GalleyFormats
 @testable import GalleyKit
 
-/// The import's extraction: libarchive's disk writer with its secure options.
+/// The import's extraction: libarchive's secure extraction guarantees, by `openat` below open folders.
 @Suite struct SecureDiskWriterTests {
     init() { ProcessEnvironment.configureForArchives() }
 
@@ -77,5 +77,29 @@ import Testing
         let writer = try SecureDiskWriter(root: root)
         try writer.begin("short.txt", size: 2)
         #expect(throws: GalleyError.self) { try writer.write(Array("too long".utf8)[...]) }
+    }
+
+    @Test func aLinkAsTheFileItselfAndAFileOnTheWayAreRefused() throws {
+        let (root, outside) = try folders()
+        try writeFile(outside.appending(path: "target").path, "kept")
+        try FileManager.default.createSymbolicLink(at: root.appending(path: "photo.jpg"), withDestinationURL: outside.appending(path: "target"))
+        let writer = try SecureDiskWriter(root: root)
+        #expect(throws: GalleyError.self) { try writer.begin("photo.jpg", size: 1) }
+        #expect(try String(contentsOf: outside.appending(path: "target"), encoding: .utf8) == "kept")
+        try write(writer, "plain", "a file")
+        #expect(throws: GalleyError.self) { try writer.begin("plain/inside.txt", size: 1) }
+        #expect(throws: GalleyError.self) { try writer.begin("a/./b", size: 1) }
+        #expect(throws: GalleyError.self) { try writer.begin("a//b", size: 1) }
+    }
+
+    /// More folders than stay open at once: each file still lands in its own.
+    @Test func moreFoldersThanStayOpenAllReceiveTheirFiles() throws {
+        let (root, _) = try folders()
+        let writer = try SecureDiskWriter(root: root)
+        let count = SecureDiskWriter.openFolderLimit * 2 + 5
+        for index in 0..<count { try write(writer, "media/\(index % 7)/f\(index)/x.txt", "\(index)") }
+        for index in [0, SecureDiskWriter.openFolderLimit, count - 1] {
+            #expect(try String(contentsOf: root.appending(path: "media/\(index % 7)/f\(index)/x.txt"), encoding: .utf8) == "\(index)")
+        }
     }
 }

@@ -111,9 +111,9 @@ extension ImportPass {
     }
 
     /// Writes each file the content pass inflates under the staging folder, streaming, and
-    /// hashes it (SHA-256) on a second thread as it passes, through libarchive's disk writer with
-    /// its secure options (`SecureDiskWriter`: no `..`, no path through a link, never over a file
-    /// already written). Validate refused unsafe names, links, devices and collisions before;
+    /// hashes it (SHA-256) on a second thread as it passes, through `SecureDiskWriter` (libarchive's
+    /// secure extraction guarantees: no `..`, no path through a link, never over a file already
+    /// written). Validate refused unsafe names, links, devices and collisions before;
     /// this is the second line.
     final class ExtractingSink: ZipEntrySink {
         private let writer: SecureDiskWriter
