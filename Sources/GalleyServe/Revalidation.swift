@@ -1,4 +1,5 @@
 import Foundation
+import GalleyCore
 import GalleySigning
 import GalleyStore
 import HTTPTypes
@@ -169,23 +170,14 @@ struct HTTPDate {
         return text
     }
 
-    /// Seconds since 1970 as `Tue, 24 Nov 2026 22:35:54 GMT` (civil-from-days, proleptic
-    /// Gregorian).
+    /// Seconds since 1970 as `Tue, 24 Nov 2026 22:35:54 GMT`.
     static func format(_ seconds: Int) -> String {
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let inDay = seconds - days * 86_400
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let mp = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        let weekday = days.quotientAndRemainder(dividingBy: 7).remainder
+        let (year, month, day) = ISODateTime.civilFromDays(days)
+        let weekday = (days % 7 + 7) % 7
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(Self.days[(weekday + 7) % 7]), \(two(day)) \(months[month - 1]) \(year) "
+        return "\(Self.days[weekday]), \(two(day)) \(months[month - 1]) \(year) "
             + "\(two(inDay / 3600)):\(two(inDay % 3600 / 60)):\(two(inDay % 60)) GMT"
     }
 }

@@ -179,6 +179,28 @@ extension Harness {
         return text
     }
 
+    /// Runs the Python `script` with `arguments`; once it has printed `lines` lines (and waits
+    /// on a line of its standard input), runs `meanwhile`, then lets it go on. Returns all it
+    /// printed.
+    static func python(_ script: String, _ arguments: [String], pausingAfter lines: Int,
+                       meanwhile: () throws -> Void) throws -> String {
+        let python = Process()
+        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        python.arguments = ["python3", "-c", script] + arguments
+        let input = Pipe()
+        let output = Pipe()
+        python.standardInput = input
+        python.standardOutput = output
+        try python.run()
+        defer { if python.isRunning { python.terminate() } }
+        var seen = readLines(output.fileHandleForReading, lines)
+        try meanwhile()
+        input.fileHandleForWriting.write(Data("go\n".utf8))
+        seen += String(decoding: read(output.fileHandleForReading, seconds: 60) { _ in false }, as: UTF8.self)
+        python.waitUntilExit()
+        return seen
+    }
+
     /// What a child writes to `handle`, up to and including its `count`th line.
     static func readLines(_ handle: FileHandle, _ count: Int) -> String {
         String(decoding: read(handle) { text in text.count { $0 == 10 } >= count }, as: UTF8.self)

@@ -94,21 +94,11 @@ import Testing
             second = get("/v2/issues")
             print(second[0] != first[0], len(second[1]["items"]))
             """
-        let python = Process()
-        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        python.arguments = ["python3", "-c", script, String(server.port)]
-        let input = Pipe()
-        let output = Pipe()
-        python.standardInput = input
-        python.standardOutput = output
-        try python.run()
-        var seen = Harness.readLines(output.fileHandleForReading, 5)
-        // Another process imports while the server runs.
-        #expect(try Harness.galley(["import", work.appending(path: "com.example.harbour.2026-01.zip").path,
-                                    "--store", store.path, "-q"]).status == 0)
-        input.fileHandleForWriting.write(Data("go\n".utf8))
-        seen += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        python.waitUntilExit()
+        let seen = try Harness.python(script, [String(server.port)], pausingAfter: 5) {
+            // Another process imports while the server runs.
+            let imported = try Harness.galley(["import", work.appending(path: "com.example.harbour.2026-01.zip").path, "--store", store.path, "-q"])
+            #expect(imported.status == 0)
+        }
         #expect(seen == """
             a.example True http://a.example
             b.example:8443 True http://b.example:8443
@@ -190,20 +180,10 @@ import Testing
             metrics = responses(s, 1)[0][2].decode()
             print(sorted(line for line in metrics.splitlines() if line.startswith('galley_http_requests_total{route="/v2/issues"')))
             """#
-        let python = Process()
-        python.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        python.arguments = ["python3", "-c", script, String(server.port)]
-        let input = Pipe()
-        let output = Pipe()
-        python.standardInput = input
-        python.standardOutput = output
-        try python.run()
-        var seen = Harness.readLines(output.fileHandleForReading, 7)
-        #expect(try Harness.galley(["import", work.appending(path: "com.example.harbour.2026-01.zip").path,
-                                    "--store", store.path, "-q"]).status == 0)
-        input.fileHandleForWriting.write(Data("go\n".utf8))
-        seen += String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        python.waitUntilExit()
+        let seen = try Harness.python(script, [String(server.port)], pausingAfter: 7) {
+            let imported = try Harness.galley(["import", work.appending(path: "com.example.harbour.2026-01.zip").path, "--store", store.path, "-q"])
+            #expect(imported.status == 0)
+        }
         #expect(seen == """
             first HTTP/1.1 200 OK
             early HTTP/1.1 304 Not Modified

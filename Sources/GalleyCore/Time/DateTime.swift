@@ -133,7 +133,8 @@ public struct ISODateTime: Sendable, Hashable {
         return era * 146_097 + doe - 719_468
     }
 
-    static func civilFromDays(_ z0: Int) -> (year: Int, month: Int, day: Int) {
+    /// The proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's algorithm).
+    package static func civilFromDays(_ z0: Int) -> (year: Int, month: Int, day: Int) {
         let z = z0 + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let doe = z - era * 146_097
