@@ -376,12 +376,15 @@ public struct GalleyServer: Sendable {
             let kept = cache.entry(key, revision: revision)
             let tag = kept?.tag ?? "\"r\(revision)-\(version.prefix)-\(SHA256Hasher.hex(of: key).prefix(16))\(gzip ? "-gz" : "")\""
             if request.method == .get {
-                // What the next revalidation of these inputs is answered from (`Revalidator`).
+                // What the next request with these inputs is answered from (`Revalidator`): a 304
+                // with this tag, or the 200 kept under `key`.
                 let inputs = Revalidator.key(request.head, host: publicURL == nil)
                 if cache.validator(inputs, revision: revision)?.tag != tag {
+                    let route = context.endpointPath ?? "unmatched"
                     cache.keep(Validator(revision: revision, tag: tag, headers: Self.validatorHeaders(version, tag: tag),
-                                         counted: metrics.series(route: context.endpointPath ?? "unmatched", method: .get, status: .notModified),
-                                         period: signedPeriod), for: inputs)
+                                         counted: metrics.series(route: route, method: .get, status: .notModified),
+                                         countedFull: metrics.series(route: route, method: .get, status: .ok),
+                                         answerKey: key, period: signedPeriod), for: inputs)
                 }
             }
             if Self.matches(request.headers[.ifNoneMatch], tag) {
@@ -391,7 +394,7 @@ public struct GalleyServer: Sendable {
                 return Response(status: .ok, headers: kept.headers, body: ResponseBody(byteBuffer: kept.body))
             }
             let signer = sign
-            let made = try await storeCall { try Self.represent(try answer(version), version: version, tag: tag, gzip: gzip, sign: signer) }
+            let made = try await storeCall { Self.represent(try answer(version), version: version, tag: tag, gzip: gzip, sign: signer) }
             cache.store(made, for: key, revision: revision)
             return Response(status: .ok, headers: made.headers, body: ResponseBody(byteBuffer: made.body))
         } catch {

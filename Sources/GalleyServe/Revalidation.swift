@@ -10,7 +10,7 @@ import NIOCore
 import NIOHTTPTypes
 
 /// What `GalleyServer.resource` decided for one set of request inputs at one store revision:
-/// the answer's strong tag and the headers of its 304.
+/// the answer's strong tag, the headers of its 304, and where its 200 is kept.
 struct Validator: Sendable {
     var revision: Int64
     var tag: String
@@ -18,22 +18,43 @@ struct Validator: Sendable {
     var headers: HTTPFields
     /// The route's 304s in `/metrics`.
     var counted: ServeMetrics.Series
+    /// The route's 200s in `/metrics`.
+    var countedFull: ServeMetrics.Series
+    /// The `ResponseCache` key of the 200 these inputs get: answered early while the cache
+    /// still keeps it (it may have been too large to keep, or evicted since).
+    var answerKey: String
     /// The signature period a signed answer's tag belongs to; nil: unsigned.
     var period: Int64?
 }
 
-/// Answers revalidations (`If-None-Match` naming the current tag) on the connection's event
-/// loop, before the request reaches Hummingbird's router.
+/// What the early path answers a request with.
+enum EarlyAnswer {
+    /// 304: the client's tag is current.
+    case notModified(Validator)
+    /// 200 with the kept answer: the client has no current tag.
+    case full(Validator, ResponseCache.Entry)
+
+    var validator: Validator {
+        switch self {
+        case .notModified(let validator), .full(let validator, _): validator
+        }
+    }
+}
+
+/// Answers revalidations (`If-None-Match` naming the current tag), and requests for an answer
+/// already made and kept at the current revision, on the connection's event loop, before the
+/// request reaches Hummingbird's router.
 ///
-/// Why by hand: a 304 is what reader apps send most (every launch, every pull to refresh),
-/// and through the router each one costs a task hop, the request and response models and the
-/// middleware chain, which held it to about half of nginx's rate. Here it costs a dictionary
-/// lookup, the store's recent revision (`IssueStore.recentRevision`) and one write. Only what
-/// the router would answer with the same bytes is answered here: a GET whose inputs
-/// (`Revalidator.key`) `resource`
-/// has already seen at the current revision, whose tag matches, from a client that sent no
-/// `Origin` (CORS adds headers) and no `Connection` header, on a local store (a network store's
-/// revision is a query, never made on an event loop). Everything else goes on unchanged.
+/// Why by hand: a 304 is what reader apps send most (every launch, every pull to refresh), and
+/// the first pages of the listings the next most; through the router each one costs a task
+/// hop, the request and response models and the middleware chain, which held them to about
+/// half of nginx's rate. Here it costs a dictionary lookup or two, the store's recent revision
+/// (`IssueStore.recentRevision`) and one write. Only what the router would answer with the
+/// same bytes is answered here: a GET whose inputs (`Revalidator.key`) `resource` has already
+/// seen at the current revision, and either whose tag matches (304) or whose 200 the
+/// `ResponseCache` still keeps, from a client that sent no `Origin` (CORS adds headers) and no
+/// `Connection` header, on a local store (a network store's revision is a query, never made on
+/// an event loop). Everything else goes on unchanged.
 struct Revalidator: Sendable {
     let store: any IssueStore
     let cache: ResponseCache
@@ -53,28 +74,37 @@ struct Revalidator: Sendable {
         return "\(request.path ?? "")\u{1F}\(version)\u{1F}\(encoding)\u{1F}\(authority)"
     }
 
-    /// The validator a revalidation may be answered from, or nil: the router answers it.
-    func answerable(_ request: HTTPRequest) -> Validator? {
+    /// What a request may be answered with here, or nil: the router answers it.
+    func answerable(_ request: HTTPRequest) -> EarlyAnswer? {
         guard request.method == .get,
-              let asked = request.headerFields[.ifNoneMatch],
               request.headerFields[.origin] == nil, request.headerFields[.connection] == nil,
               !store.waitsOnNetwork,
               let revision = try? store.recentRevision(),
-              let validator = cache.validator(Self.key(request, host: keysHost), revision: revision),
-              GalleyServer.matches(asked, validator.tag) else { return nil }
+              let validator = cache.validator(Self.key(request, host: keysHost), revision: revision) else { return nil }
         if let period = validator.period, FeedSignature.expiry(at: Date(), ttl: signatureLifetime).period != period {
             return nil
         }
-        return validator
+        if let asked = request.headerFields[.ifNoneMatch], GalleyServer.matches(asked, validator.tag) {
+            return .notModified(validator)
+        }
+        // The kept answer's tag is the validator's whenever both are at this revision; the
+        // check keeps a mismatch from ever being served.
+        guard let kept = cache.entry(validator.answerKey, revision: revision), kept.tag == validator.tag else { return nil }
+        return .full(validator, kept)
     }
 
-    /// What the router would have counted and logged for the 304.
-    func account(_ request: HTTPRequest, _ validator: Validator, since start: UInt64) {
+    /// What the router would have counted and logged for the answer.
+    func account(_ request: HTTPRequest, _ answer: EarlyAnswer, since start: UInt64) {
         let elapsed = Int64(DispatchTime.now().uptimeNanoseconds - start)
-        validator.counted.record(nanoseconds: elapsed)
+        let (series, status, bytes): (ServeMetrics.Series, Int, Int)
+        switch answer {
+        case .notModified(let validator): (series, status, bytes) = (validator.counted, 304, 0)
+        case .full(let validator, let kept): (series, status, bytes) = (validator.countedFull, 200, kept.body.readableBytes)
+        }
+        series.record(nanoseconds: elapsed)
         if logger.logLevel <= .notice {
             let path = (request.path ?? "").split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            logger.notice("GET \(path) 304 0 \(String(format: "%.1f", Double(elapsed) / 1e6))ms")
+            logger.notice("GET \(path) \(status) \(bytes) \(String(format: "%.1f", Double(elapsed) / 1e6))ms")
         }
     }
 }
@@ -95,8 +125,8 @@ final class RevalidationHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let revalidator: Revalidator
     /// Requests handed to the router whose response has not ended yet.
     private var routed = 0
-    /// A revalidation being read, to be answered at its end.
-    private var held: (request: HTTPRequest, validator: Validator, start: UInt64)?
+    /// A request being read, to be answered here at its end.
+    private var held: (request: HTTPRequest, answer: EarlyAnswer, start: UInt64)?
     private var unflushed = false
     private var date = HTTPDate()
 
@@ -108,8 +138,8 @@ final class RevalidationHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(let request):
             let start = DispatchTime.now().uptimeNanoseconds
-            if routed == 0, held == nil, let validator = revalidator.answerable(request) {
-                held = (request, validator, start)
+            if routed == 0, held == nil, let answer = revalidator.answerable(request) {
+                held = (request, answer, start)
                 return
             }
             routed += 1
@@ -128,13 +158,27 @@ final class RevalidationHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 return
             }
             self.held = nil
-            var headers = held.validator.headers
+            // The headers in the router's order: the answer's, then Content-Length, Date, Server.
+            var headers: HTTPFields
+            switch held.answer {
+            case .notModified(let validator):
+                headers = validator.headers
+            case .full(_, let kept):
+                headers = kept.headers
+                headers[.contentLength] = String(kept.body.readableBytes)
+            }
             headers[.date] = date.now()
             if let server = revalidator.serverName { headers[.server] = server }
-            context.write(wrapOutboundOut(.head(HTTPResponse(status: .notModified, headerFields: headers))), promise: nil)
+            switch held.answer {
+            case .notModified:
+                context.write(wrapOutboundOut(.head(HTTPResponse(status: .notModified, headerFields: headers))), promise: nil)
+            case .full(_, let kept):
+                context.write(wrapOutboundOut(.head(HTTPResponse(status: .ok, headerFields: headers))), promise: nil)
+                context.write(wrapOutboundOut(.body(kept.body)), promise: nil)
+            }
             context.write(wrapOutboundOut(.end(nil)), promise: nil)
             unflushed = true
-            revalidator.account(held.request, held.validator, since: held.start)
+            revalidator.account(held.request, held.answer, since: held.start)
         }
     }
 
