@@ -11,20 +11,28 @@ import NIOHTTPTypes
 
 /// What `GalleyServer.resource` decided for one set of request inputs at one store revision:
 /// the answer's strong tag, the headers of its 304, and where its 200 is kept.
-struct Validator: Sendable {
-    var revision: Int64
-    var tag: String
+final class Validator: Sendable {
+    let revision: Int64
+    let tag: String
     /// The 304's headers (`GalleyServer.validatorHeaders`), without Date and Server.
-    var headers: HTTPFields
+    let headers: HTTPFields
     /// The route's 304s in `/metrics`.
-    var counted: ServeMetrics.Series
+    let counted: ServeMetrics.Series
     /// The route's 200s in `/metrics`.
-    var countedFull: ServeMetrics.Series
+    let countedFull: ServeMetrics.Series
     /// The `ResponseCache` key of the 200 these inputs get: answered early while the cache
     /// still keeps it (it may have been too large to keep, or evicted since).
-    var answerKey: String
+    let answerKey: String
     /// The signature period a signed answer's tag belongs to; nil: unsigned.
-    var period: Int64?
+    let period: Int64?
+
+    // A class, not a struct: the early path hands it around per request, and one reference
+    // counts once where a struct of fields counted each of its references.
+    init(revision: Int64, tag: String, headers: HTTPFields, counted: ServeMetrics.Series, countedFull: ServeMetrics.Series,
+         answerKey: String, period: Int64?) {
+        (self.revision, self.tag, self.headers, self.counted, self.countedFull, self.answerKey, self.period)
+            = (revision, tag, headers, counted, countedFull, answerKey, period)
+    }
 }
 
 /// What the early path answers a request with.
