@@ -34,8 +34,10 @@ final class RevisionWatch: @unchecked Sendable {
     let quiet: Int64
     private let lock = NSLock()
     private var trusted: (database: Stamp?, log: Stamp?, revision: Int64)?
-    /// When (monotonic nanoseconds) the files last matched `trusted`.
-    private var confirmed: UInt64 = 0
+    /// When (monotonic nanoseconds) the files last matched `trusted`; nil: not since `forget`.
+    /// (Not 0 for "never": the monotonic clock starts at boot, so on a machine up for less
+    /// than a window, 0 would still be inside it.)
+    private var confirmed: UInt64?
 
     /// Watches `database` and its write-ahead log; `quiet` in nanoseconds.
     init(database: String, quiet: Int64 = 1_000_000_000) {
@@ -47,7 +49,7 @@ final class RevisionWatch: @unchecked Sendable {
     /// Makes the next call with a window look at the files (after a write by this process).
     func forget() {
         lock.lock()
-        confirmed = 0
+        confirmed = nil
         lock.unlock()
     }
 
@@ -58,7 +60,7 @@ final class RevisionWatch: @unchecked Sendable {
         if window > 0 {
             let now = DispatchTime.now().uptimeNanoseconds
             lock.lock()
-            if let trusted, now &- confirmed < window {
+            if let trusted, let confirmed, now &- confirmed < window {
                 lock.unlock()
                 return trusted.revision
             }
