@@ -86,6 +86,17 @@ import Testing
         #expect(!result.stderr.contains("\u{1B}["), "no colour when NO_COLOR is set or not on a terminal")
     }
 
+    /// A duplicate id names both holders, the second first (the registry keeps who holds each
+    /// id, and makes the sentence only when a second claim comes).
+    @Test func aDuplicateIDNamesBothHolders() throws {
+        let source = Harness.fixtures.appending(path: "sources/duplicate-id-error")
+        let result = try Harness.galley(["pack", source.path, "-o", try Harness.temporaryDirectory().path])
+        #expect(result.status == 1)
+        #expect(result.stderr.contains(
+            "error source.id-duplicate: the article `02-b` has the id `5f0000000000000000000001`, which the article `01-a` already has"),
+            "\(result.stderr)")
+    }
+
     /// Cases that git cannot carry well are built on the fly.
     func makeSource(article: String, files: [String: Data] = [:]) throws -> URL {
         let root = try Harness.temporaryDirectory().appending(path: "issue")

@@ -15,6 +15,21 @@ public struct ZipEntryPlan: Sendable, Hashable {
     public var origin: String?
 }
 
+/// What pack keeps of a planner once every article is planned: the zip's entries and the
+/// summary's facts, without the planner's tables (ids, names taken, probes).
+struct PlannedIssue {
+    let issue: IssueRecord
+    let entryTime: Int64
+    let articleCount: Int
+    let assetCount: Int
+    let entries: [ZipEntryPlan]
+
+    init(_ planner: PackPlanner) {
+        (issue, entryTime, articleCount, assetCount, entries)
+            = (planner.issue, planner.entryTime, planner.articleCount, planner.assetCount, planner.entries)
+    }
+}
+
 /// Everything about an issue that is known before its bodies are converted: ids, file names in
 /// the zip, media kinds, dates. Fed one article at a time, so it holds only what later
 /// articles and the zip need: the zip entries, the ids in use, the previous article's date.
@@ -56,7 +71,7 @@ public struct PackPlanner {
             publishDate: source.publishDate.dumplingPublishDate)
         issue.description = source.description
         issue.metadata = source.metadata ?? .object([])
-        ids.claim(issueID, what: "the issue", at: SourceLocation(path: source.issueFile, jsonPath: "global_id"),
+        ids.claim(issueID, what: .issue, at: SourceLocation(path: source.issueFile, jsonPath: "global_id"),
                   &diagnostics)
         for asset in source.images {
             guard let record = assetRecord(asset, owner: "") else { continue }
@@ -90,7 +105,7 @@ public struct PackPlanner {
     ) -> (record: ArticleRecord, assetIDs: [String: String], links: [String: PreparedBody.Target]) {
         articleCount += 1
         let articleID = article.id ?? GlobalID.article(appleID: appleID, slug: article.slug)
-        ids.claim(articleID, what: "the article `\(article.folder)`", at: SourceLocation(path: article.fieldsFile),
+        ids.claim(articleID, what: .article(article.folder), at: SourceLocation(path: article.fieldsFile),
                   &diagnostics)
         // Dumpling sorts articles by date, newest first: derive strictly decreasing dates
         // where the source gives none, one minute apart, so the issue's order holds.
@@ -185,7 +200,7 @@ public struct PackPlanner {
             }
         }
         let id = asset.explicitID ?? GlobalID.asset(appleID: appleID, owner: owner, key: asset.key)
-        ids.claim(id, what: "the asset `\(asset.file.relativePath)`", at: asset.location, &diagnostics)
+        ids.claim(id, what: .asset(asset.file.relativePath), at: asset.location, &diagnostics)
         assetCount += 1
 
         var metadata: [(String, JSONValue)] = []
@@ -371,14 +386,30 @@ struct EntryNames {
 
 /// Ids must be unique across the issue, its articles and its assets.
 struct IDRegistry {
-    private var owners: [String: String] = [:]
+    /// Who holds an id, described only when a second claim needs it: the strings it names are
+    /// the source's own, where a sentence per id cost a big issue megabytes.
+    enum Owner {
+        case issue
+        case article(String)
+        case asset(String)
 
-    mutating func claim(_ id: String, what: String, at location: SourceLocation?, _ log: inout DiagnosticLog) {
+        var description: String {
+            switch self {
+            case .issue: "the issue"
+            case .article(let folder): "the article `\(folder)`"
+            case .asset(let path): "the asset `\(path)`"
+            }
+        }
+    }
+
+    private var owners: [String: Owner] = [:]
+
+    mutating func claim(_ id: String, what claimant: Owner, at location: SourceLocation?, _ log: inout DiagnosticLog) {
         if let owner = owners[id] {
-            log.add(Diagnostic(.sourceIdDuplicate, "\(what) has the id `\(id)`, which \(owner) already has",
+            log.add(Diagnostic(.sourceIdDuplicate, "\(claimant.description) has the id `\(id)`, which \(owner.description) already has",
                            at: location, hint: "Ids must be unique in an issue: change or remove the explicit `id`."))
             return
         }
-        owners[id] = what
+        owners[id] = claimant
     }
 }

@@ -143,35 +143,41 @@ public struct Packer {
             try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: false)
             maker = ThumbnailMaker(folder: scratch, crop: crop)
         }
-        var planner = Self.issuePlanner(source, sourceDateEpoch: options.sourceDateEpoch, lastUpdated: options.lastUpdated,
-                                        thumbnails: maker)
         let manifestURL = work.appending(path: "latest.json")
         let zipURL = work.appending(path: output.lastPathComponent)
 
         // 1. latest.json, one article at a time: read its fields, plan it, convert its body.
-        let manifest = try ManifestFileWriter(url: manifestURL, issue: planner.issue)
+        // The planner (every id, name and probe of the issue) ends with this step: only its
+        // entries and a few counts go on, so its tables are gone before the zip is written and
+        // read back (at 30,000 articles, tens of megabytes that were alive at pack's peak).
         var reading = PackProgress(bytesDone: 0, bytesTotal: 0, entriesDone: 0, entriesTotal: 0)
-        reading.phase = .articles
-        reading.articlesTotal = source.articleFolders.count
-        diagnostics += try buildArticles(source, &planner, thumbnails: maker) { _, record, _ in
-            reading.articlesDone += 1
-            progress?(reading)
-            try manifest.append(record)
-        }
-        try manifest.finish()
+        let (planned, manifest) = try { () throws -> (PlannedIssue, ManifestFileWriter) in
+            var planner = Self.issuePlanner(source, sourceDateEpoch: options.sourceDateEpoch, lastUpdated: options.lastUpdated,
+                                            thumbnails: maker)
+            let manifest = try ManifestFileWriter(url: manifestURL, issue: planner.issue)
+            reading.phase = .articles
+            reading.articlesTotal = source.articleFolders.count
+            diagnostics += try buildArticles(source, &planner, thumbnails: maker) { _, record, _ in
+                reading.articlesDone += 1
+                progress?(reading)
+                try manifest.append(record)
+            }
+            try manifest.finish()
+            return (PlannedIssue(planner), manifest)
+        }()
         diagnostics.sort { ($0.severity == .error ? 0 : 1) < ($1.severity == .error ? 0 : 1) }
         if diagnostics.contains(where: { $0.severity == .error }) { throw DiagnosticsError(diagnostics) }
-        if output.deletingPathExtension().lastPathComponent != planner.issue.appleID {
+        if output.deletingPathExtension().lastPathComponent != planned.issue.appleID {
             diagnostics.append(Diagnostic(
                 .packZipName, "the zip is named `\(output.lastPathComponent)`, but Dumpling finds an issue zip by its `apple_id`",
                 at: SourceLocation(path: output.path),
-                hint: "Name it `\(planner.issue.appleID).zip`, or give a folder as --output."))
+                hint: "Name it `\(planned.issue.appleID).zip`, or give a folder as --output."))
         }
-        let entries = planner.entries
+        var entries = planned.entries
         // 2. The container checks validate makes on a zip's names and sizes, before writing it.
         let gate = ContainerChecks(path: output.path, limits: options.configuration.limits, packing: true)
         var container = Findings(configuration: options.configuration)
-        gate.runPlanned(Self.planned(entries, appleID: planner.issue.appleID, manifestBytes: manifest.bytesWritten,
+        gate.runPlanned(Self.planned(entries, appleID: planned.issue.appleID, manifestBytes: manifest.bytesWritten,
                                      root: source.root), into: &container)
         diagnostics += container.items
         if container.hasErrors { throw DiagnosticsError(diagnostics) }
@@ -179,7 +185,7 @@ public struct Packer {
         // Limits a reader without Zip64 can open.
         let entryCount = entries.count + 1
         let payload = entries.reduce(manifest.bytesWritten) { $0 + $1.size }
-        let overhead = Int64(entryCount) * Int64(2 * (46 + 24) + 2 * (planner.issue.appleID.utf8.count + 64))
+        let overhead = Int64(entryCount) * Int64(2 * (46 + 24) + 2 * (planned.issue.appleID.utf8.count + 64))
         let limits = options.limits
         if !options.allowZip64 && (entryCount > limits.maxEntries || payload + overhead > limits.maxBytes) {
             let reason = entryCount > limits.maxEntries
@@ -197,19 +203,19 @@ public struct Packer {
             throw GalleyError("the output already exists", id: .outputExists, path: output.path, hint: "Pass --force to replace it.")
         }
         let writer = try ZipWriter(url: zipURL, hashing: options.computeSHA256, allowZip64: options.allowZip64)
-        let prefix = planner.issue.appleID + "/"
+        let prefix = planned.issue.appleID + "/"
         var state = PackProgress(bytesDone: 0, bytesTotal: payload, entriesDone: 0, entriesTotal: entryCount)
         state.articlesDone = reading.articlesDone
         state.articlesTotal = reading.articlesTotal
         try writer.addFile(
-            name: prefix + "latest.json", from: manifestURL.path, size: manifest.bytesWritten, mtime: planner.entryTime,
+            name: prefix + "latest.json", from: manifestURL.path, size: manifest.bytesWritten, mtime: planned.entryTime,
             compression: .deflate)
         state.bytesDone += manifest.bytesWritten
         state.entriesDone = 1
         progress?(state)
         for entry in entries {
             try writer.addFile(
-                name: prefix + entry.name, from: entry.path, size: entry.size, mtime: planner.entryTime,
+                name: prefix + entry.name, from: entry.path, size: entry.size, mtime: planned.entryTime,
                 compression: entry.compression
             ) { chunk in
                 state.bytesDone += chunk
@@ -217,6 +223,8 @@ public struct Packer {
             }
             state.entriesDone += 1
         }
+        // Not needed past here; let go before the written zip's directory is read back.
+        entries = []
         let (bytes, sha256) = try writer.finish()
         progress?(state)
         // The written zip's central directory through validate's own container checks: what
@@ -230,8 +238,9 @@ public struct Packer {
         try moveIntoPlace(zipURL, output, replace: options.force)
         succeeded = true
         return PackSummary(
-            path: output.path, bytes: bytes, sha256: sha256, appleID: planner.issue.appleID,
-            globalID: planner.issue.globalID, lastUpdated: DumplingDate.rfc3339(planner.issue.lastUpdated), articles: planner.articleCount, assets: planner.assetCount, entries: entryCount,
+            path: output.path, bytes: bytes, sha256: sha256, appleID: planned.issue.appleID,
+            globalID: planned.issue.globalID, lastUpdated: DumplingDate.rfc3339(planned.issue.lastUpdated),
+            articles: planned.articleCount, assets: planned.assetCount, entries: entryCount,
             warnings: diagnostics.filter { $0.severity != .error })
     }
 
