@@ -27,15 +27,12 @@ public struct ZipDirectory: Sendable {
         public var uncompressedSize: UInt64
         public var localHeaderOffset: UInt64
         public var externalAttributes: UInt32
-        public var extra: [UInt8]
         /// Whether sizes or offsets are in a Zip64 extra field.
         public var usesZip64: Bool
         /// The local header's length (30 + name + extra), once it has been read.
         public var localHeaderLength: UInt64?
         /// The local header's name, once it has been read, when it differs from the directory's.
         public var differingLocalName: [UInt8]?
-        /// The local header's extra field, once it has been read.
-        public var localExtra: [UInt8]?
         /// Bytes of the data descriptor after the data (flag bit 3), once it has been read.
         public var descriptorLength: UInt64 = 0
 
@@ -59,23 +56,15 @@ public struct ZipDirectory: Sendable {
 
         public var isSymlink: Bool { unixMode.map { $0 & 0o170000 == 0o120000 } ?? false }
 
-        /// The extra field that declares a link, in the central directory or the local header,
-        /// when there is one. Zip has no link entry type, but two Unix extra fields carry a link
-        /// target that some extractors honour (Info-ZIP's `unzip`, for one): PKWARE's Unix field
-        /// (0x000d: times, uid and gid in 12 bytes, then the target) and the ASi Unix field
-        /// (0x756e: CRC, mode, size, uid and gid in 14 bytes, then the target; or a link mode).
-        public var declaredLink: String? {
-            for extra in [self.extra, localExtra ?? []] {
-                for (id, data) in ZipDirectory.extraFields(extra) {
-                    if id == 0x000D, data.count > 12 { return "PKWARE Unix extra field (0x000d) with a link target" }
-                    if id == 0x756E, data.count >= 6 {
-                        let mode = UInt32(ZipDirectory.le16(data, 4))
-                        if data.count > 14 || mode & 0o170000 == 0o120000 { return "ASi Unix extra field (0x756e) declaring a link" }
-                    }
-                }
-            }
-            return nil
-        }
+        /// The extra field that declares a link, in the central directory or the local header
+        /// (once it has been read), when there is one. Zip has no link entry type, but two Unix
+        /// extra fields carry a link target that some extractors honour (Info-ZIP's `unzip`, for
+        /// one): PKWARE's Unix field (0x000d: times, uid and gid in 12 bytes, then the target)
+        /// and the ASi Unix field (0x756e: CRC, mode, size, uid and gid in 14 bytes, then the
+        /// target; or a link mode). Worked out as the directory is read: the extra fields
+        /// themselves are not kept (two arrays an entry were 10 MB of a 60,000-entry zip's
+        /// checks, for what is nil in all but a hostile zip).
+        public var declaredLink: String?
 
         /// A device, FIFO or socket (anything but a file, folder or link).
         public var isSpecial: Bool {
@@ -230,9 +219,10 @@ public struct ZipDirectory: Sendable {
                 versionMadeBy: le16(directory, p + 4), flags: le16(directory, p + 8), method: le16(directory, p + 10),
                 crc32: le32(directory, p + 16), compressedSize: UInt64(le32(directory, p + 20)),
                 uncompressedSize: UInt64(le32(directory, p + 24)), localHeaderOffset: UInt64(le32(directory, p + 42)),
-                externalAttributes: le32(directory, p + 38), extra: extra, usesZip64: false)
+                externalAttributes: le32(directory, p + 38), usesZip64: false)
             if entry.name == nil { entry.undecodedName = rawName }
-            applyZip64Extra(&entry)
+            applyZip64Extra(&entry, extra)
+            entry.declaredLink = linkDeclared(in: extra)
             entries.append(entry)
             p += 46 + nameLength + extraLength + commentLength
         }
@@ -261,7 +251,9 @@ public struct ZipDirectory: Sendable {
             if !entries[index].isNamed(variable.prefix(nameLength)) {
                 entries[index].differingLocalName = Array(variable.prefix(nameLength))
             }
-            entries[index].localExtra = Array(variable.dropFirst(nameLength))
+            if entries[index].declaredLink == nil {
+                entries[index].declaredLink = linkDeclared(in: Array(variable.dropFirst(nameLength)))
+            }
             let dataEnd = entries[index].dataEnd ?? cdOffset
             if entries[index].flags & 0x8 != 0, dataEnd < cdOffset {
                 // crc, sizes (8 bytes each with Zip64), after an optional signature.
@@ -320,10 +312,22 @@ public struct ZipDirectory: Sendable {
         return fields
     }
 
+    /// What `Entry.declaredLink` says of one extra field.
+    private static func linkDeclared(in extra: [UInt8]) -> String? {
+        for (id, data) in extraFields(extra) {
+            if id == 0x000D, data.count > 12 { return "PKWARE Unix extra field (0x000d) with a link target" }
+            if id == 0x756E, data.count >= 6 {
+                let mode = UInt32(le16(data, 4))
+                if data.count > 14 || mode & 0o170000 == 0o120000 { return "ASi Unix extra field (0x756e) declaring a link" }
+            }
+        }
+        return nil
+    }
+
     /// Takes the sizes and offset that the Zip64 extra field (0x0001) holds for the fields
     /// marked 0xFFFFFFFF, in the order the format gives them.
-    private static func applyZip64Extra(_ entry: inout Entry) {
-        for (id, data) in extraFields(entry.extra) where id == 0x0001 {
+    private static func applyZip64Extra(_ entry: inout Entry, _ extra: [UInt8]) {
+        for (id, data) in extraFields(extra) where id == 0x0001 {
             entry.usesZip64 = true
             var q = 0
             func next(_ value: inout UInt64) {

@@ -1,0 +1,50 @@
+import Foundation
+import GalleyTestSupport
+import Testing
+@testable import GalleyFormats
+
+/// `ZipDirectory.read` works out what the extra fields say as it reads them (they are not
+/// kept): a link declared in the central directory's extra field, in the local header's only,
+/// or in neither.
+@Suite struct ZipDirectoryTests {
+    /// A stored one-entry zip whose central and local extra fields are given.
+    static func zip(name: String, central: [UInt8], local: [UInt8]) -> [UInt8] {
+        func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
+        func le32(_ v: Int) -> [UInt8] { le16(v & 0xFFFF) + le16(v >> 16 & 0xFFFF) }
+        let nameBytes = Array(name.utf8)
+        let data = Array("photo".utf8)
+        let crc = 0x1234_5678  // the directory is read, not the content: any CRC does
+        let localHeader = le32(0x0403_4B50) + le16(20) + le16(0) + le16(0) + le16(0) + le16(0) + le32(crc)
+            + le32(data.count) + le32(data.count) + le16(nameBytes.count) + le16(local.count) + nameBytes + local
+        let centralHeader = le32(0x0201_4B50) + le16(0x0314) + le16(20) + le16(0) + le16(0) + le16(0) + le16(0)
+            + le32(crc) + le32(data.count) + le32(data.count) + le16(nameBytes.count) + le16(central.count) + le16(0)
+            + le16(0) + le16(0) + le32(0o100644 << 16) + le32(0) + nameBytes + central
+        let body = localHeader + data
+        let end = le32(0x0605_4B50) + le16(0) + le16(0) + le16(1) + le16(1) + le32(centralHeader.count) + le32(body.count) + le16(0)
+        return body + centralHeader + end
+    }
+
+    /// PKWARE's Unix extra field (0x000d) with a link target after its 12 bytes.
+    static let pkwareLink: [UInt8] = [0x0D, 0x00, 23, 0] + [UInt8](repeating: 0, count: 12) + Array("/etc/passwd".utf8)
+    /// Info-ZIP's extended timestamp (0x5455): what ordinary zips carry.
+    static let timestamp: [UInt8] = [0x55, 0x54, 5, 0, 1, 0, 0, 0, 0]
+
+    func read(_ bytes: [UInt8]) throws -> ZipDirectory.Entry {
+        let path = Scratch.path("galley-zipdirectory", suffix: ".zip").path
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let directory = try ZipDirectory.read(path: path, maxEntries: 10)
+        return try #require(directory.entries.first)
+    }
+
+    @Test func aLinkInEitherExtraFieldIsDeclaredAndOrdinaryFieldsAreNot() throws {
+        let inCentral = try read(Self.zip(name: "a/photo.jpg", central: Self.pkwareLink, local: Self.timestamp))
+        #expect(inCentral.declaredLink == "PKWARE Unix extra field (0x000d) with a link target")
+        let inLocalOnly = try read(Self.zip(name: "a/photo.jpg", central: Self.timestamp, local: Self.pkwareLink))
+        #expect(inLocalOnly.declaredLink == "PKWARE Unix extra field (0x000d) with a link target")
+        #expect(inLocalOnly.localHeaderLength == UInt64(30 + 11 + Self.pkwareLink.count))
+        let ordinary = try read(Self.zip(name: "a/photo.jpg", central: Self.timestamp, local: Self.timestamp))
+        #expect(ordinary.declaredLink == nil)
+        #expect(ordinary.name == "a/photo.jpg")
+        #expect(ordinary.uncompressedSize == 5)
+    }
+}
