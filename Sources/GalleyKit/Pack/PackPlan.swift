@@ -15,18 +15,17 @@ public struct ZipEntryPlan: Sendable, Hashable {
     public var origin: String?
 }
 
-/// What pack keeps of a planner once every article is planned: the zip's entries and the
-/// summary's facts, without the planner's tables (ids, names taken, probes).
+/// What pack keeps of a planner once every article is planned: the summary's facts, without
+/// the planner's tables (ids, names taken, probes). The zip's entries go on beside it, in a
+/// list of their own that pack lets go once the zip is written.
 struct PlannedIssue {
     let issue: IssueRecord
     let entryTime: Int64
     let articleCount: Int
     let assetCount: Int
-    let entries: [ZipEntryPlan]
 
     init(_ planner: PackPlanner) {
-        (issue, entryTime, articleCount, assetCount, entries)
-            = (planner.issue, planner.entryTime, planner.articleCount, planner.assetCount, planner.entries)
+        (issue, entryTime, articleCount, assetCount) = (planner.issue, planner.entryTime, planner.articleCount, planner.assetCount)
     }
 }
 

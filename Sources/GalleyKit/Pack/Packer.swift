@@ -151,7 +151,7 @@ public struct Packer {
         // entries and a few counts go on, so its tables are gone before the zip is written and
         // read back (at 30,000 articles, tens of megabytes that were alive at pack's peak).
         var reading = PackProgress(bytesDone: 0, bytesTotal: 0, entriesDone: 0, entriesTotal: 0)
-        let (planned, manifest) = try { () throws -> (PlannedIssue, ManifestFileWriter) in
+        var (planned, entries, manifest) = try { () throws -> (PlannedIssue, [ZipEntryPlan], ManifestFileWriter) in
             var planner = Self.issuePlanner(source, sourceDateEpoch: options.sourceDateEpoch, lastUpdated: options.lastUpdated,
                                             thumbnails: maker)
             let manifest = try ManifestFileWriter(url: manifestURL, issue: planner.issue)
@@ -163,7 +163,7 @@ public struct Packer {
                 try manifest.append(record)
             }
             try manifest.finish()
-            return (PlannedIssue(planner), manifest)
+            return (PlannedIssue(planner), planner.entries, manifest)
         }()
         diagnostics.sort { ($0.severity == .error ? 0 : 1) < ($1.severity == .error ? 0 : 1) }
         if diagnostics.contains(where: { $0.severity == .error }) { throw DiagnosticsError(diagnostics) }
@@ -173,7 +173,6 @@ public struct Packer {
                 at: SourceLocation(path: output.path),
                 hint: "Name it `\(planned.issue.appleID).zip`, or give a folder as --output."))
         }
-        var entries = planned.entries
         // 2. The container checks validate makes on a zip's names and sizes, before writing it.
         let gate = ContainerChecks(path: output.path, limits: options.configuration.limits, packing: true)
         var container = Findings(configuration: options.configuration)
