@@ -41,12 +41,6 @@ enum EarlyAnswer {
     case notModified(Validator)
     /// 200 with the kept answer: the client has no current tag.
     case full(Validator, ResponseCache.Entry)
-
-    var validator: Validator {
-        switch self {
-        case .notModified(let validator), .full(let validator, _): validator
-        }
-    }
 }
 
 /// Answers revalidations (`If-None-Match` naming the current tag), and requests for an answer
@@ -104,15 +98,15 @@ struct Revalidator: Sendable {
     /// What the router would have counted and logged for the answer.
     func account(_ request: HTTPRequest, _ answer: EarlyAnswer, since start: UInt64) {
         let elapsed = Int64(DispatchTime.now().uptimeNanoseconds - start)
-        let (series, status, bytes): (ServeMetrics.Series, Int, Int)
+        let (series, status, bytes): (ServeMetrics.Series, HTTPResponse.Status, Int)
         switch answer {
-        case .notModified(let validator): (series, status, bytes) = (validator.counted, 304, 0)
-        case .full(let validator, let kept): (series, status, bytes) = (validator.countedFull, 200, kept.body.readableBytes)
+        case .notModified(let validator): (series, status, bytes) = (validator.counted, .notModified, 0)
+        case .full(let validator, let kept): (series, status, bytes) = (validator.countedFull, .ok, kept.body.readableBytes)
         }
         series.record(nanoseconds: elapsed)
         if logger.logLevel <= .notice {
             let path = (request.path ?? "").split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-            logger.notice("GET \(path) \(status) \(bytes) \(String(format: "%.1f", Double(elapsed) / 1e6))ms")
+            logger.notice(ServeMetrics.accessLine(.get, path, status, bytes: String(bytes), nanoseconds: elapsed))
         }
     }
 }

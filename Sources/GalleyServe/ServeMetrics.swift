@@ -12,7 +12,7 @@ public final class ServeMetrics: @unchecked Sendable {
     let registry = PrometheusCollectorRegistry()
     /// Each series' counter and histogram, made once: the registry's own lookup validates and
     /// rebuilds names and labels, too much to do for every request. Behind `lock`.
-    private var series: [String: (count: Counter, duration: DurationHistogram)] = [:]
+    private var series: [String: Series] = [:]
     private let lock = NSLock()
 
     static let buckets: [Duration] = [
@@ -43,13 +43,11 @@ public final class ServeMetrics: @unchecked Sendable {
         lock.lock()
         let found = series[key]
         lock.unlock()
-        let handles = found ?? make(key, route: route, method: method, status: status)
-        return Series(count: handles.count, duration: handles.duration)
+        return found ?? make(key, route: route, method: method, status: status)
     }
 
-    private func make(_ key: String, route: String, method: HTTPRequest.Method, status: HTTPResponse.Status)
-        -> (count: Counter, duration: DurationHistogram) {
-        let made = (
+    private func make(_ key: String, route: String, method: HTTPRequest.Method, status: HTTPResponse.Status) -> Series {
+        let made = Series(
             count: registry.makeCounter(
                 descriptor: MetricNameDescriptor(namespace: "galley", metricName: "http_requests", unitName: "total",
                                                  helpText: "HTTP requests answered, by route, method and status."),
@@ -66,6 +64,14 @@ public final class ServeMetrics: @unchecked Sendable {
 
     /// The exposition text (Prometheus text format 0.0.4).
     func exposition() -> [UInt8] { registry.emitToBuffer() }
+
+    /// The access log's line for one request: `METHOD PATH STATUS BYTES TIMEms` (bytes `-` when
+    /// the answer's length is not known when its head is ready). Made here for the router's
+    /// requests and the early ones (`Revalidator`) alike.
+    static func accessLine(_ method: HTTPRequest.Method, _ path: some StringProtocol, _ status: HTTPResponse.Status,
+                           bytes: String?, nanoseconds: Int64) -> Logger.Message {
+        "\(method.rawValue) \(path) \(status.code) \(bytes ?? "-") \(String(format: "%.1f", Double(nanoseconds) / 1e6))ms"
+    }
 }
 
 /// Counts and times every request (until its head is ready), and logs it: method, path,
@@ -95,7 +101,6 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
         // The route's pattern, not the path: ids would make one series per issue.
         let route = context.endpointPath ?? "unmatched"
         metrics.record(route: route, method: request.method, status: status, nanoseconds: elapsed)
-        context.logger.notice(
-            "\(request.method.rawValue) \(request.uri.path) \(status.code) \(bytes ?? "-") \(String(format: "%.1f", Double(elapsed) / 1e6))ms")
+        context.logger.notice(ServeMetrics.accessLine(request.method, request.uri.path, status, bytes: bytes, nanoseconds: elapsed))
     }
 }
