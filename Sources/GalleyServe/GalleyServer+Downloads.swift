@@ -146,13 +146,6 @@ extension GalleyServer {
 
     /// An RFC 3339 instant as an HTTP date (`Sun, 04 Jan 2026 18:30:00 GMT`).
     static func httpDate(rfc3339 text: String) -> String? {
-        guard let instant = ISODateTime(parsing: text) else { return nil }
-        var seconds = time_t(instant.millisecondsSinceEpoch / 1000)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        let days = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
-        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(days[Int(parts.tm_wday)]), \(two(parts.tm_mday)) \(ISODateTime.monthNames[Int(parts.tm_mon)].prefix(3)) "
-            + "\(parts.tm_year + 1900) \(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec)) GMT"
+        ISODateTime(parsing: text).map { HTTPDate.format(Int($0.millisecondsSinceEpoch / 1000)) }
     }
 }
