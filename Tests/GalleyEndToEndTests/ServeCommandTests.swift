@@ -4,6 +4,20 @@ import Testing
 /// `galley serve` as operators run it: the built binary on a loopback port of its choosing,
 /// answering HTTP, then stopped by SIGTERM.
 @Suite struct ServeCommandTests {
+    /// A store in a new folder with the example's valid zip imported, served on a free loopback
+    /// port with `options`; with `packing`, the example is also packed into the folder (a newer
+    /// version of the issue, for a test to import while the server runs).
+    func serving(_ options: [String] = [], packing: Bool = false) throws -> (work: URL, store: URL, server: Harness.Listening) {
+        let work = try Harness.temporaryDirectory()
+        let store = work.appending(path: "store")
+        if packing {
+            #expect(try Harness.galley(["pack", Harness.example.path, "-o", work.path + "/", "-q"]).status == 0)
+        }
+        #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path,
+                                    "--store", store.path, "-q"]).status == 0)
+        return (work, store, try Harness.listening(["serve", "--store", store.path, "--port", "0", "--json"] + options))
+    }
+
     @Test func theBinaryServesTheStoreOnLoopbackAndStopsOnSIGTERM() throws {
         let work = try Harness.temporaryDirectory()
         let store = work.appending(path: "store")
@@ -45,10 +59,7 @@ import Testing
     /// With --json the listening line is one document (docs/json/serve.schema.json); a port
     /// another server holds is exit 2 with the error document, not a crash or a hang.
     @Test func jsonSaysWhereItListensAndATakenPortIsExit2() throws {
-        let store = try Harness.temporaryDirectory().appending(path: "store")
-        #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path,
-                                    "--store", store.path, "-q"]).status == 0)
-        let server = try Harness.listening(["serve", "--store", store.path, "--port", "0", "--json"])
+        let (_, store, server) = try serving()
         defer { server.stop() }
         let port = server.port
         #expect(server.document["url"] as? String == "http://127.0.0.1:\(port)")
@@ -70,12 +81,7 @@ import Testing
     /// process shows at the next request, without a restart. Without --public-url the feed's
     /// addresses follow the request's Host, each Host its own answer and tag.
     @Test func keptAnswersFollowImportsByOtherProcessesAndTheHost() throws {
-        let work = try Harness.temporaryDirectory()
-        let store = work.appending(path: "store")
-        #expect(try Harness.galley(["pack", Harness.example.path, "-o", work.path + "/", "-q"]).status == 0)
-        #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path,
-                                    "--store", store.path, "-q"]).status == 0)
-        let server = try Harness.listening(["serve", "--store", store.path, "--port", "0", "--json"])
+        let (work, store, server) = try serving(packing: true)
         defer { server.stop() }
         let script = """
             import json, sys, urllib.request
@@ -116,12 +122,7 @@ import Testing
     /// a GET with a body handed on whole, a newer revision answered in full, every one counted and
     /// logged, and the idle timeout still closing a connection that only revalidated.
     @Test func revalidationsAnsweredEarlyAreTheRoutersAnswers() throws {
-        let work = try Harness.temporaryDirectory()
-        let store = work.appending(path: "store")
-        #expect(try Harness.galley(["pack", Harness.example.path, "-o", work.path + "/", "-q"]).status == 0)
-        #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path,
-                                    "--store", store.path, "-q"]).status == 0)
-        let server = try Harness.listening(["serve", "--store", store.path, "--port", "0", "--json", "--idle-timeout", "1"])
+        let (work, store, server) = try serving(["--idle-timeout", "1"], packing: true)
         defer { server.stop() }
         let script = #"""
             import socket, sys, time
@@ -221,10 +222,7 @@ import Testing
     /// its headers is cut off after --idle-timeout, and the server goes on answering others;
     /// every request is an access line on standard error and a count in /metrics.
     @Test func oversizedHeadersAndSlowClientsAreCutOffAndEveryRequestIsLogged() throws {
-        let store = try Harness.temporaryDirectory().appending(path: "store")
-        #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path,
-                                    "--store", store.path, "-q"]).status == 0)
-        let server = try Harness.listening(["serve", "--port", "0", "--json", "--store", store.path, "--idle-timeout", "1"])
+        let (_, _, server) = try serving(["--idle-timeout", "1"])
         defer { server.stop() }
         let (process, port) = (server.process, server.port)
         let script = """
