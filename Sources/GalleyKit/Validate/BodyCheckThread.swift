@@ -14,6 +14,8 @@ final class BodyCheckThread: @unchecked Sendable {
         var body: String
         var line: Int
         var articlePath: String
+        /// The ids of the article's own assets, which its placeholders are resolved against at once.
+        var ownAssetIDs: Set<String>
         /// `items.count` of the caller's findings when the body came.
         var position: Int
     }
@@ -78,7 +80,7 @@ final class BodyCheckThread: @unchecked Sendable {
                 var findings = Findings(configuration: configuration)
                 var index = ManifestIndex()
                 references.placeholders(in: item.body, article: item.article, articlePath: item.articlePath, line: item.line,
-                                        &index, into: &findings)
+                                        ownAssetIDs: item.ownAssetIDs, &index, into: &findings)
                 let path = "\(item.articlePath).body"
                 BodyChecks.run(item.body, at: { _, _ in
                     SourceLocation(path: self.display, line: item.line, jsonPath: path)

@@ -69,7 +69,8 @@ struct ManifestIndex {
         package var jsonPath: String { "articles[\(position)]" }
     }
 
-    /// A placeholder whose id can be resolved only once every asset is known. Numbers, not
+    /// A placeholder whose id names none of its article's own assets, resolved once every asset
+    /// is known. Numbers, not
     /// words: one is kept per placeholder of the issue (60,000 at 30,000 articles), and the
     /// message and location are made only for the few that become findings.
     struct PlaceholderRef {
@@ -282,6 +283,7 @@ struct ManifestChecks {
                              hint: "Write yyyy-MM-dd'T'HH:mm:ss.SSS+0000, e.g. 2026-01-04T18:30:00.000+0000.")
             }
         }
+        let firstAsset = index.assets.count
         for kind in MediaKind.allCases {
             let assets = orderedList(article, kind.manifestList, base, required: false, &findings)
             for (j, asset) in assets.enumerated() {
@@ -289,13 +291,15 @@ struct ManifestChecks {
             }
         }
         if let body = article["body"]?.string {
+            let ownAssetIDs = Set(index.assets[firstAsset...].lazy.map(\.id).filter { !$0.isEmpty })
             if let bodies {
                 if !body.isEmpty {
-                    bodies.check(.init(article: i, body: body, line: article.line, articlePath: base, position: findings.items.count))
+                    bodies.check(.init(article: i, body: body, line: article.line, articlePath: base, ownAssetIDs: ownAssetIDs,
+                                       position: findings.items.count))
                 }
             } else {
                 ReferenceChecks(manifestPath: path).placeholders(in: body, article: i, articlePath: base, line: article.line,
-                                                               &index, into: &findings)
+                                                               ownAssetIDs: ownAssetIDs, &index, into: &findings)
             }
         }
     }
