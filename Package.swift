@@ -40,6 +40,11 @@ let package = Package(
         // libvips is loaded with dlopen when the first thumbnail is made, not linked (see
         // Sources/CVips/shim.h): no pkg-config, so its ~85 libraries stay out of every process.
         .systemLibrary(name: "CVips"),
+        // zlib, for inflating and checking zip entries at the offsets Galley's own central
+        // directory read found (Sources/GalleyFormats/Zip/ZipEntryReader.swift).
+        .systemLibrary(
+            name: "CZlib", pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         // Calls of the C library that Swift's Glibc module does not expose (copy_file_range).
         .systemLibrary(name: "CLinux"),
         .systemLibrary(
@@ -54,7 +59,7 @@ let package = Package(
         .target(
             name: "GalleyFormats",
             dependencies: [
-                "GalleyCore", "CArchive", "CCmark", "CLibXML2", "CVips",
+                "GalleyCore", "CArchive", "CCmark", "CLibXML2", "CVips", "CZlib",
                 .product(name: "Yams", package: "Yams"),
             ]),
         .target(

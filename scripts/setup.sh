@@ -13,6 +13,7 @@ set -euo pipefail
 packages=(
   pkg-config
   libarchive-dev              # zip reading and writing
+  zlib1g-dev                  # inflating and checking zip entries (validate, import)
   libcmark-gfm-dev            # Markdown bodies
   libcmark-gfm-extensions-dev
   libssl-dev                  # SHA-256 (libcrypto)

@@ -13,7 +13,14 @@ public struct ZipDirectory: Sendable {
         /// The name's raw bytes, as stored.
         public var rawName: [UInt8] { undecodedName ?? Array((name ?? "").utf8) }
         /// The name's length in bytes.
-        var nameLength: Int { undecodedName?.count ?? name?.utf8.count ?? 0 }
+        package var nameLength: Int { undecodedName?.count ?? name?.utf8.count ?? 0 }
+
+        /// Calls `body` with the name's bytes, as stored, without copying them.
+        package func withNameBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+            if let undecodedName { return try undecodedName.withUnsafeBufferPointer(body) }
+            var name = self.name ?? ""
+            return try name.withUTF8(body)
+        }
 
         /// Whether `bytes` are the name's bytes (without making an array of them).
         func isNamed(_ bytes: some Sequence<UInt8>) -> Bool {

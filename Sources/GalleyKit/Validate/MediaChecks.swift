@@ -10,7 +10,7 @@ struct MediaChecks {
         var checked = Set<String>()
         for asset in index.assets {
             for (key, name) in [("file_name", asset.fileName), ("crop_350_350", asset.crop)] {
-                guard let name, let facts = contents.files[Substring(name)] else { continue }
+                guard let name, let facts = contents[name] else { continue }
                 let location = SourceLocation(path: "\(zipPath)!\(contents.top)/\(name)")
                 if facts.size == 0 {
                     if checked.insert(name).inserted {

@@ -169,21 +169,17 @@ public struct Validator: Sendable {
         var besidePass = pass
         besidePass.mode = .besideManifest
         let contentPass = besidePass
-        // The file list moves to the content pass: one reference to it, so the pass's updates
-        // change it in place (two would copy its 60,000 entries at the first).
-        let top = contents.top
-        // latest.json's pass needs only its declared size.
-        let manifestFacts = contents.files["latest.json"].map { ["latest.json" as Substring: $0] } ?? [:]
-        let handed = Handover(contents)
-        contents = ZipContents(top: top, files: [:])
+        // Both passes start from the same file list (copies share it); only the content pass
+        // records sniffs, in an array of its own.
+        let shared = contents
         let configuration = options.configuration
         let (manifest, content) = alongside({ () -> (ZipContents, Findings) in
-            var contents = handed.take()
+            var contents = shared
             var findings = Findings(configuration: configuration)
             _ = try contentPass.run(sink: nil, contents: &contents, into: &findings)
             return (contents, findings)
         }, { () -> (ManifestIndex?, Findings) in
-            var manifestOnly = ZipContents(top: top, files: manifestFacts)
+            var manifestOnly = shared
             var findings = Findings(configuration: configuration)
             let index = try manifestPass.run(sink: nil, contents: &manifestOnly, into: &findings)
             return (index, findings)
@@ -191,7 +187,7 @@ public struct Validator: Sendable {
         // Without a sink neither pass throws. Should one ever, the one-thread pass decides: a
         // zip is never let through because a part of its check went missing.
         guard case .success(let (index, manifestFindings)) = manifest, case .success(let (passed, contentFindings)) = content else {
-            var fresh = ZipContents(pass.directory, top: top)
+            var fresh = shared.withoutContent
             let index = (try? pass.run(sink: nil, contents: &fresh, into: &findings)) ?? nil
             contents = fresh
             return index
@@ -199,23 +195,12 @@ public struct Validator: Sendable {
         findings.append(manifestFindings)
         guard index != nil else {
             // The one pass would have stopped at latest.json: no file was looked at.
-            contents = ZipContents(top: passed.top, files: passed.files.mapValues { ZipContents.FileFacts(size: $0.size, sniffed: nil) })
+            contents = passed.withoutContent
             return index
         }
         findings.append(contentFindings)
         contents = passed
         return index
-    }
-
-    /// A value handed to another thread, which takes it (leaving no other reference to it).
-    private final class Handover<Value>: @unchecked Sendable {
-        private var value: Value?
-        init(_ value: Value) { self.value = value }
-        func take() -> Value {
-            guard let value else { preconditionFailure("taken twice") }
-            self.value = nil
-            return value
-        }
     }
 
     /// The first half of `validateZip`, for an import: the container checks, latest.json's

@@ -41,20 +41,8 @@ package struct ZipCheck: Sendable {
     }
 }
 
-extension ZipContents {
-    /// The files the central directory lists, by name relative to the top folder, before any
-    /// content is read.
-    init(_ directory: ZipDirectory, top: String) {
-        self.init(top: top, files: [:])
-        files.reserveCapacity(directory.entries.count)
-        for entry in directory.entries where !entry.isDirectory {
-            files[entry.displayName.dropFirst(top.count + 1)] = FileFacts(size: entry.uncompressedSize, sniffed: nil)
-        }
-    }
-}
-
-/// One streaming pass over a zip's entries in their order, through libarchive (which checks
-/// each CRC-32 as an entry ends).
+/// One streaming pass over a zip's entries in file order, each read at the offset Galley's own
+/// central directory found (`ZipEntryReader`, which checks each CRC-32 as an entry ends).
 struct EntryPass: Sendable {
     enum Mode: Sendable {
         /// latest.json's checks; the pass stops after it.
@@ -82,18 +70,18 @@ struct EntryPass: Sendable {
     func run(sink: (any ZipEntrySink)?, contents: inout ZipContents, into findings: inout Findings) throws -> ManifestIndex? {
         var index: ManifestIndex?
         let at = SourceLocation(path: path)
-        let prefix = top.count + 1
+        let prefix = top.utf8.count + 1
         do {
-            let reader = try ZipReader(path: path)
-            while let entry = try reader.next() {
+            let reader = try ZipEntryReader(path: path, directory: directory)
+            while let entry = reader.next() {
                 if entry.isDirectory { continue }
                 // The size the central directory declares (the container checks refused names
-                // outside the top folder and names given twice, so `contents` has each).
-                let name = String(entry.name.dropFirst(prefix))
-                let limit = Int64(contents.files[Substring(name)]?.size ?? 0)
+                // outside the top folder and names given twice).
+                let name = String(decoding: entry.name.utf8.dropFirst(prefix), as: UTF8.self)
+                let limit = Int64(clamping: contents.facts(entry.number).size)
                 if entry.name == manifestName, mode != .contentOnly {
                     if mode == .besideManifest {
-                        try reader.skip()
+                        reader.skip()
                         continue
                     }
                     index = try checkManifest(reader, entry, limit: limit, into: &findings)
@@ -101,7 +89,7 @@ struct EntryPass: Sendable {
                     continue
                 }
                 if mode == .manifestOnly {
-                    try reader.skip()
+                    reader.skip()
                     continue
                 }
                 try sinking { try sink?.begin(name, size: limit) }
@@ -135,7 +123,7 @@ struct EntryPass: Sendable {
                 }
                 try sinking { try sink?.finish() }
                 if isMedia {
-                    contents.files[Substring(name)]?.sniffed = ZipContents.Sniffed(head)
+                    contents.setSniffed(ZipContents.Sniffed(head), entry: entry.number)
                     if let inspection = svg?.finish() { contents.svgs[name] = inspection }
                 }
             }
@@ -161,7 +149,7 @@ struct EntryPass: Sendable {
     /// passes that check it come here, and none of them writes: latest.json reaches a sink
     /// through `.contentOnly`'s common path.
     private func checkManifest(
-        _ reader: ZipReader, _ entry: ZipReader.Entry, limit: Int64, into findings: inout Findings
+        _ reader: ZipEntryReader, _ entry: ZipEntryReader.Entry, limit: Int64, into findings: inout Findings
     ) throws -> ManifestIndex {
         var bytes: Int64 = 0
         var overflow = false

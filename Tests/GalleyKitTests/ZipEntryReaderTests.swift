@@ -1,0 +1,147 @@
+import Foundation
+import GalleyTestSupport
+import Testing
+@testable import GalleyFormats
+
+/// `ZipEntryReader` reads each entry at the offset Galley's own directory found, in file order,
+/// and refuses damage: a CRC that does not match, a deflate stream cut short or ending before
+/// the entry's compressed data does, more bytes than declared. The zips are written byte by
+/// byte here; the deflated entries use deflate's stored blocks, so no compressor is needed.
+@Suite struct ZipEntryReaderTests {
+    struct Member {
+        var name: String
+        var method: UInt16
+        /// The entry's data as stored in the zip (compressed for method 8).
+        var data: [UInt8]
+        var crc: UInt32
+        var size: Int
+    }
+
+    static func stored(_ name: String, _ text: String) -> Member {
+        let bytes = Array(text.utf8)
+        return Member(name: name, method: 0, data: bytes, crc: crc32(bytes), size: bytes.count)
+    }
+
+    /// `text` as one final stored deflate block: header bit, LEN, NLEN, the bytes.
+    static func deflated(_ name: String, _ text: String) -> Member {
+        let bytes = Array(text.utf8)
+        let length = bytes.count
+        let block: [UInt8] = [0x01, UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8((~length >> 8) & 0xFF)]
+        return Member(name: name, method: 8, data: block + bytes, crc: crc32(bytes), size: length)
+    }
+
+    static func crc32(_ bytes: [UInt8]) -> UInt32 {
+        var crc: UInt32 = 0xFFFF_FFFF
+        for byte in bytes {
+            crc ^= UInt32(byte)
+            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
+        }
+        return ~crc
+    }
+
+    /// A zip of `members` in that order in the file; the central directory lists them in
+    /// `directoryOrder` (default: the same).
+    static func zip(_ members: [Member], directoryOrder: [Int]? = nil) -> [UInt8] {
+        func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
+        func le32(_ v: Int) -> [UInt8] { le16(v & 0xFFFF) + le16(v >> 16 & 0xFFFF) }
+        var body: [UInt8] = []
+        var centrals: [[UInt8]] = []
+        for member in members {
+            let name = Array(member.name.utf8)
+            let offset = body.count
+            body += le32(0x0403_4B50) + le16(20) + le16(0) + le16(Int(member.method)) + le16(0) + le16(0x21)
+                + le32(Int(member.crc)) + le32(member.data.count) + le32(member.size) + le16(name.count) + le16(0) + name
+                + member.data
+            centrals.append(le32(0x0201_4B50) + le16(0x0314) + le16(20) + le16(0) + le16(Int(member.method)) + le16(0)
+                + le16(0x21) + le32(Int(member.crc)) + le32(member.data.count) + le32(member.size) + le16(name.count)
+                + le16(0) + le16(0) + le16(0) + le16(0) + le32(0o100644 << 16) + le32(offset) + name)
+        }
+        let directory = (directoryOrder ?? Array(members.indices)).flatMap { centrals[$0] }
+        let end = le32(0x0605_4B50) + le16(0) + le16(0) + le16(members.count) + le16(members.count)
+            + le32(directory.count) + le32(body.count) + le16(0)
+        return body + directory + end
+    }
+
+    func reader(_ bytes: [UInt8]) throws -> ZipEntryReader {
+        let path = Scratch.path("galley-zipentryreader", suffix: ".zip").path
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return try ZipEntryReader(path: path, directory: ZipDirectory.read(path: path, maxEntries: 10))
+    }
+
+    /// Every entry's name and text, in the order the reader gives them.
+    func readAll(_ reader: ZipEntryReader) throws -> [String] {
+        var seen: [String] = []
+        while let entry = reader.next() {
+            var bytes: [UInt8] = []
+            let (count, complete) = try reader.read(limit: 1 << 20) { bytes += $0 }
+            #expect(complete && count == bytes.count)
+            seen.append("\(entry.name)=\(String(decoding: bytes, as: UTF8.self))")
+        }
+        return seen
+    }
+
+    @Test func storedAndDeflatedEntriesComeOutInFileOrder() throws {
+        let members = [Self.stored("a/one.txt", "first"), Self.deflated("a/two.txt", "second, deflated"), Self.stored("a/three.txt", "")]
+        #expect(try readAll(reader(Self.zip(members))) == ["a/one.txt=first", "a/two.txt=second, deflated", "a/three.txt="])
+        // The directory's order is not the file's: the file's wins, and each entry keeps its number.
+        let shuffled = try reader(Self.zip(members, directoryOrder: [2, 0, 1]))
+        var numbers: [Int] = []
+        var names: [String] = []
+        while let entry = shuffled.next() {
+            numbers.append(entry.number)
+            names.append(entry.name)
+        }
+        #expect(names == ["a/one.txt", "a/two.txt", "a/three.txt"])
+        #expect(numbers == [1, 2, 0])
+    }
+
+    @Test func aCRCThatDoesNotMatchIsAChecksumError() throws {
+        for var member in [Self.stored("a/x.txt", "content"), Self.deflated("a/x.txt", "content")] {
+            member.crc ^= 1
+            let reader = try reader(Self.zip([member]))
+            _ = reader.next()
+            #expect {
+                _ = try reader.read(limit: 100) { _ in }
+            } throws: { ($0 as? ZipReader.ReadError)?.isChecksum == true }
+        }
+    }
+
+    @Test func aDeflateStreamCutShortOrEndingEarlyIsDamage() throws {
+        // Cut short: the compressed size ends inside the stored block.
+        var cut = Self.deflated("a/x.txt", "0123456789")
+        cut.data.removeLast(3)
+        // Ending early: bytes after the final block, inside the entry's compressed size.
+        var padded = Self.deflated("a/x.txt", "0123456789")
+        padded.data += [0xDE, 0xAD]
+        for (member, words) in [(cut, "ends inside its deflate stream"), (padded, "ends 2 bytes before")] {
+            let reader = try reader(Self.zip([member]))
+            _ = reader.next()
+            #expect {
+                _ = try reader.read(limit: 100) { _ in }
+            } throws: { error in
+                let message = (error as? ZipReader.ReadError)?.message ?? ""
+                return message.contains(words) && !message.contains("CRC")
+            }
+        }
+    }
+
+    @Test func noMoreThanTheLimitIsHandedOn() throws {
+        let reader = try reader(Self.zip([Self.deflated("a/x.txt", String(repeating: "z", count: 500))]))
+        _ = reader.next()
+        var handed = 0
+        let (count, complete) = try reader.read(limit: 100) { handed += $0.count }
+        #expect(handed == 100)
+        #expect(count > 100 && !complete)
+        #expect(reader.next() == nil)
+    }
+
+    @Test func anUnsupportedMethodIsRefusedWithoutReading() throws {
+        var member = Self.stored("a/x.txt", "content")
+        member.method = 12  // bzip2
+        let reader = try reader(Self.zip([member]))
+        _ = reader.next()
+        #expect {
+            _ = try reader.readChunk()
+        } throws: { ($0 as? ZipReader.ReadError)?.message == "unsupported compression method 12" }
+    }
+}
