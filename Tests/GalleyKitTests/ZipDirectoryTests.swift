@@ -48,3 +48,22 @@ import Testing
         #expect(ordinary.uncompressedSize == 5)
     }
 }
+
+extension ZipDirectoryTests {
+    /// The entry stays small: it is kept for each of a big issue's 60,000 files.
+    @Test func anEntryIsSeventyTwoBytes() {
+        #expect(MemoryLayout<ZipDirectory.Entry>.stride <= 72)
+    }
+
+    /// A name that is not UTF-8 and a local header naming another file both live in the rare
+    /// box, and setting one keeps the other.
+    @Test func rareFieldsKeepEachOther() throws {
+        var bytes = Self.zip(name: "a/photo.jpg", central: Self.pkwareLink, local: Self.timestamp)
+        // Make the local header's name differ: `a/photo.jpg` -> `a/phXto.jpg`.
+        bytes[30 + 4] = UInt8(ascii: "X")
+        let entry = try read(bytes)
+        #expect(entry.declaredLink != nil)
+        #expect(entry.differingLocalName == Array("a/phXto.jpg".utf8))
+        #expect(entry.name == "a/photo.jpg")
+    }
+}

@@ -4,12 +4,68 @@ import GalleyCore
 /// A zip's central directory, read with bounded reads from the end of the file, before a
 /// single byte of content is inflated. A zip declaring 500 GB is read in milliseconds.
 public struct ZipDirectory: Sendable {
+    /// One entry of the central directory. Kept for every entry (60,000 at 30,000 articles)
+    /// while a zip is checked and imported, so it is small: the often-used fields in the
+    /// smallest types that hold every value the format allows, and what only a damaged or
+    /// hostile zip has (a name that is not UTF-8, a local header naming another file, a link
+    /// in an extra field) in one box that ordinary entries do not have. 72 bytes, not 120.
     public struct Entry: Sendable {
-        /// The name's bytes when they are not valid UTF-8 (else `name` holds them): one copy of
-        /// each name, not two, for the 60,000 entries of a big issue.
-        fileprivate var undecodedName: [UInt8]?
         /// The name decoded as UTF-8, or `nil` when it is not valid UTF-8.
         public var name: String?
+        private var rare: Rare?
+        public var compressedSize: UInt64
+        public var uncompressedSize: UInt64
+        public var localHeaderOffset: UInt64
+        public var crc32: UInt32
+        public var externalAttributes: UInt32
+        /// 0 until the local header was read (a header is at least 30 bytes).
+        private var localHeaderLength32: UInt32 = 0
+        public var versionMadeBy: UInt16
+        public var flags: UInt16
+        public var method: UInt16
+        private var descriptorLength8: UInt8 = 0
+        /// Whether sizes or offsets are in a Zip64 extra field.
+        public var usesZip64: Bool
+
+        /// What ordinary entries do not have; immutable, replaced whole when a field changes.
+        private final class Rare: Sendable {
+            let undecodedName: [UInt8]?
+            let differingLocalName: [UInt8]?
+            let declaredLink: String?
+
+            init(undecodedName: [UInt8]?, differingLocalName: [UInt8]?, declaredLink: String?) {
+                self.undecodedName = undecodedName
+                self.differingLocalName = differingLocalName
+                self.declaredLink = declaredLink
+            }
+        }
+
+        init(name: String?, undecodedName: [UInt8]?, versionMadeBy: UInt16, flags: UInt16, method: UInt16, crc32: UInt32,
+             compressedSize: UInt64, uncompressedSize: UInt64, localHeaderOffset: UInt64, externalAttributes: UInt32) {
+            self.name = name
+            self.compressedSize = compressedSize
+            self.uncompressedSize = uncompressedSize
+            self.localHeaderOffset = localHeaderOffset
+            self.crc32 = crc32
+            self.externalAttributes = externalAttributes
+            self.versionMadeBy = versionMadeBy
+            self.flags = flags
+            self.method = method
+            usesZip64 = false
+            if let undecodedName { rare = Rare(undecodedName: undecodedName, differingLocalName: nil, declaredLink: nil) }
+        }
+
+        private mutating func changeRare(undecodedName: [UInt8]?? = nil, differingLocalName: [UInt8]?? = nil, declaredLink: String?? = nil) {
+            let changed = Rare(undecodedName: undecodedName ?? rare?.undecodedName,
+                               differingLocalName: differingLocalName ?? rare?.differingLocalName,
+                               declaredLink: declaredLink ?? rare?.declaredLink)
+            let empty = changed.undecodedName == nil && changed.differingLocalName == nil && changed.declaredLink == nil
+            rare = empty ? nil : changed
+        }
+
+        /// The name's bytes when they are not valid UTF-8 (else `name` holds them): one copy of
+        /// each name, not two.
+        fileprivate var undecodedName: [UInt8]? { rare?.undecodedName }
         /// The name's raw bytes, as stored.
         public var rawName: [UInt8] { undecodedName ?? Array((name ?? "").utf8) }
         /// The name's length in bytes.
@@ -26,27 +82,40 @@ public struct ZipDirectory: Sendable {
         func isNamed(_ bytes: some Sequence<UInt8>) -> Bool {
             undecodedName.map { bytes.elementsEqual($0) } ?? bytes.elementsEqual((name ?? "").utf8)
         }
-        public var versionMadeBy: UInt16
-        public var flags: UInt16
-        public var method: UInt16
-        public var crc32: UInt32
-        public var compressedSize: UInt64
-        public var uncompressedSize: UInt64
-        public var localHeaderOffset: UInt64
-        public var externalAttributes: UInt32
-        /// Whether sizes or offsets are in a Zip64 extra field.
-        public var usesZip64: Bool
+
         /// The local header's length (30 + name + extra), once it has been read.
-        public var localHeaderLength: UInt64?
+        public var localHeaderLength: UInt64? {
+            get { localHeaderLength32 == 0 ? nil : UInt64(localHeaderLength32) }
+            set { localHeaderLength32 = newValue.map { UInt32(clamping: $0) } ?? 0 }
+        }
         /// The local header's name, once it has been read, when it differs from the directory's.
-        public var differingLocalName: [UInt8]?
+        public var differingLocalName: [UInt8]? {
+            get { rare?.differingLocalName }
+            set { changeRare(differingLocalName: .some(newValue)) }
+        }
         /// Bytes of the data descriptor after the data (flag bit 3), once it has been read.
-        public var descriptorLength: UInt64 = 0
+        public var descriptorLength: UInt64 {
+            get { UInt64(descriptorLength8) }
+            set { descriptorLength8 = UInt8(clamping: newValue) }
+        }
 
         /// Where the entry's data ends (local header, then `compressedSize` bytes), once the
         /// local header has been read; `UInt64.max` when the sum overflows (a crafted size).
         public var dataEnd: UInt64? {
             localHeaderLength.map { ZipDirectory.sum(localHeaderOffset, $0, compressedSize) }
+        }
+
+        /// The extra field that declares a link, in the central directory or the local header
+        /// (once it has been read), when there is one. Zip has no link entry type, but two Unix
+        /// extra fields carry a link target that some extractors honour (Info-ZIP's `unzip`, for
+        /// one): PKWARE's Unix field (0x000d: times, uid and gid in 12 bytes, then the target)
+        /// and the ASi Unix field (0x756e: CRC, mode, size, uid and gid in 14 bytes, then the
+        /// target; or a link mode). Worked out as the directory is read: the extra fields
+        /// themselves are not kept (two arrays an entry were 10 MB of a 60,000-entry zip's
+        /// checks, for what is nil in all but a hostile zip).
+        public var declaredLink: String? {
+            get { rare?.declaredLink }
+            set { changeRare(declaredLink: .some(newValue)) }
         }
 
         public var isEncrypted: Bool { flags & 1 != 0 }
@@ -63,15 +132,6 @@ public struct ZipDirectory: Sendable {
 
         public var isSymlink: Bool { unixMode.map { $0 & 0o170000 == 0o120000 } ?? false }
 
-        /// The extra field that declares a link, in the central directory or the local header
-        /// (once it has been read), when there is one. Zip has no link entry type, but two Unix
-        /// extra fields carry a link target that some extractors honour (Info-ZIP's `unzip`, for
-        /// one): PKWARE's Unix field (0x000d: times, uid and gid in 12 bytes, then the target)
-        /// and the ASi Unix field (0x756e: CRC, mode, size, uid and gid in 14 bytes, then the
-        /// target; or a link mode). Worked out as the directory is read: the extra fields
-        /// themselves are not kept (two arrays an entry were 10 MB of a 60,000-entry zip's
-        /// checks, for what is nil in all but a hostile zip).
-        public var declaredLink: String?
 
         /// A device, FIFO or socket (anything but a file, folder or link).
         public var isSpecial: Bool {
@@ -221,15 +281,15 @@ public struct ZipDirectory: Sendable {
             }
             let rawName = Array(directory[(p + 46)..<(p + 46 + nameLength)])
             let extra = Array(directory[(p + 46 + nameLength)..<(p + 46 + nameLength + extraLength)])
+            let name = String(validating: rawName, as: UTF8.self)
             var entry = Entry(
-                undecodedName: nil, name: String(validating: rawName, as: UTF8.self),
+                name: name, undecodedName: name == nil ? rawName : nil,
                 versionMadeBy: le16(directory, p + 4), flags: le16(directory, p + 8), method: le16(directory, p + 10),
                 crc32: le32(directory, p + 16), compressedSize: UInt64(le32(directory, p + 20)),
                 uncompressedSize: UInt64(le32(directory, p + 24)), localHeaderOffset: UInt64(le32(directory, p + 42)),
-                externalAttributes: le32(directory, p + 38), usesZip64: false)
-            if entry.name == nil { entry.undecodedName = rawName }
+                externalAttributes: le32(directory, p + 38))
             applyZip64Extra(&entry, extra)
-            entry.declaredLink = linkDeclared(in: extra)
+            if let link = linkDeclared(in: extra) { entry.declaredLink = link }
             entries.append(entry)
             p += 46 + nameLength + extraLength + commentLength
         }
@@ -258,8 +318,8 @@ public struct ZipDirectory: Sendable {
             if !entries[index].isNamed(variable.prefix(nameLength)) {
                 entries[index].differingLocalName = Array(variable.prefix(nameLength))
             }
-            if entries[index].declaredLink == nil {
-                entries[index].declaredLink = linkDeclared(in: Array(variable.dropFirst(nameLength)))
+            if entries[index].declaredLink == nil, let link = linkDeclared(in: Array(variable.dropFirst(nameLength))) {
+                entries[index].declaredLink = link
             }
             let dataEnd = entries[index].dataEnd ?? cdOffset
             if entries[index].flags & 0x8 != 0, dataEnd < cdOffset {
