@@ -80,8 +80,6 @@ struct ZipContents: Sendable {
         }
     }
 
-    func contains(_ name: some StringProtocol) -> Bool { entryNumber(name) != nil }
-
     /// The declared size and (after the full check's pass) the sniffed head of `name`.
     subscript(_ name: some StringProtocol) -> FileFacts? {
         entryNumber(name).map(facts)
@@ -92,13 +90,17 @@ struct ZipContents: Sendable {
         FileFacts(size: directory.entries[number].uncompressedSize, sniffed: sniffs.isEmpty ? nil : sniffs[number])
     }
 
-    /// Every file's name relative to the top folder, in name order (byte order of UTF-8).
-    var names: some Sequence<String> {
+    /// Every file's entry number and name relative to the top folder, in name order (byte
+    /// order of UTF-8).
+    var files: some Sequence<(number: Int, name: String)> {
         let prefix = top.utf8.count + 1
         return byName.lazy.map { [directory] number in
-            directory.entries[Int(number)].withNameBytes { String(decoding: $0[prefix...], as: UTF8.self) }
+            (Int(number), directory.entries[Int(number)].withNameBytes { String(decoding: $0[prefix...], as: UTF8.self) })
         }
     }
+
+    /// How many entries the directory lists (files and folders): entry numbers are below it.
+    var entryCount: Int { directory.entries.count }
 
     /// Records what the pass sniffed of entry `number`.
     mutating func setSniffed(_ sniffed: Sniffed, entry number: Int) {
