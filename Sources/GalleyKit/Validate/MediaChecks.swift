@@ -7,20 +7,28 @@ struct MediaChecks {
     let zipPath: String
 
     package func run(_ index: ManifestIndex, contents: ZipContents, into findings: inout Findings) {
-        var checked = Set<String>()
+        // The files whose own findings were made (each file once, however many assets name it),
+        // by entry number: a set of names was 3.2 MB at 30,000 articles, an import's peak.
+        var checked = [Bool](repeating: false, count: contents.entryCount)
         for asset in index.assets {
             for (key, name) in [("file_name", asset.fileName), ("crop_350_350", asset.crop)] {
-                guard let name, let facts = contents[name] else { continue }
+                guard let name, let number = contents.entryNumber(name) else { continue }
+                let facts = contents.facts(number)
+                /// Whether this is the first time the file is looked at here (then it is marked).
+                func firstLook() -> Bool {
+                    defer { checked[number] = true }
+                    return !checked[number]
+                }
                 let location = SourceLocation(path: "\(zipPath)!\(contents.top)/\(name)")
                 if facts.size == 0 {
-                    if checked.insert(name).inserted {
+                    if firstLook() {
                         findings.add(.mediaEmpty, "`\(name)` is empty", at: location, hint: "Replace it with the real file.")
                     }
                     continue
                 }
                 guard let sniffed = facts.sniffed else { continue }
                 guard let format = sniffed.format else {
-                    if checked.insert(name).inserted {
+                    if firstLook() {
                         findings.add(.mediaUnknown, "`\(name)` is not an image, sound or video Galley recognises", at: location,
                                      hint: "Check that the file is what its name says.")
                     }
@@ -34,7 +42,7 @@ struct MediaChecks {
                                  hint: "Move the asset to `\(format.kind.manifestList)`, or replace the file.")
                 }
                 let ext = Self.pathExtension(name)
-                if checked.insert(name).inserted, !format.extensions.contains(ext) {
+                if firstLook(), !format.extensions.contains(ext) {
                     findings.add(.mediaExtension, "`\(name)` holds \(format.mimeType) data, which its extension does not suggest",
                                  at: location, hint: "Rename it to `.\(format.extensions[0])`.")
                 }

@@ -80,11 +80,6 @@ struct ZipContents: Sendable {
         }
     }
 
-    /// The declared size and (after the full check's pass) the sniffed head of `name`.
-    subscript(_ name: some StringProtocol) -> FileFacts? {
-        entryNumber(name).map(facts)
-    }
-
     /// The facts of entry `number`.
     func facts(_ number: Int) -> FileFacts {
         FileFacts(size: directory.entries[number].uncompressedSize, sniffed: sniffs.isEmpty ? nil : sniffs[number])
