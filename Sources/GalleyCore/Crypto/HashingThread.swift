@@ -19,7 +19,7 @@ package final class HashingThread: @unchecked Sendable {
     private var queue: [Message] = []
     private var head = 0
     private let capacity: Int
-    private var digests: [String] = []
+    private var digests: [SHA256Digest] = []
     /// Buffers the thread has hashed, for `update` to fill again: no allocation per chunk.
     private var spare: [[UInt8]] = []
     private let stopped = DispatchSemaphore(value: 0)
@@ -44,9 +44,9 @@ package final class HashingThread: @unchecked Sendable {
 
     package func end() { post(.end) }
 
-    /// Waits for every file handed over and stops the thread; the digests (lowercase hex) of
-    /// the files ended, in order.
-    package func finish() -> [String] {
+    /// Waits for every file handed over and stops the thread; the digests of the files ended,
+    /// in order.
+    package func finish() -> [SHA256Digest] {
         if !finished {
             finished = true
             post(.stop)
@@ -86,14 +86,14 @@ package final class HashingThread: @unchecked Sendable {
 
     private func run() {
         var hasher = SHA256Hasher()
-        var results: [String] = []
+        var results: [SHA256Digest] = []
         loop: while true {
             switch take() {
             case .begin: hasher = SHA256Hasher()
             case .bytes(let bytes):
                 bytes.withUnsafeBytes { hasher.update($0) }
                 recycle(bytes)
-            case .end: results.append(hasher.finalizeHex())
+            case .end: results.append(hasher.finalize())
             case .stop: break loop
             case .taken: continue
             }

@@ -22,6 +22,14 @@ public final class SHA256Hasher {
         bytes.withUnsafeBytes { update($0) }
     }
 
+    /// The digest. The hasher cannot be used afterwards.
+    package func finalize() -> SHA256Digest {
+        var digest = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        _ = digest.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(context, $0.baseAddress, &length) }
+        return SHA256Digest(digest)
+    }
+
     /// The digest as 64 lowercase hex digits. The hasher cannot be used afterwards.
     public func finalizeHex() -> String {
         var digest = [UInt8](repeating: 0, count: 32)
@@ -46,4 +54,30 @@ func hexString<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
         out.append(digits[Int(byte & 0xF)])
     }
     return String(decoding: out, as: UTF8.self)
+}
+
+/// A SHA-256 digest as its 32 bytes, for lists of many: as hex, each is a 64-character string
+/// on the heap (about 112 bytes with its header), and an import of 60,000 files kept 6.7 MB of
+/// them until the rows were written.
+package struct SHA256Digest: Sendable, Hashable {
+    private var a: UInt64 = 0, b: UInt64 = 0, c: UInt64 = 0, d: UInt64 = 0
+
+    /// From the digest's bytes (32 of them; fewer are padded with zeros, more are ignored).
+    package init(_ bytes: some Collection<UInt8>) {
+        for (i, byte) in bytes.prefix(32).enumerated() {
+            let value = UInt64(byte) << (56 - 8 * UInt64(i % 8))
+            switch i / 8 {
+            case 0: a |= value
+            case 1: b |= value
+            case 2: c |= value
+            default: d |= value
+            }
+        }
+    }
+
+    /// The 64 lowercase hex digits.
+    package var hex: String {
+        let bytes = [a, b, c, d].flatMap { word in (0..<8).map { UInt8(truncatingIfNeeded: word >> (56 - 8 * UInt64($0))) } }
+        return hexString(bytes)
+    }
 }

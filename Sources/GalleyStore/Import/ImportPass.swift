@@ -107,7 +107,9 @@ extension ImportPass {
     struct ExtractedFile {
         package var name: String
         package var size: Int64
-        package var sha256: String
+        package var digest: SHA256Digest
+        /// The SHA-256 as hex, made when a row or blob needs it.
+        package var sha256: String { digest.hex }
     }
 
     /// Writes each file the content pass inflates under the staging folder, streaming, and
@@ -151,7 +153,7 @@ extension ImportPass {
 
         /// Every file written, with its digest (waits for the hashing thread).
         func files() -> [ExtractedFile] {
-            zip(written, hashing.finish()).map { ExtractedFile(name: $0.0.name, size: $0.0.size, sha256: $0.1) }
+            zip(written, hashing.finish()).map { ExtractedFile(name: $0.0.name, size: $0.0.size, digest: $0.1) }
         }
     }
 }
