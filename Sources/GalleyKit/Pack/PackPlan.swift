@@ -2,17 +2,32 @@ import Foundation
 import GalleyCore
 import GalleyFormats
 
-/// One file that goes into the zip.
+/// One file that goes into the zip. Kept for every file while the zip is planned and written
+/// (60,000 at 30,000 articles), so its source path is kept as the folder's path (one string
+/// shared by the folder's files) and the file's path relative to the issue (the source's own
+/// string): an absolute path string per file was 7 MB.
 public struct ZipEntryPlan: Sendable, Hashable {
     /// Path inside the issue folder of the zip (without the `<apple_id>/` prefix).
     public var name: String
-    /// Absolute path of the source file.
-    public var path: String
+    /// `path` is `base` followed by `relative`.
+    private var base: String
+    private var relative: String
     public var size: Int64
     public var compression: ZipCompression
     /// The source file it stands for, when `path` is made from it (a thumbnail): where
     /// findings about the entry point.
     public var origin: String?
+
+    /// Absolute path of the source file.
+    public var path: String { relative.isEmpty ? base : base + relative }
+
+    public init(name: String, path: String, size: Int64, compression: ZipCompression, origin: String? = nil) {
+        self.init(name: name, base: path, relative: "", size: size, compression: compression, origin: origin)
+    }
+
+    init(name: String, base: String, relative: String, size: Int64, compression: ZipCompression, origin: String? = nil) {
+        (self.name, self.base, self.relative, self.size, self.compression, self.origin) = (name, base, relative, size, compression, origin)
+    }
 }
 
 /// What pack keeps of a planner once every article is planned: the summary's facts, without
@@ -85,7 +100,8 @@ public struct PackPlanner {
     }
 
     /// The media files, sorted by name: the order they are written in after `latest.json`.
-    public var entries: [ZipEntryPlan] { names.sortedEntries }
+    /// Taken once: the planner's name tables are let go.
+    public mutating func takeEntries() -> [ZipEntryPlan] { names.takeSortedEntries() }
 
     /// Plans one article (in issue order): its id, date and assets. The returned record has
     /// everything but the body; `assetIDs` maps local keys to global ids for the body.
@@ -333,8 +349,14 @@ public struct BodyFiles: Sendable {
 /// Gives every source file one name in the zip: flat, in the producer profile
 /// (`[A-Za-z0-9._-]`), unique even without regard to case.
 struct EntryNames {
-    private var bySource: [String: ZipEntryPlan] = [:]
+    /// The plans, in the order their files came; `bySource` finds one by its source path.
+    private var plans: [ZipEntryPlan] = []
+    private var bySource: [String: Int32] = [:]
+    /// Every name given, lowercased (names are mostly lowercase already: then the name's own
+    /// string, not a copy).
     private var taken: Set<String> = ["latest.json"]
+    /// The folder part of the last absolute source path, shared by the plans of its files.
+    private var lastBase = ""
 
     package mutating func name(for file: SourceFile, owner: String, format: MediaFormat) -> String {
         name(for: file, owner: owner, compressed: format.isCompressed)
@@ -342,12 +364,24 @@ struct EntryNames {
 
     /// `compressed`: the file's data is compressed already, so it is stored, not deflated.
     package mutating func name(for file: SourceFile, owner: String, compressed: Bool) -> String {
-        if let existing = bySource[file.relativePath] { return existing.name }
+        if let existing = bySource[file.relativePath] { return plans[Int(existing)].name }
         let base = SourceTree.zipSafeName((file.relativePath as NSString).lastPathComponent)
         let wanted = owner.isEmpty ? base : SourceTree.zipSafeName(owner) + "-" + base
         let candidate = unique(wanted)
-        bySource[file.relativePath] = ZipEntryPlan(
-            name: candidate, path: file.url.path, size: file.size, compression: compressed ? .store : .deflate)
+        let compression: ZipCompression = compressed ? .store : .deflate
+        // The absolute path as the folder's path (shared) and the source's relative path.
+        let full = file.url.path
+        let plan: ZipEntryPlan
+        let relative = file.relativePath.utf8
+        if !relative.isEmpty, full.utf8.count > relative.count, full.utf8.suffix(relative.count).elementsEqual(relative) {
+            // Bytes, not characters: the two parts must make exactly the path's bytes.
+            let folder = full.utf8.dropLast(relative.count)
+            if !folder.elementsEqual(lastBase.utf8) { lastBase = String(decoding: folder, as: UTF8.self) }
+            plan = ZipEntryPlan(name: candidate, base: lastBase, relative: file.relativePath, size: file.size, compression: compression)
+        } else {
+            plan = ZipEntryPlan(name: candidate, path: full, size: file.size, compression: compression)
+        }
+        add(plan, key: file.relativePath)
         return candidate
     }
 
@@ -355,31 +389,47 @@ struct EntryNames {
     /// written from `file` (made in a scratch folder).
     package mutating func name(forThumbnail file: SourceFile, of picture: SourceFile, owner: String) -> String {
         let key = "\u{0}thumbnail/" + picture.relativePath
-        if let existing = bySource[key] { return existing.name }
+        if let existing = bySource[key] { return plans[Int(existing)].name }
         let stem = ((picture.relativePath as NSString).lastPathComponent as NSString).deletingPathExtension
         let base = SourceTree.zipSafeName(stem + "-350x350.jpg")
         let wanted = owner.isEmpty ? base : SourceTree.zipSafeName(owner) + "-" + base
         let name = unique(wanted)
-        bySource[key] = ZipEntryPlan(name: name, path: file.url.path, size: file.size, compression: .store,
-                                     origin: picture.url.path)
+        add(ZipEntryPlan(name: name, path: file.url.path, size: file.size, compression: .store, origin: picture.url.path), key: key)
         return name
+    }
+
+    private mutating func add(_ plan: ZipEntryPlan, key: String) {
+        bySource[key] = Int32(plans.count)
+        plans.append(plan)
     }
 
     private mutating func unique(_ wanted: String) -> String {
         var candidate = wanted
         var counter = 2
-        while taken.contains(candidate.lowercased()) {
+        while taken.contains(Self.folded(candidate)) {
             let ext = (wanted as NSString).pathExtension
             let stem = (wanted as NSString).deletingPathExtension
             candidate = ext.isEmpty ? "\(stem)-\(counter)" : "\(stem)-\(counter).\(ext)"
             counter += 1
         }
-        taken.insert(candidate.lowercased())
+        taken.insert(Self.folded(candidate))
         return candidate
     }
 
-    var sortedEntries: [ZipEntryPlan] {
-        bySource.values.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+    /// `name` lowercased; the same string when it has no capital (names are zip-safe ASCII).
+    private static func folded(_ name: String) -> String {
+        name.utf8.contains(where: { (0x41...0x5A).contains($0) }) ? name.lowercased() : name
+    }
+
+    /// The plans sorted by name (the order they are written in), leaving none behind: the
+    /// plans are moved, not copied, and the tables that found them are gone.
+    mutating func takeSortedEntries() -> [ZipEntryPlan] {
+        bySource = [:]
+        taken = []
+        var sorted = plans
+        plans = []
+        sorted.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+        return sorted
     }
 }
 
@@ -401,14 +451,16 @@ struct IDRegistry {
         }
     }
 
-    private var owners: [String: Owner] = [:]
+    /// Holders by id; Galley's own ids as 12 bytes, not strings (90,000 at 30,000 articles).
+    private var owners: [GlobalID.Key: Owner] = [:]
 
     mutating func claim(_ id: String, what claimant: Owner, at location: SourceLocation?, _ log: inout DiagnosticLog) {
-        if let owner = owners[id] {
+        let key = GlobalID.Key(id)
+        if let owner = owners[key] {
             log.add(Diagnostic(.sourceIdDuplicate, "\(claimant.description) has the id `\(id)`, which \(owner.description) already has",
                            at: location, hint: "Ids must be unique in an issue: change or remove the explicit `id`."))
             return
         }
-        owners[id] = claimant
+        owners[key] = claimant
     }
 }

@@ -163,7 +163,7 @@ public struct Packer {
                 try manifest.append(record)
             }
             try manifest.finish()
-            return (PlannedIssue(planner), planner.entries, manifest)
+            return (PlannedIssue(planner), planner.takeEntries(), manifest)
         }()
         diagnostics.sort { ($0.severity == .error ? 0 : 1) < ($1.severity == .error ? 0 : 1) }
         if diagnostics.contains(where: { $0.severity == .error }) { throw DiagnosticsError(diagnostics) }
@@ -307,7 +307,7 @@ public struct Packer {
         var planner = Self.issuePlanner(source, sourceDateEpoch: nil, thumbnails: nil)
         try onIssue?(planner.issue)
         let diagnostics = try buildArticles(source, &planner, sink: sink)
-        return (planner.issue, planner.entries, loaded.diagnostics + diagnostics)
+        return (planner.issue, planner.takeEntries(), loaded.diagnostics + diagnostics)
     }
 
     /// Articles handled together: read and converted on every core, planned in order. Memory

@@ -327,7 +327,7 @@ public struct Renderer: Sendable {
             pending.append((article, record))
         }
         if diagnostics.contains(where: { $0.severity == .error }) { throw DiagnosticsError(diagnostics) }
-        let entries = planner.entries
+        let entries = planner.takeEntries()
         let paths = Dictionary(uniqueKeysWithValues: entries.map { ($0.name, $0.path) })
         let locator: @Sendable (String) -> String? = { paths[$0] }
         if let extractTo {
