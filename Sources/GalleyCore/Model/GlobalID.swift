@@ -40,3 +40,36 @@ public enum GlobalID {
         return nil
     }
 }
+
+extension GlobalID {
+    /// An id as a key of the tables that hold every id of an issue (90,000 at 30,000
+    /// articles): Galley's own ids (24 lowercase hex digits) as their 12 bytes, inline, instead
+    /// of a string on the heap each; any other id as its string. Two keys are equal exactly
+    /// when their ids are.
+    package enum Key: Hashable, Sendable {
+        case hex(UInt64, UInt32)
+        case text(String)
+
+        package init(_ id: String) {
+            let utf8 = id.utf8
+            guard utf8.count == 24 else {
+                self = .text(id)
+                return
+            }
+            var high: UInt64 = 0
+            var low: UInt32 = 0
+            for (i, byte) in utf8.enumerated() {
+                let digit: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+                default:
+                    self = .text(id)
+                    return
+                }
+                if i < 16 { high = high << 4 | UInt64(digit) } else { low = low << 4 | UInt32(digit) }
+            }
+            self = .hex(high, low)
+        }
+    }
+}
