@@ -46,7 +46,7 @@ extension GlobalID {
     /// articles): Galley's own ids (24 lowercase hex digits) as their 12 bytes, inline, instead
     /// of a string on the heap each; any other id as its string. Two keys are equal exactly
     /// when their ids are.
-    package enum Key: Hashable, Sendable {
+    package enum Key: Hashable, Comparable, Sendable {
         case hex(UInt64, UInt32)
         case text(String)
 
@@ -70,6 +70,17 @@ extension GlobalID {
                 if i < 16 { high = high << 4 | UInt64(digit) } else { low = low << 4 | UInt32(digit) }
             }
             self = .hex(high, low)
+        }
+
+        /// The id.
+        package var text: String {
+            switch self {
+            case .text(let text): return text
+            case .hex(let high, let low):
+                let digits = String(high, radix: 16)
+                let tail = String(low, radix: 16)
+                return String(repeating: "0", count: 16 - digits.count) + digits + String(repeating: "0", count: 8 - tail.count) + tail
+            }
         }
     }
 }

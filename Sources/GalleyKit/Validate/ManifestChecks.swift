@@ -10,7 +10,9 @@ struct ManifestIndex {
     /// at 30,000 articles): small numbers and an enum instead of words and optionals where they do, and the
     /// thumbnail's name only when it is not the file's own.
     struct AssetRef {
-        package var id: String
+        /// Its id; Galley's own ids as 12 bytes, not a string on the heap each.
+        package let idKey: GlobalID.Key
+        package var id: String { idKey.text }
         package var fileName: String?
         /// The crop when it is not the file's own name, and the device variants: what most
         /// assets do not have, in a box only those that do carry (64 bytes an asset, not 88).
@@ -40,7 +42,7 @@ struct ManifestIndex {
 
         init(id: String, kind: MediaKind, fileName: String?, crop: String?, variants: [String], declaredWidth: Int?,
              declaredHeight: Int?, position: Int, line: Int, article: Int?) {
-            self.id = id
+            idKey = GlobalID.Key(id)
             self.kind = kind
             self.fileName = fileName
             cropIsFileName = crop != nil && crop == fileName
@@ -72,7 +74,8 @@ struct ManifestIndex {
     }
 
     struct ArticleRef {
-        package var id: String?
+        package let idKey: GlobalID.Key?
+        package var id: String? { idKey?.text }
         /// Its place in `articles`.
         var position: Int32
         package var line: Int
@@ -218,7 +221,7 @@ struct ManifestChecks {
         guard let articleMembers = article.members else {
             findings.add(.manifestType, "\(base) is \(article.typeName), not an object", at: at(article, base),
                          hint: "Each element of `articles` is an article object.")
-            index.articles.append(ManifestIndex.ArticleRef(id: nil, position: Int32(i), line: article.line))
+            index.articles.append(ManifestIndex.ArticleRef(idKey: nil, position: Int32(i), line: article.line))
             return
         }
         // Keys later Dumpling builds added are reported together as an older format (which the
@@ -238,7 +241,7 @@ struct ManifestChecks {
         }
         requireStrings(article, Self.articleStrings, base, "article \(i + 1)", &findings, skippingMissing: Set(Self.laterArticleKeys.map(\.key)))
         unknownKeys(articleMembers, Self.articleKeys, base, &findings)
-        index.articles.append(ManifestIndex.ArticleRef(id: article["global_id"]?.string, position: Int32(i), line: article.line))
+        index.articles.append(ManifestIndex.ArticleRef(idKey: article["global_id"]?.string.map(GlobalID.Key.init), position: Int32(i), line: article.line))
         // meta, customMeta, legacy metadata (a missing meta or customMeta beside the legacy
         // metadata is the older format, reported above).
         if let meta = article["meta"] {
@@ -390,19 +393,19 @@ struct ManifestChecks {
             let n = Int(number)
             return n == 0 ? .issue : n <= articleCount ? .article(n - 1) : .asset(n - 1 - articleCount)
         }
-        func id(_ number: Int32) -> String {
+        func id(_ number: Int32) -> GlobalID.Key {
             switch holder(number) {
-            case .issue: index.issueID ?? ""
-            case .article(let i): index.articles[i].id ?? ""
-            case .asset(let i): index.assets[i].id
+            case .issue: GlobalID.Key(index.issueID ?? "")
+            case .article(let i): index.articles[i].idKey ?? .text("")
+            case .asset(let i): index.assets[i].idKey
             }
         }
         // The numbers of the holders that have an id, in latest.json's order.
         var numbers: [Int32] = []
         numbers.reserveCapacity(1 + articleCount + index.assets.count)
         if index.issueID != nil { numbers.append(0) }
-        for (i, article) in index.articles.enumerated() where article.id != nil { numbers.append(Int32(1 + i)) }
-        for (i, asset) in index.assets.enumerated() where !asset.id.isEmpty { numbers.append(Int32(1 + articleCount + i)) }
+        for (i, article) in index.articles.enumerated() where article.idKey != nil { numbers.append(Int32(1 + i)) }
+        for (i, asset) in index.assets.enumerated() where asset.idKey != .text("") { numbers.append(Int32(1 + articleCount + i)) }
         // Duplicates: the numbers sorted by id (and by number among equal ids), so each later
         // holder of an id comes right after the first one. Four bytes an id, where a dictionary
         // of every id was 4.2 MB at 30,000 articles (the peak of a validate).
@@ -417,7 +420,7 @@ struct ManifestChecks {
             if id(current) == id(previous) { firstHolder[current] = first } else { first = current }
         }
         for number in numbers {
-            let value = id(number)
+            let value = id(number).text
             if let problem = GlobalID.problem(with: value) {
                 let (path, line) = place(holder(number))
                 findings.add(.manifestIdUnsafe, "the id `\(value)` \(problem)", at: SourceLocation(path: self.path, line: line, jsonPath: path),

@@ -120,11 +120,11 @@ struct ReferenceChecks {
     /// Resolves the placeholders `placeholders(in:)` could not resolve within their article.
     func resolvePlaceholders(_ index: ManifestIndex, into findings: inout Findings) {
         guard !index.placeholders.isEmpty else { return }
-        var owner: [String: Int?] = [:]
+        var owner: [GlobalID.Key: Int?] = [:]
         owner.reserveCapacity(index.assets.count)
-        for asset in index.assets where !asset.id.isEmpty { owner[asset.id] = asset.article }
+        for asset in index.assets where asset.idKey != .text("") { owner[asset.idKey] = asset.article }
         for placeholder in index.placeholders {
-            switch owner[placeholder.key] {
+            switch owner[GlobalID.Key(placeholder.key)] {
             case nil:
                 findings.add(.refPlaceholderUnknown, "the placeholder at \(placeholder.where_) names `\(placeholder.key)`, which no asset has",
                              at: placeholder.location(manifestPath), hint: "Use the id of one of the article's assets.")
