@@ -35,7 +35,9 @@ public final class ZipEntryReader {
     private let window: UnsafeMutableRawBufferPointer
     private var windowStart: UInt64 = 0
     private var windowCount = 0
-    private var output = [UInt8](repeating: 0, count: 256 * 1024)
+    /// What the current entry gave last. 64 KiB, as libarchive hands out: an import's hashing
+    /// thread queues up to nine chunks, so bigger chunks are megabytes more of memory.
+    private var output = [UInt8](repeating: 0, count: 64 * 1024)
     /// zlib's state keeps a pointer back to its stream, so the stream must not move: it lives
     /// in memory of its own, not in a Swift property.
     private let stream: UnsafeMutablePointer<z_stream>
