@@ -23,10 +23,14 @@ package final class HashingThread: @unchecked Sendable {
     /// Buffers the thread has hashed, for `update` to fill again: no allocation per chunk.
     private var spare: [[UInt8]] = []
     private let stopped = DispatchSemaphore(value: 0)
+    private let expectedFiles: Int
     private var finished = false
 
-    package init(capacity: Int = 8) {
+    /// `files`: how many files are coming, when known, so the digests' list is made at its
+    /// final size (growing it holds the old list and the new one together).
+    package init(capacity: Int = 8, files: Int = 0) {
         self.capacity = capacity
+        expectedFiles = files
         let thread = Thread { [self] in run() }
         thread.start()
     }
@@ -87,6 +91,7 @@ package final class HashingThread: @unchecked Sendable {
     private func run() {
         var hasher = SHA256Hasher()
         var results: [SHA256Digest] = []
+        results.reserveCapacity(expectedFiles)
         loop: while true {
             switch take() {
             case .begin: hasher = SHA256Hasher()

@@ -28,7 +28,7 @@ struct ImportPass {
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
         var succeeded = false
         defer { if !succeeded { try? FileManager.default.removeItem(at: staging) } }
-        let sink = try ExtractingSink(root: staging, total: passed.declaredBytes, progress: progress)
+        let sink = try ExtractingSink(root: staging, total: passed.declaredBytes, files: passed.fileCount, progress: progress)
         let (pass, keeping) = alongside({ try stagePackage(path, token: token, stagingFolder: stagingFolder, root: root) }) {
             try refusingErrors(passed.takeCheck().checkContent(sink: sink))
         }
@@ -120,12 +120,15 @@ extension ImportPass {
     final class ExtractingSink: ZipEntrySink {
         private let writer: SecureDiskWriter
         private let progress: ProgressSink?
-        private let hashing = HashingThread()
+        private let hashing: HashingThread
         private var current: (name: String, size: Int64)?
         private var written: [(name: String, size: Int64)] = []
 
-        init(root: URL, total: Int64, progress: ((Int64, Int64) -> Void)?) throws {
+        /// `files`: how many files the zip declares, so the lists are made at their final size.
+        init(root: URL, total: Int64, files: Int, progress: ((Int64, Int64) -> Void)?) throws {
             writer = try SecureDiskWriter(root: root)
+            hashing = HashingThread(files: files)
+            written.reserveCapacity(files)
             self.progress = progress.map { ProgressSink(total: total, $0) }
         }
 
