@@ -22,12 +22,20 @@ import Testing
         return Member(name: name, method: 0, data: bytes, crc: crc32(bytes), size: bytes.count)
     }
 
-    /// `text` as one final stored deflate block: header bit, LEN, NLEN, the bytes.
+    /// `text` as deflate's stored blocks (at most 65,535 bytes each): a final-block bit, LEN,
+    /// NLEN, the bytes.
     static func deflated(_ name: String, _ text: String) -> Member {
         let bytes = Array(text.utf8)
-        let length = bytes.count
-        let block: [UInt8] = [0x01, UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8((~length >> 8) & 0xFF)]
-        return Member(name: name, method: 8, data: block + bytes, crc: crc32(bytes), size: length)
+        var data: [UInt8] = []
+        var start = 0
+        repeat {
+            let length = min(65_535, bytes.count - start)
+            let final: UInt8 = start + length == bytes.count ? 1 : 0
+            data += [final, UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8((~length >> 8) & 0xFF)]
+            data += bytes[start..<(start + length)]
+            start += length
+        } while start < bytes.count
+        return Member(name: name, method: 8, data: data, crc: crc32(bytes), size: bytes.count)
     }
 
     static func crc32(_ bytes: [UInt8]) -> UInt32 {
@@ -133,6 +141,21 @@ import Testing
         #expect(handed == 100)
         #expect(count > 100 && !complete)
         #expect(reader.next() == nil)
+    }
+
+    /// An entry left before its end (read up to a limit) leaves nothing behind for the next:
+    /// zlib's unread input belongs to the entry that was left.
+    @Test func anEntryLeftHalfReadDoesNotFeedTheNext() throws {
+        // More than one chunk of output (64 KiB), so zlib still holds input when it is left.
+        let long = String(repeating: "0123456789", count: 20_000)
+        let reader = try reader(Self.zip([Self.deflated("a/one.txt", long), Self.deflated("a/two.txt", "second")]))
+        _ = reader.next()
+        let (_, complete) = try reader.read(limit: 70_000) { _ in }
+        #expect(!complete)
+        #expect(reader.next()?.name == "a/two.txt")
+        var bytes: [UInt8] = []
+        _ = try reader.read(limit: 100) { bytes += $0 }
+        #expect(String(decoding: bytes, as: UTF8.self) == "second")
     }
 
     @Test func anUnsupportedMethodIsRefusedWithoutReading() throws {

@@ -109,6 +109,10 @@ public final class ZipEntryReader {
         }
         let start = ZipDirectory.sum(entry.localHeaderOffset, entry.localHeaderLength ?? 0)
         current = Current(entry: entry, position: start, remaining: entry.compressedSize, crc: crc32(0, nil, 0), refusal: refusal)
+        // What zlib had not taken of an entry left before its end (read up to a limit, or
+        // skipped) is not this entry's input.
+        stream.pointee.next_in = nil
+        stream.pointee.avail_in = 0
         if entry.method == 8 { inflateReset(stream) }
         return Entry(number: number, name: entry.displayName, isDirectory: entry.isDirectory)
     }
