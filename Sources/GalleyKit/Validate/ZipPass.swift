@@ -70,14 +70,18 @@ struct EntryPass: Sendable {
     func run(sink: (any ZipEntrySink)?, contents: inout ZipContents, into findings: inout Findings) throws -> ManifestIndex? {
         var index: ManifestIndex?
         let at = SourceLocation(path: path)
-        let prefix = top.utf8.count + 1
+        let folder = top + "/"
         do {
             let reader = try ZipEntryReader(path: path, directory: directory)
             while let entry = reader.next() {
                 if entry.isDirectory { continue }
-                // The size the central directory declares (the container checks refused names
-                // outside the top folder and names given twice).
-                let name = String(decoding: entry.name.utf8.dropFirst(prefix), as: UTF8.self)
+                // The container checks refuse names outside the top folder; should such an
+                // entry come here anyway (a validate whose configuration tolerates it), it is
+                // checked but handed to no sink: a name is only ever written inside the issue.
+                let inFolder = entry.name.utf8.starts(with: folder.utf8)
+                let sink = inFolder ? sink : nil
+                let name = String(decoding: entry.name.utf8.dropFirst(inFolder ? folder.utf8.count : 0), as: UTF8.self)
+                // The size the central directory declares.
                 let limit = Int64(clamping: contents.facts(entry.number).size)
                 if entry.name == manifestName, mode != .contentOnly {
                     if mode == .besideManifest {

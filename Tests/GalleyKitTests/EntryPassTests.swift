@@ -1,0 +1,36 @@
+import Foundation
+import GalleyTestSupport
+import Testing
+@testable import GalleyFormats
+@testable import GalleyKit
+
+/// The content pass hands a sink (an import's extraction) only the files inside the issue's
+/// folder, by their names in it. The container checks refuse a zip with a second top folder
+/// before any pass; this is the second line, for a pass that runs anyway.
+@Suite struct EntryPassTests {
+    final class Recorder: ZipEntrySink {
+        var names: [String] = []
+        func begin(_ name: String, size: Int64) { names.append(name) }
+        func write(_ chunk: ArraySlice<UInt8>) {}
+        func finish() {}
+    }
+
+    @Test func onlyFilesInsideTheIssueFolderReachTheSink() throws {
+        let members = [
+            ZipEntryReaderTests.stored("issue/latest.json", "{}"),
+            ZipEntryReaderTests.deflated("issue/a.txt", "inside"),
+            ZipEntryReaderTests.stored("other/b.txt", "outside"),
+        ]
+        let path = Scratch.path("galley-entrypass", suffix: ".zip").path
+        try Data(ZipEntryReaderTests.zip(members)).write(to: URL(fileURLWithPath: path))
+        let directory = try ZipDirectory.read(path: path, maxEntries: 10)
+        let pass = EntryPass(path: path, directory: directory, top: "issue", manifestName: "issue/latest.json",
+                             mode: .contentOnly, checker: Validator())
+        var contents = ZipContents(directory, top: "issue")
+        var findings = Findings(configuration: ValidationConfiguration())
+        let recorder = Recorder()
+        _ = try pass.run(sink: recorder, contents: &contents, into: &findings)
+        #expect(recorder.names == ["latest.json", "a.txt"])
+        #expect(findings.items.isEmpty, "the entry outside is still read and its CRC checked: \(findings.items.map(\.message))")
+    }
+}
