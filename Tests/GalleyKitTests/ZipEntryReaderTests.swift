@@ -110,7 +110,7 @@ import Testing
             _ = reader.next()
             #expect {
                 _ = try reader.read(limit: 100) { _ in }
-            } throws: { ($0 as? ZipReader.ReadError)?.isChecksum == true }
+            } throws: { ($0 as? ZipEntryReader.ReadError)?.isChecksum == true }
         }
     }
 
@@ -127,7 +127,7 @@ import Testing
             #expect {
                 _ = try reader.read(limit: 100) { _ in }
             } throws: { error in
-                let message = (error as? ZipReader.ReadError)?.message ?? ""
+                let message = (error as? ZipEntryReader.ReadError)?.message ?? ""
                 return message.contains(words) && !message.contains("CRC")
             }
         }
@@ -165,6 +165,6 @@ import Testing
         _ = reader.next()
         #expect {
             _ = try reader.readChunk()
-        } throws: { ($0 as? ZipReader.ReadError)?.message == "unsupported compression method 12" }
+        } throws: { ($0 as? ZipEntryReader.ReadError)?.message == "unsupported compression method 12" }
     }
 }

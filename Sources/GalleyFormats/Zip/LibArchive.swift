@@ -7,8 +7,8 @@ import GalleyCore
 /// the C locale's character set. So Galley's bytes would depend on the machine's time zone, and
 /// non-ASCII names would fail under the C locale. The fix is process-wide (`TZ`, `LC_CTYPE`), so
 /// it is not hidden inside the zip classes: the program calls `configureForArchives()` first
-/// thing (the CLI's `main`; each test suite that reaches libarchive, in its `init`), and `ZipReader` and `ZipWriter`
-/// refuse to start when it has not been done.
+/// thing (the CLI's `main`; each test suite that reaches libarchive, in its `init`), and `ZipWriter` refuses to
+/// start when it has not been done.
 public enum ProcessEnvironment {
     /// Sets `TZ=UTC` and a UTF-8 `LC_CTYPE` (`C.UTF-8`, else `en_US.UTF-8`, else `UTF-8`, which
     /// is what macOS calls it). Call it before other threads start: reading the environment while

@@ -157,11 +157,6 @@ public struct ZipDirectory: Sendable {
     /// checks have found one top folder.
     public var topFolder: String? { entries.first?.displayName.split(separator: "/").first.map(String.init) }
 
-    /// Each entry's declared uncompressed size by name (the first entry of a name).
-    public var declaredSizes: [String: UInt64] {
-        Dictionary(entries.map { ($0.displayName, $0.uncompressedSize) }, uniquingKeysWith: { first, _ in first })
-    }
-
     /// A range of the file nothing accounts for.
     public struct Unaccounted: Sendable, Equatable {
         public var offset: UInt64

@@ -16,6 +16,20 @@ import GalleyCore
 /// window that moves forward through the file. zlib does the inflating and the CRC; what is
 /// written by hand is only where each entry's bytes are.
 public final class ZipEntryReader {
+    /// Damage in an entry's data: a CRC that does not match, a deflate stream that is damaged,
+    /// cut short or ends early, a file that ends inside the data.
+    public struct ReadError: Error, Sendable {
+        public enum Kind: Sendable { case checksum, damaged }
+        public var kind: Kind
+        public var message: String
+        public var isChecksum: Bool { kind == .checksum }
+
+        init(_ kind: Kind = .damaged, message: String) {
+            self.kind = kind
+            self.message = message
+        }
+    }
+
     public struct Entry: Sendable {
         /// Its place in `ZipDirectory.entries`.
         public var number: Int
@@ -121,7 +135,7 @@ public final class ZipEntryReader {
     /// `false`) once more than `limit` bytes came out; `body` never gets more than `limit` bytes.
     /// Returns `true` when the entry ended within the limit. Throws when the data is damaged or
     /// its CRC does not match.
-    public func read(limit: Int64, _ body: (ArraySlice<UInt8>) -> Void) throws(ZipReader.ReadError) -> (bytes: Int64, complete: Bool) {
+    public func read(limit: Int64, _ body: (ArraySlice<UInt8>) -> Void) throws(ReadError) -> (bytes: Int64, complete: Bool) {
         var total: Int64 = 0
         while true {
             let count = try produce()
@@ -137,7 +151,7 @@ public final class ZipEntryReader {
     }
 
     /// The next chunk of the current entry's content, or `nil` at its end.
-    public func readChunk() throws(ZipReader.ReadError) -> [UInt8]? {
+    public func readChunk() throws(ReadError) -> [UInt8]? {
         let count = try produce()
         return count == 0 ? nil : Array(output[0..<count])
     }
@@ -148,11 +162,11 @@ public final class ZipEntryReader {
     }
 
     /// Puts the current entry's next bytes in `output`; 0 at its end, once its CRC matched.
-    private func produce() throws(ZipReader.ReadError) -> Int {
+    private func produce() throws(ReadError) -> Int {
         guard var state = current else { return 0 }
         if let refusal = state.refusal {
             current = nil
-            throw ZipReader.ReadError(message: refusal)
+            throw ReadError(message: refusal)
         }
         let count: Int
         do {
@@ -167,16 +181,16 @@ public final class ZipEntryReader {
             return count
         }
         current = nil
-        if let refusal = state.refusal { throw ZipReader.ReadError(message: refusal) }
+        if let refusal = state.refusal { throw ReadError(message: refusal) }
         let crc = UInt32(truncatingIfNeeded: state.crc)
         guard crc == state.entry.crc32 else {
-            throw ZipReader.ReadError(message: "CRC-32 mismatch: the data's is \(Self.hex(crc)), the directory declares \(Self.hex(state.entry.crc32))")
+            throw ReadError(.checksum, message: "CRC-32 mismatch: the data's is \(Self.hex(crc)), the directory declares \(Self.hex(state.entry.crc32))")
         }
         return 0
     }
 
     /// The next bytes of `state`'s entry into `output`: 0 when it ended or is damaged (`refusal`).
-    private func fill(_ state: inout Current) throws(ZipReader.ReadError) -> Int {
+    private func fill(_ state: inout Current) throws(ReadError) -> Int {
         let capacity = output.count
         if state.entry.method == 0 {
             let wanted = Int(min(state.remaining, UInt64(capacity)))
@@ -235,14 +249,14 @@ public final class ZipEntryReader {
 
     /// The window's bytes from `offset` on (at least one), reading the file there first when
     /// the window does not hold it. Throws when the file ends before `offset`.
-    private func bytes(at offset: UInt64) throws(ZipReader.ReadError) -> UnsafeRawBufferPointer {
+    private func bytes(at offset: UInt64) throws(ReadError) -> UnsafeRawBufferPointer {
         if offset < windowStart || offset >= windowStart + UInt64(windowCount) {
             var got = -1
             repeat {
                 got = pread(fd, window.baseAddress, window.count, off_t(clamping: offset))
             } while got < 0 && errno == EINTR
             guard got > 0 else {
-                throw ZipReader.ReadError(message: got < 0 ? "cannot read the zip: \(String(cString: strerror(errno)))" : "the zip ends inside an entry's data (truncated)")
+                throw ReadError(message: got < 0 ? "cannot read the zip: \(String(cString: strerror(errno)))" : "the zip ends inside an entry's data (truncated)")
             }
             windowStart = offset
             windowCount = got

@@ -176,3 +176,9 @@ public final class ZipWriter {
 
 }
 
+
+/// The message of libarchive's last error on `archive`.
+func libarchiveError(_ archive: OpaquePointer) -> String {
+    (archive_error_string(archive).map { String(cString: $0) } ?? "unknown libarchive error")
+        .trimmingCharacters(in: .whitespacesAndNewlines)
+}

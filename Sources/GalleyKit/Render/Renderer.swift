@@ -368,13 +368,13 @@ public struct Renderer: Sendable {
         let errors = findings.items.filter { $0.severity == .error }
         guard let directory, errors.isEmpty else { throw DiagnosticsError(errors) }
         guard let top = directory.topFolder else { throw GalleyError("the zip is empty", id: .inputUnreadable, path: url.path) }
-        let declared = directory.declaredSizes
         var issue: ReadIssue?
-        let reader = try ZipReader(path: url.path)
+        let folder = top + "/"
+        let reader = try ZipEntryReader(path: url.path, directory: directory)
         do {
-            while let entry = try reader.next() {
-                guard !entry.isDirectory, entry.name.hasPrefix(top + "/") else { continue }
-                let name = String(entry.name.dropFirst(top.count + 1))
+            while let entry = reader.next() {
+                guard !entry.isDirectory, entry.name.utf8.starts(with: folder.utf8) else { continue }
+                let name = String(decoding: entry.name.utf8.dropFirst(folder.utf8.count), as: UTF8.self)
                 if name == "latest.json" {
                     var manifest = ManifestStream { try reader.readChunk() }
                     issue = try streamManifest(&manifest, display: "\(url.path)!\(entry.name)", sink: sink)
@@ -382,7 +382,7 @@ public struct Renderer: Sendable {
                     continue
                 }
                 guard let extractTo else {
-                    try reader.skip()
+                    reader.skip()
                     continue
                 }
                 let target = extractTo.appending(path: name)
@@ -392,7 +392,7 @@ public struct Renderer: Sendable {
                     throw GalleyError("cannot write", id: .outputUnwritable, path: target.path)
                 }
                 defer { try? handle.close() }
-                let limit = Int64(declared[entry.name] ?? 0)
+                let limit = Int64(clamping: directory.entries[entry.number].uncompressedSize)
                 var failure: Error?
                 let (_, complete) = try reader.read(limit: limit) { chunk in
                     if failure == nil {
@@ -402,7 +402,7 @@ public struct Renderer: Sendable {
                 if let failure { throw failure }
                 guard complete else { throw GalleyError("`\(entry.name)` inflates past its declared size", id: .inputUnreadable, path: url.path) }
             }
-        } catch let error as ZipReader.ReadError {
+        } catch let error as ZipEntryReader.ReadError {
             throw GalleyError("the zip is damaged: \(error.message)", id: .inputUnreadable, path: url.path, hint: "Run `galley validate` on it.")
         }
         guard let issue else { throw GalleyError("the zip has no `\(top)/latest.json`", id: .inputUnreadable, path: url.path) }

@@ -131,8 +131,8 @@ struct EntryPass: Sendable {
                     if let inspection = svg?.finish() { contents.svgs[name] = inspection }
                 }
             }
-        } catch let error as ZipReader.ReadError {
-            let check: Check = error.isChecksum ? .zipCrc : error.isSize ? .zipSizeMismatch : .zipData
+        } catch let error as ZipEntryReader.ReadError {
+            let check: Check = error.isChecksum ? .zipCrc : .zipData
             findings.add(check, "the content is damaged: \(error.message)", at: at, hint: "Download or pack the zip again.")
         } catch let failure as SinkFailure {
             throw failure.error
