@@ -207,6 +207,10 @@ def zips():
     e = issue_entries(t, files={"photo-1.jpg": JPEG + bytes(5000)}); e[2].method = 8; e[2].size = 100
     write(n, build(e))
     n = "bad-deflate-error.zip"; e = issue_entries(stem(n)); e[1].method = 8; e[1].raw = b"\xff" * 40; write(n, build(e))
+    # A whole deflate stream, then bytes inside the entry's compressed size that no inflater reads:
+    # a place to hide data, refused as damage.
+    n = "deflate-trailing-bytes-error.zip"; e = issue_entries(stem(n)); c = zlib.compressobj(9, zlib.DEFLATED, -15)
+    e[2].method = 8; e[2].raw = c.compress(e[2].data) + c.flush() + b"PK\x03\x04hidden"; write(n, build(e))
     n = "apple-id-mismatch-error.zip"; t = stem(n); write(n, build(issue_entries(t, manifest("org.example.other"))))
     n = "missing-file-error.zip"; write(n, build(issue_entries(stem(n), skip=("photo-1.jpg",))))
     n = "unreferenced-file-warning.zip"; write(n, build(issue_entries(stem(n), files={"leftover.jpg": JPEG})))

@@ -51,6 +51,7 @@ import Testing
         ("zips/bad-crc-error.zip", ["zip.crc"]),
         ("zips/size-lie-error.zip", ["zip.size-mismatch"]),
         ("zips/bad-deflate-error.zip", ["zip.data"]),
+        ("zips/deflate-trailing-bytes-error.zip", ["zip.data"]),
         ("zips/apple-id-mismatch-error.zip", ["manifest.apple-id"]),
         ("zips/missing-file-error.zip", ["ref.file-missing"]),
         ("zips/unreferenced-file-warning.zip", ["ref.unreferenced-file"]),
