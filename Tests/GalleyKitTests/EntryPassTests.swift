@@ -33,4 +33,20 @@ import Testing
         #expect(recorder.names == ["latest.json", "a.txt"])
         #expect(findings.items.isEmpty, "the entry outside is still read and its CRC checked: \(findings.items.map(\.message))")
     }
+
+    /// Damage names the file it is in, not only the zip.
+    @Test func damageIsLocatedAtItsEntry() throws {
+        var bad = ZipEntryReaderTests.deflated("issue/a.txt", "inside")
+        bad.crc ^= 1
+        let path = Scratch.path("galley-entrypass", suffix: ".zip").path
+        try Data(ZipEntryReaderTests.zip([ZipEntryReaderTests.stored("issue/latest.json", "{}"), bad])).write(to: URL(fileURLWithPath: path))
+        let directory = try ZipDirectory.read(path: path, maxEntries: 10)
+        let pass = EntryPass(path: path, directory: directory, top: "issue", manifestName: "issue/latest.json",
+                             mode: .contentOnly, checker: Validator())
+        var contents = ZipContents(directory, top: "issue")
+        var findings = Findings(configuration: ValidationConfiguration())
+        _ = try pass.run(sink: nil, contents: &contents, into: &findings)
+        #expect(findings.items.map(\.id.rawValue) == ["zip.crc"])
+        #expect(findings.items.first?.location?.path == "\(path)!issue/a.txt")
+    }
 }

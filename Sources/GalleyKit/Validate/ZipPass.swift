@@ -71,10 +71,13 @@ struct EntryPass: Sendable {
         var index: ManifestIndex?
         let at = SourceLocation(path: path)
         let folder = top + "/"
+        // The entry being read, so that damage names the file it is in.
+        var reading: String?
         do {
             let reader = try ZipEntryReader(path: path, directory: directory)
             while let entry = reader.next() {
                 if entry.isDirectory { continue }
+                reading = entry.name
                 // The container checks refuse names outside the top folder; should such an
                 // entry come here anyway (a validate whose configuration tolerates it), it is
                 // checked but handed to no sink: a name is only ever written inside the issue.
@@ -133,7 +136,8 @@ struct EntryPass: Sendable {
             }
         } catch let error as ZipEntryReader.ReadError {
             let check: Check = error.isChecksum ? .zipCrc : .zipData
-            findings.add(check, "the content is damaged: \(error.message)", at: at, hint: "Download or pack the zip again.")
+            findings.add(check, "the content is damaged: \(error.message)",
+                         at: reading.map { SourceLocation(path: "\(path)!\($0)") } ?? at, hint: "Download or pack the zip again.")
         } catch let failure as SinkFailure {
             throw failure.error
         } catch {
