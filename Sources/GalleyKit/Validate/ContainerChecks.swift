@@ -437,6 +437,6 @@ extension Check {
             explanation: "Declared sizes that lie defeat size limits; the full check stops reading once an entry passes its declared size.",
             triggering: [.fixture("zips/size-lie-error.zip")], clean: [.validZip])
     static let zipData = Check("zip.data", .container, .error, "An entry's data cannot be inflated.",
-            explanation: "The deflate stream is damaged.",
-            triggering: [.fixture("zips/bad-deflate-error.zip")], clean: [.validZip])
+            explanation: "The deflate stream is damaged or cut short, or it ends before the entry's compressed data does: bytes no inflater reads are a place to hide content.",
+            triggering: [.fixture("zips/bad-deflate-error.zip"), .fixture("zips/deflate-trailing-bytes-error.zip")], clean: [.validZip])
 }
