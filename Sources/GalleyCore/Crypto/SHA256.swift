@@ -46,7 +46,8 @@ public final class SHA256Hasher {
     }
 }
 
-func hexString<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
+/// `bytes` as lowercase hex, two digits a byte.
+package func hexString<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
     let digits = Array("0123456789abcdef".utf8)
     var out = [UInt8]()
     for byte in bytes {
@@ -77,7 +78,13 @@ package struct SHA256Digest: Sendable, Hashable {
 
     /// The 64 lowercase hex digits.
     package var hex: String {
-        let bytes = [a, b, c, d].flatMap { word in (0..<8).map { UInt8(truncatingIfNeeded: word >> (56 - 8 * UInt64($0))) } }
-        return hexString(bytes)
+        hexString([a, b, c, d].flatMap(\.bigEndianBytes))
+    }
+}
+
+extension FixedWidthInteger {
+    /// The value's bytes, most significant first.
+    package var bigEndianBytes: [UInt8] {
+        (0..<Self.bitWidth / 8).reversed().map { UInt8(truncatingIfNeeded: self >> ($0 * 8)) }
     }
 }

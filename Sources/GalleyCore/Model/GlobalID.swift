@@ -76,10 +76,7 @@ extension GlobalID {
         package var text: String {
             switch self {
             case .text(let text): return text
-            case .hex(let high, let low):
-                let digits = String(high, radix: 16)
-                let tail = String(low, radix: 16)
-                return String(repeating: "0", count: 16 - digits.count) + digits + String(repeating: "0", count: 8 - tail.count) + tail
+            case .hex(let high, let low): return hexString(high.bigEndianBytes + low.bigEndianBytes)
             }
         }
     }

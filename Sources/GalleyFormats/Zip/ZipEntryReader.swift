@@ -184,7 +184,7 @@ public final class ZipEntryReader {
         if let refusal = state.refusal { throw ReadError(message: refusal) }
         let crc = UInt32(truncatingIfNeeded: state.crc)
         guard crc == state.entry.crc32 else {
-            throw ReadError(.checksum, message: "CRC-32 mismatch: the data's is \(Self.hex(crc)), the directory declares \(Self.hex(state.entry.crc32))")
+            throw ReadError(.checksum, message: "CRC-32 mismatch: the data's is \(hexString(crc.bigEndianBytes)), the directory declares \(hexString(state.entry.crc32.bigEndianBytes))")
         }
         return 0
     }
@@ -263,10 +263,5 @@ public final class ZipEntryReader {
         }
         let skip = Int(offset - windowStart)
         return UnsafeRawBufferPointer(rebasing: window[skip..<windowCount])
-    }
-
-    private static func hex(_ value: UInt32) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: max(0, 8 - digits.count)) + digits
     }
 }
