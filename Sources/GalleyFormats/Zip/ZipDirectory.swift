@@ -27,17 +27,25 @@ public struct ZipDirectory: Sendable {
         /// Whether sizes or offsets are in a Zip64 extra field.
         public var usesZip64: Bool
 
-        /// What ordinary entries do not have; immutable, replaced whole when a field changes.
-        private final class Rare: Sendable {
-            let undecodedName: [UInt8]?
-            let differingLocalName: [UInt8]?
-            let declaredLink: String?
+        /// What ordinary entries do not have.
+        private struct RareFields: Sendable {
+            var undecodedName: [UInt8]?
+            var differingLocalName: [UInt8]?
+            var declaredLink: String?
+            var isEmpty: Bool { undecodedName == nil && differingLocalName == nil && declaredLink == nil }
+        }
 
-            init(undecodedName: [UInt8]?, differingLocalName: [UInt8]?, declaredLink: String?) {
-                self.undecodedName = undecodedName
-                self.differingLocalName = differingLocalName
-                self.declaredLink = declaredLink
-            }
+        /// The box for them: immutable, so an entry's copies never share a change.
+        private final class Rare: Sendable {
+            let fields: RareFields
+            init(_ fields: RareFields) { self.fields = fields }
+        }
+
+        /// Changes the rare fields, keeping no box when none is set.
+        private mutating func changeRare(_ change: (inout RareFields) -> Void) {
+            var fields = rare?.fields ?? RareFields()
+            change(&fields)
+            rare = fields.isEmpty ? nil : Rare(fields)
         }
 
         init(name: String?, undecodedName: [UInt8]?, versionMadeBy: UInt16, flags: UInt16, method: UInt16, crc32: UInt32,
@@ -52,20 +60,12 @@ public struct ZipDirectory: Sendable {
             self.flags = flags
             self.method = method
             usesZip64 = false
-            if let undecodedName { rare = Rare(undecodedName: undecodedName, differingLocalName: nil, declaredLink: nil) }
-        }
-
-        private mutating func changeRare(undecodedName: [UInt8]?? = nil, differingLocalName: [UInt8]?? = nil, declaredLink: String?? = nil) {
-            let changed = Rare(undecodedName: undecodedName ?? rare?.undecodedName,
-                               differingLocalName: differingLocalName ?? rare?.differingLocalName,
-                               declaredLink: declaredLink ?? rare?.declaredLink)
-            let empty = changed.undecodedName == nil && changed.differingLocalName == nil && changed.declaredLink == nil
-            rare = empty ? nil : changed
+            if let undecodedName { changeRare { $0.undecodedName = undecodedName } }
         }
 
         /// The name's bytes when they are not valid UTF-8 (else `name` holds them): one copy of
         /// each name, not two.
-        fileprivate var undecodedName: [UInt8]? { rare?.undecodedName }
+        fileprivate var undecodedName: [UInt8]? { rare?.fields.undecodedName }
         /// The name's raw bytes, as stored.
         public var rawName: [UInt8] { undecodedName ?? Array((name ?? "").utf8) }
         /// The name's length in bytes.
@@ -90,8 +90,8 @@ public struct ZipDirectory: Sendable {
         }
         /// The local header's name, once it has been read, when it differs from the directory's.
         public var differingLocalName: [UInt8]? {
-            get { rare?.differingLocalName }
-            set { changeRare(differingLocalName: .some(newValue)) }
+            get { rare?.fields.differingLocalName }
+            set { changeRare { $0.differingLocalName = newValue } }
         }
         /// Bytes of the data descriptor after the data (flag bit 3), once it has been read.
         public var descriptorLength: UInt64 {
@@ -114,8 +114,8 @@ public struct ZipDirectory: Sendable {
         /// themselves are not kept (two arrays an entry were 10 MB of a 60,000-entry zip's
         /// checks, for what is nil in all but a hostile zip).
         public var declaredLink: String? {
-            get { rare?.declaredLink }
-            set { changeRare(declaredLink: .some(newValue)) }
+            get { rare?.fields.declaredLink }
+            set { changeRare { $0.declaredLink = newValue } }
         }
 
         public var isEncrypted: Bool { flags & 1 != 0 }
