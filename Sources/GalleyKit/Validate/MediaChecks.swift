@@ -14,21 +14,19 @@ struct MediaChecks {
             for (key, name) in [("file_name", asset.fileName), ("crop_350_350", asset.crop)] {
                 guard let name, let number = contents.entryNumber(name) else { continue }
                 let facts = contents.facts(number)
-                /// Whether this is the first time the file is looked at here (then it is marked).
-                func firstLook() -> Bool {
-                    defer { checked[number] = true }
-                    return !checked[number]
-                }
+                // A file's facts are the same whichever asset names it: its own findings come once.
+                let firstLook = !checked[number]
+                checked[number] = true
                 let location = SourceLocation(path: "\(zipPath)!\(contents.top)/\(name)")
                 if facts.size == 0 {
-                    if firstLook() {
+                    if firstLook {
                         findings.add(.mediaEmpty, "`\(name)` is empty", at: location, hint: "Replace it with the real file.")
                     }
                     continue
                 }
                 guard let sniffed = facts.sniffed else { continue }
                 guard let format = sniffed.format else {
-                    if firstLook() {
+                    if firstLook {
                         findings.add(.mediaUnknown, "`\(name)` is not an image, sound or video Galley recognises", at: location,
                                      hint: "Check that the file is what its name says.")
                     }
@@ -42,7 +40,7 @@ struct MediaChecks {
                                  hint: "Move the asset to `\(format.kind.manifestList)`, or replace the file.")
                 }
                 let ext = Self.pathExtension(name)
-                if firstLook(), !format.extensions.contains(ext) {
+                if firstLook, !format.extensions.contains(ext) {
                     findings.add(.mediaExtension, "`\(name)` holds \(format.mimeType) data, which its extension does not suggest",
                                  at: location, hint: "Rename it to `.\(format.extensions[0])`.")
                 }

@@ -187,15 +187,13 @@ public struct Validator: Sendable {
         // Without a sink neither pass throws. Should one ever, the one-thread pass decides: a
         // zip is never let through because a part of its check went missing.
         guard case .success(let (index, manifestFindings)) = manifest, case .success(let (passed, contentFindings)) = content else {
-            var fresh = shared.withoutContent
-            let index = (try? pass.run(sink: nil, contents: &fresh, into: &findings)) ?? nil
-            contents = fresh
-            return index
+            contents = shared
+            return (try? pass.run(sink: nil, contents: &contents, into: &findings)) ?? nil
         }
         findings.append(manifestFindings)
         guard index != nil else {
             // The one pass would have stopped at latest.json: no file was looked at.
-            contents = passed.withoutContent
+            contents = shared
             return index
         }
         findings.append(contentFindings)

@@ -103,14 +103,6 @@ struct ZipContents: Sendable {
         sniffs[number] = sniffed
     }
 
-    /// The same files, without what a content pass saw of them.
-    var withoutContent: ZipContents {
-        var copy = self
-        copy.sniffs = []
-        copy.svgs = [:]
-        return copy
-    }
-
     /// Orders an entry's name past `prefix` bytes against `other`, as memcmp does (names
     /// shorter than the prefix were left out of `byName`).
     private static func compare(_ entry: ZipDirectory.Entry, _ prefix: Int, _ other: UnsafeBufferPointer<UInt8>) -> Int {
