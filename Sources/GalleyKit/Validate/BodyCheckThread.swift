@@ -15,7 +15,7 @@ final class BodyCheckThread: @unchecked Sendable {
         var line: Int
         var articlePath: String
         /// The ids of the article's own assets, which its placeholders are resolved against at once.
-        var ownAssetIDs: Set<String>
+        var ownAssetIDs: Set<GlobalID.Key>
         /// `items.count` of the caller's findings when the body came.
         var position: Int
     }

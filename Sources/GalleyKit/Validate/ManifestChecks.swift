@@ -305,7 +305,7 @@ struct ManifestChecks {
             }
         }
         if let body = article["body"]?.string {
-            let ownAssetIDs = Set(index.assets[firstAsset...].lazy.map(\.id).filter { !$0.isEmpty })
+            let ownAssetIDs = Set(index.assets[firstAsset...].lazy.map(\.idKey).filter { $0 != .text("") })
             if let bodies {
                 if !body.isEmpty {
                     bodies.check(.init(article: i, body: body, line: article.line, articlePath: base, ownAssetIDs: ownAssetIDs,
@@ -393,9 +393,10 @@ struct ManifestChecks {
             let n = Int(number)
             return n == 0 ? .issue : n <= articleCount ? .article(n - 1) : .asset(n - 1 - articleCount)
         }
+        let issueKey = GlobalID.Key(index.issueID ?? "")
         func id(_ number: Int32) -> GlobalID.Key {
             switch holder(number) {
-            case .issue: GlobalID.Key(index.issueID ?? "")
+            case .issue: issueKey
             case .article(let i): index.articles[i].idKey ?? .text("")
             case .asset(let i): index.assets[i].idKey
             }

@@ -66,7 +66,7 @@ struct ReferenceChecks {
     /// once every asset is known. Keeping every placeholder until then was 14 MB of a
     /// 30,000-article validate, for what is nearly always resolved within its article.
     package func placeholders(
-        in body: String, article articleIndex: Int, articlePath: String, line: Int, ownAssetIDs: Set<String>,
+        in body: String, article articleIndex: Int, articlePath: String, line: Int, ownAssetIDs: Set<GlobalID.Key>,
         _ index: inout ManifestIndex, into findings: inout Findings
     ) {
         let location = SourceLocation(path: manifestPath, line: line, jsonPath: "\(articlePath).body")
@@ -84,7 +84,7 @@ struct ReferenceChecks {
                 findings.add(.refPlaceholderMalformed, "the placeholder `\(match.text)` at \(here) is not spelled the way Dumpling reads it",
                              at: location, hint: "Write it exactly as `\(Placeholder.text(for: match.key))`.")
             }
-            if ownAssetIDs.contains(match.key) { continue }
+            if ownAssetIDs.contains(GlobalID.Key(match.key)) { continue }
             index.placeholders.append(ManifestIndex.PlaceholderRef(
                 key: match.key, article: articleIndex, articleLine: Int32(clamping: line),
                 line: Int32(clamping: match.line), column: Int32(clamping: match.column)))
