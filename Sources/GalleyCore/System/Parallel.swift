@@ -49,3 +49,93 @@ package func alongside<A, B: Sendable>(
     handoff.done.wait()
     return (first, handoff.value ?? .failure(CancellationError()))
 }
+
+/// Thrown by `pipeline`'s `send` once the consumer has stopped: the producer ends at once.
+package struct PipelineStopped: Error {}
+
+/// Runs `produce` on a thread of its own and hands each item it sends to `consume` on this
+/// thread, in order, through a queue of at most `capacity` items (a producer ahead of its
+/// consumer waits, so memory stays flat). For a stream of work with two stages of about the
+/// same cost, such as parsing a manifest while another thread writes its rows: the calling
+/// thread keeps what must stay on it (a database transaction).
+///
+/// An error thrown by `consume` stops the producer (its next `send` throws `PipelineStopped`)
+/// and is rethrown; an error thrown by `produce` is rethrown once the items it sent before are
+/// consumed. Either way the producer's thread has ended when this returns.
+package func pipeline<Item: Sendable>(
+    capacity: Int,
+    produce: @escaping @Sendable (_ send: (Item) throws -> Void) throws -> Void,
+    consume: (Item) throws -> Void
+) throws {
+    let channel = PipelineChannel<Item>(capacity: capacity)
+    Thread {
+        let outcome = Result { try produce(channel.send) }
+        channel.close(outcome)
+    }.start()
+    do {
+        while let item = try channel.receive() { try consume(item) }
+    } catch {
+        channel.stop()
+        throw error
+    }
+}
+
+/// The queue between `pipeline`'s two threads.
+private final class PipelineChannel<Item: Sendable>: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var items: [Item] = []
+    private var head = 0
+    private let capacity: Int
+    /// The producer's outcome once it has ended.
+    private var ended: Result<Void, any Error>?
+    private var stopped = false
+
+    init(capacity: Int) { self.capacity = max(1, capacity) }
+
+    func send(_ item: Item) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        while items.count - head >= capacity && !stopped { condition.wait() }
+        if stopped { throw PipelineStopped() }
+        if head > capacity {  // drop what was taken, now and then, not at every item
+            items.removeFirst(head)
+            head = 0
+        }
+        items.append(item)
+        condition.broadcast()
+    }
+
+    /// The next item, nil once the producer has ended and everything it sent was taken, or
+    /// the producer's error at that point.
+    func receive() throws -> Item? {
+        condition.lock()
+        defer { condition.unlock() }
+        while head == items.count && ended == nil { condition.wait() }
+        if head < items.count {
+            let item = items[head]
+            head += 1
+            condition.broadcast()
+            return item
+        }
+        try ended?.get()
+        return nil
+    }
+
+    func close(_ outcome: Result<Void, any Error>) {
+        condition.lock()
+        ended = outcome
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The consumer gave up: wakes the producer (its `send` throws) and waits for it to end.
+    func stop() {
+        condition.lock()
+        stopped = true
+        items.removeAll()
+        head = 0
+        condition.broadcast()
+        while ended == nil { condition.wait() }
+        condition.unlock()
+    }
+}

@@ -145,10 +145,24 @@ enum SearchText {
         return scalar.properties.isAlphabetic || scalar.properties.numericType != nil
     }
 
-    /// Adds an article to the search index, as import does and the v4 migration's rebuild.
+    /// Adds an article to the search index: the row id, then `fields`.
+    static let insertSQL = "INSERT INTO articleSearch (rowid, title, dek, keywords, body) VALUES (?, ?, ?, ?, ?)"
+
+    /// An article's title, dek, keywords and body as the index holds them, in `insertSQL`'s order.
+    static func fields(title: String, dek: String, keywords: String, body html: String) -> [String] {
+        [field(title), field(dek), field(keywords), body(html)]
+    }
+
+    /// `insertSQL`'s arguments.
+    static func arguments(_ rowID: Int64, _ fields: [String]) -> StatementArguments {
+        StatementArguments([rowID as (any DatabaseValueConvertible)?] + fields.map { $0 as (any DatabaseValueConvertible)? })
+    }
+
+    /// Adds an article to the search index, as the v4 migration's rebuild does (import makes
+    /// `fields` on another thread).
     static func index(_ db: Database, rowID: Int64, title: String, dek: String, keywords: String, body html: String) throws {
-        let insert = try db.cachedStatement(sql: "INSERT INTO articleSearch (rowid, title, dek, keywords, body) VALUES (?, ?, ?, ?, ?)")
-        try insert.execute(arguments: [rowID, field(title), field(dek), field(keywords), body(html)])
+        let insert = try db.cachedStatement(sql: insertSQL)
+        try insert.execute(arguments: arguments(rowID, fields(title: title, dek: dek, keywords: keywords, body: html)))
     }
 
     /// The full-text table: title, dek, keywords, body, split by `tokenizer` (migration v1's
