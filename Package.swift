@@ -47,15 +47,12 @@ let package = Package(
             providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]),
         // Calls of the C library that Swift's Glibc module does not expose (copy_file_range).
         .systemLibrary(name: "CLinux"),
-        .systemLibrary(
-            name: "CCrypto", pkgConfig: "libcrypto",
-            providers: [.apt(["libssl-dev"]), .brew(["openssl"])]),
         // Library targets stacked one way (docs/architecture.md): each imports only those
         // below it, so the compiler refuses an upward arrow. Cross-target internals are
         // `package`, not `public`.
         .target(
             name: "GalleyCore",
-            dependencies: ["CCrypto", "CLinux"]),
+            dependencies: ["CLinux", .product(name: "Crypto", package: "swift-crypto")]),
         .target(
             name: "GalleyFormats",
             dependencies: [

@@ -16,7 +16,6 @@ packages=(
   zlib1g-dev                  # inflating and checking zip entries (validate, import)
   libcmark-gfm-dev            # Markdown bodies
   libcmark-gfm-extensions-dev
-  libssl-dev                  # SHA-256 (libcrypto)
   libxml2-dev                 # HTML parsing (validate, render)
   libsqlite3-dev              # the issue store (GRDB)
   libvips-dev                 # square thumbnails (crop_350_350)
