@@ -20,7 +20,16 @@ build: setup
 # starts in about 11 ms instead of 22 (store queries are mostly process start; see
 # bench/store_bench.py) and needs only the system libraries scripts/setup.sh installs.
 release: setup
-	$(SWIFT) build -c release --static-swift-stdlib
+	$(SWIFT) build -c release --static-swift-stdlib $(RELEASE_TOOLSET)
+
+# The release binary is linked by the toolchain's lld with packed relative relocations
+# (DT_RELR, scripts/release-toolset.json): its 150,000 relocations take 30 KB instead of the
+# 3.6 MB that every process read at start, and every command is about 3 MB smaller in memory
+# (galley --version 22.6 -> 20.1 MB, an idle serve 37 -> 34 MB). DT_RELR needs glibc 2.36
+# (Debian 12); without it, or without ld.lld beside swift, the release links as before.
+SWIFT_LLD := $(wildcard $(dir $(realpath $(shell command -v $(SWIFT))))ld.lld)
+GLIBC_RELR := $(shell getconf GNU_LIBC_VERSION 2>/dev/null | awk '{ split($$2, v, "."); if (v[1] > 2 || (v[1] == 2 && v[2] >= 36)) print "yes" }')
+RELEASE_TOOLSET := $(if $(and $(SWIFT_LLD),$(GLIBC_RELR)),--toolset scripts/release-toolset.json)
 
 demo: build
 	@mkdir -p $(DEMO_OUT)
