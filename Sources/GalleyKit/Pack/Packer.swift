@@ -284,14 +284,21 @@ public struct Packer {
         return walked.diagnostics + container.items + inspected
     }
 
-    /// The zip's entries as the container checks see them, each located at its source file.
+    /// The zip's entries as the container checks see them (latest.json first), each located at
+    /// its source file. Lazy: each name is made as the checks reach it and let go after, and a
+    /// location only for a finding.
     static func planned(_ entries: [ZipEntryPlan], appleID: String, manifestBytes: Int64, root: URL)
-        -> [(name: String, size: UInt64, at: SourceLocation)] {
+        -> LazyMapCollection<Range<Int>, PlannedEntry> {
         let base = root.standardizedFileURL.path + "/"
-        return [("\(appleID)/latest.json", UInt64(max(manifestBytes, 0)), SourceLocation(path: ""))] + entries.map { entry in
-            let path = entry.origin ?? entry.path
-            let relative = path.hasPrefix(base) ? String(path.dropFirst(base.count)) : path
-            return ("\(appleID)/\(entry.name)", UInt64(max(entry.size, 0)), SourceLocation(path: relative))
+        return (-1..<entries.count).lazy.map { index in
+            guard index >= 0 else {
+                return PlannedEntry(name: "\(appleID)/latest.json", size: UInt64(max(manifestBytes, 0))) { SourceLocation(path: "") }
+            }
+            let entry = entries[index]
+            return PlannedEntry(name: "\(appleID)/\(entry.name)", size: UInt64(max(entry.size, 0))) {
+                let path = entry.origin ?? entry.path
+                return SourceLocation(path: path.hasPrefix(base) ? String(path.dropFirst(base.count)) : path)
+            }
         }
     }
 
