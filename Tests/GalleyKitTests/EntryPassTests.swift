@@ -10,7 +10,7 @@ import Testing
 @Suite struct EntryPassTests {
     final class Recorder: ZipEntrySink {
         var names: [String] = []
-        func begin(_ name: String, size: Int64) { names.append(name) }
+        func begin(_ name: Substring, size: Int64) { names.append(String(name)) }
         func write(_ chunk: ArraySlice<UInt8>) {}
         func finish() {}
     }

@@ -96,7 +96,7 @@ extension ImportPass {
             self.report = report
         }
 
-        func begin(_ name: String, size: Int64) {}
+        func begin(_ name: Substring, size: Int64) {}
         func write(_ chunk: ArraySlice<UInt8>) {
             done += Int64(chunk.count)
             report(done, total)
@@ -121,8 +121,8 @@ extension ImportPass {
         private let writer: SecureDiskWriter
         private let progress: ProgressSink?
         private let hashing: HashingThread
-        private var current: (name: String, size: Int64)?
-        private var written: [(name: String, size: Int64)] = []
+        private var current: (name: Substring, size: Int64)?
+        private var written: [(name: Substring, size: Int64)] = []
 
         /// `files`: how many files the zip declares, so the lists are made at their final size.
         init(root: URL, total: Int64, files: Int, progress: ((Int64, Int64) -> Void)?) throws {
@@ -134,8 +134,8 @@ extension ImportPass {
 
         deinit { _ = hashing.finish() }  // a refused or failed pass: stop the thread
 
-        func begin(_ name: String, size: Int64) throws {
-            try writer.begin(name, size: size)
+        func begin(_ name: Substring, size: Int64) throws {
+            try writer.begin(String(name), size: size)
             hashing.begin()
             current = (name, 0)
         }
@@ -156,7 +156,7 @@ extension ImportPass {
 
         /// Every file written, with its digest (waits for the hashing thread).
         func files() -> [ExtractedFile] {
-            zip(written, hashing.finish()).map { ExtractedFile(name: $0.0.name, size: $0.0.size, digest: $0.1) }
+            zip(written, hashing.finish()).map { ExtractedFile(name: String($0.0.name), size: $0.0.size, digest: $0.1) }
         }
     }
 }
