@@ -69,6 +69,17 @@ import Testing
         #expect(ContainerChecks.nameClashes(entries) == Self.bySets(entries))
     }
 
+    @Test func manySpellingsOfOneNameAreEachADuplicateOrACollision() {
+        // Thousands of entries that fold to one name (a hostile zip's shape): each is judged
+        // against the set of that name's spellings seen, not against every earlier entry.
+        let spellings = ["i/photo.jpg", "i/PHOTO.jpg", "i/Photo.JPG", "i/photo.jpg"]
+        let entries = (0..<8000).map { Self.entry(spellings[$0 % spellings.count]) }
+        let clashes = ContainerChecks.nameClashes(entries)
+        #expect(clashes.count == 7999)
+        #expect(clashes[1] == .collision("i/photo.jpg") && clashes[3] == .duplicate && clashes[4] == .duplicate)
+        #expect(clashes == Self.bySets(entries))
+    }
+
     @Test func noNamesNoClashes() {
         #expect(ContainerChecks.nameClashes([]).isEmpty)
     }

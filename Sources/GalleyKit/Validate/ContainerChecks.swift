@@ -338,13 +338,16 @@ extension ContainerChecks {
             var end = start + 1
             while end < order.count && compare(order[start], order[end]) == 0 { end += 1 }
             // One folded name, its entries in zip order: each after the first repeats an
-            // earlier one's bytes, or collides with the first.
-            for position in (start + 1)..<end {
-                let number = order[position]
-                let repeated = order[start..<position].contains { earlier in
-                    entries[earlier].withNameBytes { x in entries[number].withNameBytes { y in x.elementsEqual(y) } }
+            // earlier one's bytes, or collides with the first. The bytes seen are kept for this
+            // name only, in a set: a hostile zip of 60,000 spellings of one name stays linear.
+            if end - start > 1 {
+                let first = entries[order[start]]
+                var seen: Set<[UInt8]> = [first.rawName]
+                for number in order[(start + 1)..<end] {
+                    let raw = entries[number].rawName
+                    clashes[number] = seen.contains(raw) ? .duplicate : .collision(first.displayName)
+                    seen.insert(raw)
                 }
-                clashes[number] = repeated ? .duplicate : .collision(entries[order[start]].displayName)
             }
             start = end
         }
