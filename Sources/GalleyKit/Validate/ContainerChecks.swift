@@ -308,10 +308,9 @@ extension ContainerChecks {
             plain[number] = false
             foldedOthers[number] = folded(entry.displayName, raw: entry.rawName)
         }
-        func lowered(_ byte: UInt8) -> UInt8 { byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte }
         /// The folded name as a string, for comparing with a name that is not plain ASCII.
         func key(_ number: Int) -> String {
-            foldedOthers[number] ?? entries[number].withNameBytes { String(decoding: $0.map(lowered), as: UTF8.self) }
+            foldedOthers[number] ?? folded(entries[number].displayName, raw: entries[number].rawName)
         }
         /// -1, 0 or 1 as `a`'s folded name sorts before, with or after `b`'s. For plain ASCII,
         /// bytes compare as Swift compares such strings; the rest as strings (canonical
@@ -358,7 +357,12 @@ extension ContainerChecks {
     /// lowered byte by byte; anything else composed (NFC) and lowered by Foundation.
     static func folded(_ name: String, raw: [UInt8]) -> String {
         guard raw.allSatisfy({ $0 < 0x80 }) else { return name.precomposedStringWithCanonicalMapping.lowercased() }
-        return String(decoding: raw.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 + 32 : $0 }, as: UTF8.self)
+        return String(decoding: raw.map(lowered), as: UTF8.self)
+    }
+
+    /// An ASCII capital as its small letter; any other byte as it is.
+    static func lowered(_ byte: UInt8) -> UInt8 {
+        byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte + 32 : byte
     }
 }
 
