@@ -27,9 +27,11 @@ release: setup
 # 3.6 MB that every process read at start, and every command is about 3 MB smaller in memory
 # (galley --version 22.6 -> 20.1 MB, an idle serve 37 -> 34 MB). DT_RELR needs glibc 2.36
 # (Debian 12); without it, or without ld.lld beside swift, the release links as before.
-SWIFT_LLD := $(wildcard $(dir $(realpath $(shell command -v $(SWIFT))))ld.lld)
-GLIBC_RELR := $(shell getconf GNU_LIBC_VERSION 2>/dev/null | awk '{ split($$2, v, "."); if (v[1] > 2 || (v[1] == 2 && v[2] >= 36)) print "yes" }')
-RELEASE_TOOLSET := $(if $(and $(SWIFT_LLD),$(GLIBC_RELR)),--toolset scripts/release-toolset.json)
+# The toolset passes -use-ld=lld among the compiler's options because SwiftPM hands those to
+# the link too. Deferred (=, not :=), so only `make release` asks the shell about them.
+SWIFT_LLD = $(wildcard $(dir $(realpath $(shell command -v $(SWIFT))))ld.lld)
+GLIBC_RELR = $(shell getconf GNU_LIBC_VERSION 2>/dev/null | awk '{ split($$2, v, "."); if (v[1] > 2 || (v[1] == 2 && v[2] >= 36)) print "yes" }')
+RELEASE_TOOLSET = $(if $(and $(SWIFT_LLD),$(GLIBC_RELR)),--toolset scripts/release-toolset.json)
 
 demo: build
 	@mkdir -p $(DEMO_OUT)
