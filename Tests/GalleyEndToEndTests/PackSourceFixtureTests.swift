@@ -25,6 +25,9 @@ import Testing
         Case(fixture: "bad-yaml-error", ids: ["source.yaml-invalid"], at: "issue.yaml:3:13"),
         Case(fixture: "missing-required-field-error", ids: ["source.field-missing"], at: "issue.yaml:1:1"),
         Case(fixture: "duplicate-yaml-key-error", ids: ["source.yaml-duplicate-key"], at: "issue.yaml:4:1"),
+        // `2026` and `"2026"`: one key to Galley and to JSON, so one of them must go (else
+        // latest.json would hold the key twice, which validate refuses).
+        Case(fixture: "duplicate-yaml-key-typed-error", ids: ["source.yaml-duplicate-key"], at: "issue.yaml:6:1"),
         Case(fixture: "bad-date-error", ids: ["source.date-invalid"], at: "issue.yaml:3:15"),
         Case(fixture: "unsafe-apple-id-error", ids: ["source.apple-id-invalid"], at: "issue.yaml:2:11"),
         Case(fixture: "unknown-placeholder-error", ids: ["body.placeholder-unknown"], at: "article.md:12:1"),
