@@ -522,7 +522,10 @@ package enum FrontMatter {
 /// Line endings: LF only, as Dumpling's placeholder search needs.
 public enum LineEndings {
     public static func normalize(_ text: String) -> String {
-        guard text.utf8.contains(13) else { return text }
+        // The byte search runs on the contiguous UTF-8 (a generic `utf8.contains` walks the
+        // view a byte at a time: 2% of packing 30,000 articles).
+        let hasReturn = text.utf8.withContiguousStorageIfAvailable { $0.contains(13) } ?? text.utf8.contains(13)
+        guard hasReturn else { return text }
         return text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
     }
 }
