@@ -3,7 +3,8 @@ import Testing
 @testable import GalleyCore
 
 /// The threads import uses: file hashes off the inflating thread, the kept zip beside it, and
-/// latest.json parsed into rows while the database writes them.
+/// latest.json parsed into rows while the database writes them; and pack's: latest.json
+/// deflated on a thread of its own while the articles are built.
 @Suite struct ParallelWorkTests {
     /// Bytes that differ from file to file and chunk to chunk.
     static func bytes(_ count: Int, seed: UInt8) -> [UInt8] {
@@ -97,6 +98,64 @@ import Testing
             }, consume: { received.append($0) })
         }
         #expect(received == Array(0..<20))
+    }
+
+    @Test func aBackgroundConsumerTakesEveryItemInOrderNeverMoreThanItsCapacityBehind() throws {
+        let taken = Collected()
+        let consumer = BackgroundConsumer<Int>(capacity: 3) { item in
+            taken.append(item)
+            if item % 50 == 0 { Thread.sleep(forTimeInterval: 0.002) }  // a slow consumer now and then
+        }
+        var mostAhead = 0
+        for item in 0..<500 {
+            try consumer.send(item)
+            // Sent but not yet taken: at most the queue, plus the item being consumed.
+            mostAhead = max(mostAhead, item + 1 - taken.count)
+        }
+        try consumer.finish()
+        #expect(taken.items == Array(0..<500), "finish returns once every item was consumed")
+        #expect(mostAhead <= 4, "the sender ran \(mostAhead) items ahead")
+        consumer.cancel()  // after finish: nothing happens
+        #expect(taken.items.count == 500)
+    }
+
+    @Test func aBackgroundConsumersErrorReachesTheSenderAndFinish() {
+        struct Refused: Error {}
+        let consumer = BackgroundConsumer<Int>(capacity: 2) { item in
+            if item == 10 { throw Refused() }
+        }
+        var sent = 0
+        #expect(throws: Refused.self) {
+            for item in 0..<1_000_000 {
+                try consumer.send(item)
+                sent += 1
+            }
+        }
+        #expect(sent < 1_000_000, "the sender stopped at the consumer's error, after \(sent) items")
+        #expect(throws: Refused.self) { try consumer.finish() }
+    }
+
+    @Test func cancellingABackgroundConsumerDropsWhatIsQueuedAndWaitsForItsThread() throws {
+        let taken = Collected()
+        let gate = DispatchSemaphore(value: 0)
+        let consumer = BackgroundConsumer<Int>(capacity: 8) { item in
+            if item == 0 { gate.wait() }  // holds the consumer on its first item
+            taken.append(item)
+        }
+        for item in 0..<9 { try consumer.send(item) }  // item 0 taken, 1...8 queued
+        // The consumer is let go well after cancel has dropped the queue; cancel waits for it.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { gate.signal() }
+        consumer.cancel()
+        #expect(taken.items == [0], "the queued items were dropped, and the one being consumed finished first")
+        #expect(throws: CancellationError.self) { try consumer.finish() }
+    }
+
+    final class Collected: @unchecked Sendable {
+        private let lock = NSLock()
+        private var list: [Int] = []
+        func append(_ item: Int) { lock.lock(); list.append(item); lock.unlock() }
+        var items: [Int] { lock.lock(); defer { lock.unlock() }; return list }
+        var count: Int { items.count }
     }
 
     final class Counter: @unchecked Sendable {

@@ -80,6 +80,66 @@ package func pipeline<Item: Sendable>(
     }
 }
 
+/// `pipeline` the other way round: `consume` runs on a thread of its own, and this thread sends
+/// it items through a queue of at most `capacity` (a sender ahead of the consumer waits, so
+/// memory stays flat). For work that must stay on the calling thread while a second stage
+/// keeps up beside it, such as building an issue's articles while their latest.json is being
+/// deflated.
+///
+/// Always end it with `finish()` (everything sent was consumed; the consumer's error, if any,
+/// is rethrown) or `cancel()` (what is still queued is dropped): both return only once the
+/// consumer's thread has ended, so nothing it touches is used by two threads at once. A `send`
+/// after the consumer failed throws that failure.
+package final class BackgroundConsumer<Item: Sendable>: @unchecked Sendable {
+    // @unchecked: `outcome` is written by the consumer's thread before it signals `done` and read
+    // here only after waiting on it; `ended` is only touched by the sending thread.
+    private let channel: PipelineChannel<Item>
+    private let done = DispatchSemaphore(value: 0)
+    private var outcome: Result<Void, any Error>?
+    private var ended = false
+
+    package init(capacity: Int, consume: @escaping @Sendable (Item) throws -> Void) {
+        let channel = PipelineChannel<Item>(capacity: capacity)
+        self.channel = channel
+        Thread { [self] in
+            do {
+                while let item = try channel.receive() { try consume(item) }
+                outcome = .success(())
+            } catch {
+                channel.stop()
+                outcome = .failure(error)
+            }
+            done.signal()
+        }.start()
+    }
+
+    package func send(_ item: Item) throws {
+        do {
+            try channel.send(item)
+        } catch is PipelineStopped {
+            try end(.success(())).get()
+            throw PipelineStopped()
+        }
+    }
+
+    /// Waits until everything sent was consumed; rethrows the consumer's error.
+    package func finish() throws { try end(.success(())).get() }
+
+    /// Stops the consumer at its next item and waits for its thread to end. After `finish()`,
+    /// does nothing.
+    package func cancel() { _ = end(.failure(CancellationError())) }
+
+    private func end(_ how: Result<Void, any Error>) -> Result<Void, any Error> {
+        if !ended {
+            ended = true
+            if case .failure = how { channel.discard() }
+            channel.close(how)
+            done.wait()
+        }
+        return outcome ?? .failure(CancellationError())
+    }
+}
+
 /// The queue between `pipeline`'s two threads.
 private final class PipelineChannel<Item: Sendable>: @unchecked Sendable {
     private let condition = NSCondition()
@@ -124,6 +184,15 @@ private final class PipelineChannel<Item: Sendable>: @unchecked Sendable {
     func close(_ outcome: Result<Void, any Error>) {
         condition.lock()
         ended = outcome
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Drops what is queued and not yet taken (the producer is giving up).
+    func discard() {
+        condition.lock()
+        items.removeAll()
+        head = 0
         condition.broadcast()
         condition.unlock()
     }
