@@ -313,8 +313,15 @@ public struct ZipDirectory: Sendable {
             if !entries[index].isNamed(variable.prefix(nameLength)) {
                 entries[index].differingLocalName = Array(variable.prefix(nameLength))
             }
-            if entries[index].declaredLink == nil, let link = linkDeclared(in: Array(variable.dropFirst(nameLength))) {
+            let localExtra = Array(variable.dropFirst(nameLength))
+            if entries[index].declaredLink == nil, let link = linkDeclared(in: localExtra) {
                 entries[index].declaredLink = link
+            }
+            // A Zip64 field in the local header alone (a writer that did not know the size when
+            // it began the entry) still makes the data descriptor's sizes 8 bytes each
+            // (APPNOTE 4.3.9.2).
+            if !entries[index].usesZip64, hasExtraField(0x0001, in: localExtra) {
+                entries[index].usesZip64 = true
             }
             let dataEnd = entries[index].dataEnd ?? cdOffset
             if entries[index].flags & 0x8 != 0, dataEnd < cdOffset {
@@ -359,6 +366,19 @@ public struct ZipDirectory: Sendable {
         guard header.count == 30, le32(header, 0) == 0x0403_4B50 else { return nil }
         let name = try read(offset + 30, Int(le16(header, 26)))
         return String(decoding: name, as: UTF8.self)
+    }
+
+    /// Whether an extra field holds a field of `id` (without copying any, unlike `extraFields`:
+    /// it runs for every entry's local header).
+    static func hasExtraField(_ id: UInt16, in extra: [UInt8]) -> Bool {
+        var p = 0
+        while p + 4 <= extra.count {
+            let size = Int(le16(extra, p + 2))
+            guard p + 4 + size <= extra.count else { return false }
+            if le16(extra, p) == id { return true }
+            p += 4 + size
+        }
+        return false
     }
 
     /// The (id, data) pairs of an extra field; a field cut short ends the list.

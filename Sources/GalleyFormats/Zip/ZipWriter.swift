@@ -13,11 +13,17 @@ public enum ZipCompression: String, Sendable {
 ///
 /// Reproducible by construction: entries carry only the given mtime, mode 0644 and uid/gid 0;
 /// no block padding; libarchive's DOS time is computed in UTC (see `ProcessEnvironment`).
-public final class ZipWriter {
+///
+/// Not thread-safe, but it may move between threads: one thread at a time uses it (pack hands
+/// it to a `BackgroundConsumer` that deflates latest.json while the articles are built, and
+/// takes it back once that consumer has finished).
+public final class ZipWriter: @unchecked Sendable {
     private let archive: OpaquePointer
     private let sink: Sink
     private var closed = false
-    private var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    /// For `addFile`, made at its first call: pack opens its zip before building the articles
+    /// (latest.json streams into it), where a megabyte more would count at pack's peak.
+    private lazy var buffer = [UInt8](repeating: 0, count: 1 << 20)
 
     final class Sink {
         package let fd: Int32
@@ -125,6 +131,29 @@ public final class ZipWriter {
         guard archive_write_finish_entry(archive) == ARCHIVE_OK else { throw failure("cannot finish `\(name)`") }
     }
 
+    /// Starts an entry whose size is not known yet, for `write(_:)` and `finishEntry(_:)`. Its
+    /// local header carries no sizes (they follow the data, in the data descriptor every entry
+    /// has, and in the central directory), as the zip format has it for such entries; readers
+    /// take the sizes from the directory (minizip, Dumpling's, compares a local header's CRC
+    /// and sizes with it only when flag bit 3 is clear, and libarchive sets it on every entry). Without
+    /// `allowZip64` it is written without Zip64 records (and fails past 4 GiB); with it,
+    /// libarchive gives the entry Zip64 records, as it must for a size it cannot know.
+    public func beginEntry(name: String, mtime: Int64, compression: ZipCompression) throws {
+        try writeHeader(name: name, size: nil, mtime: mtime, compression: compression)
+    }
+
+    /// Appends `bytes` to the entry begun last.
+    public func write(_ bytes: UnsafeRawBufferPointer, to name: String) throws {
+        guard !bytes.isEmpty else { return }
+        let written = archive_write_data(archive, bytes.baseAddress, bytes.count)
+        guard written == bytes.count else { throw failure("cannot write `\(name)`") }
+    }
+
+    /// Ends the entry begun last.
+    public func finishEntry(_ name: String) throws {
+        guard archive_write_finish_entry(archive) == ARCHIVE_OK else { throw failure("cannot finish `\(name)`") }
+    }
+
     /// Adds `data` as `name`.
     public func addData(name: String, _ data: [UInt8], mtime: Int64, compression: ZipCompression) throws {
         try writeHeader(name: name, size: Int64(data.count), mtime: mtime, compression: compression)
@@ -135,7 +164,7 @@ public final class ZipWriter {
         guard archive_write_finish_entry(archive) == ARCHIVE_OK else { throw failure("cannot finish `\(name)`") }
     }
 
-    private func writeHeader(name: String, size: Int64, mtime: Int64, compression: ZipCompression) throws {
+    private func writeHeader(name: String, size: Int64?, mtime: Int64, compression: ZipCompression) throws {
         let status = compression == .store
             ? archive_write_zip_set_compression_store(archive)
             : archive_write_zip_set_compression_deflate(archive)
@@ -145,7 +174,7 @@ public final class ZipWriter {
         archive_entry_set_pathname_utf8(entry, name)
         archive_entry_set_filetype(entry, galley_AE_IFREG)
         archive_entry_set_perm(entry, 0o644)
-        archive_entry_set_size(entry, size)
+        if let size { archive_entry_set_size(entry, size) }
         archive_entry_set_mtime(entry, time_t(mtime), 0)
         archive_entry_set_uid(entry, 0)
         archive_entry_set_gid(entry, 0)

@@ -1,0 +1,79 @@
+import Foundation
+import GalleyTestSupport
+import Testing
+@testable import GalleyFormats
+
+/// `ZipWriter`'s entry of a size not known in advance (pack's latest.json, deflated as it is
+/// built): the zip reads back whole through Galley's own reader, the sizes are in the central
+/// directory, the local header carries none, and no Zip64 record appears unless allowed.
+@Suite struct ZipWriterTests {
+    init() { ProcessEnvironment.configureForArchives() }
+
+    /// Text that differs from chunk to chunk, long enough for several deflate blocks.
+    static func chunks() -> [[UInt8]] {
+        (0..<40).map { index in Array(String(repeating: "chunk \(index) of latest.json, ", count: 900 + index).utf8) }
+    }
+
+    func written(allowZip64: Bool) throws -> (path: String, text: [UInt8]) {
+        let path = Scratch.path("galley-zipwriter", suffix: ".zip").path
+        let writer = try ZipWriter(url: URL(fileURLWithPath: path), hashing: true, allowZip64: allowZip64)
+        try writer.beginEntry(name: "org.example/latest.json", mtime: 1_600_000_000, compression: .deflate)
+        for chunk in Self.chunks() { try chunk.withUnsafeBytes { try writer.write($0, to: "latest.json") } }
+        try writer.finishEntry("latest.json")
+        try writer.addData(name: "org.example/a.jpg", Array("picture".utf8), mtime: 1_600_000_000, compression: .store)
+        _ = try writer.finish()
+        return (path, Self.chunks().flatMap { $0 })
+    }
+
+    static func le16(_ bytes: Data, _ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
+    static func le32(_ bytes: Data, _ at: Int) -> Int { le16(bytes, at) | le16(bytes, at + 2) << 16 }
+
+    @Test func anEntryOfUnknownSizeReadsBackWholeWithItsSizesInTheDirectory() throws {
+        let (path, text) = try written(allowZip64: false)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let directory = try ZipDirectory.read(path: path, maxEntries: 10)
+        let reader = try ZipEntryReader(path: path, directory: directory)
+        var contents: [String: [UInt8]] = [:]
+        while let entry = reader.next() {
+            var bytes: [UInt8] = []
+            let (_, complete) = try reader.read(limit: 1 << 24) { bytes += $0 }
+            #expect(complete)
+            contents[entry.name] = bytes
+        }
+        #expect(contents["org.example/latest.json"] == text)
+        #expect(contents["org.example/a.jpg"] == Array("picture".utf8))
+        let first = try #require(directory.entries.first { $0.name == "org.example/latest.json" })
+        #expect(first.uncompressedSize == UInt64(text.count))
+        #expect(first.compressedSize < first.uncompressedSize / 4, "deflated")
+
+        // The local header: version 2.0, sizes after the data (flag bit 3), none written here.
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(Self.le32(bytes, 0) == 0x0403_4B50)
+        #expect(Self.le16(bytes, 4) == 20, "no Zip64 needed to extract")
+        #expect(Self.le16(bytes, 6) & 0x8 != 0)
+        #expect(Self.le32(bytes, 18) == 0 && Self.le32(bytes, 22) == 0)
+    }
+
+    @Test func withZip64AllowedTheEntryCarriesZip64RecordsThatTheDirectoryReaderAccountsFor() throws {
+        // libarchive gives an entry of unknown size a Zip64 field in its local header and a
+        // data descriptor of 8-byte sizes (24 bytes, not 16): every byte of the file still
+        // belongs to an entry, and the zip counts as one with Zip64 records.
+        for allowZip64 in [false, true] {
+            let (path, text) = try written(allowZip64: allowZip64)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            let directory = try ZipDirectory.read(path: path, maxEntries: 10)
+            #expect(directory.unaccounted.isEmpty, "allowZip64 \(allowZip64): \(directory.unaccounted)")
+            #expect(directory.hasZip64Records == allowZip64)
+            let first = try #require(directory.entries.first)
+            #expect(first.uncompressedSize == UInt64(text.count))
+            #expect(first.descriptorLength == (allowZip64 ? 24 : 16))
+        }
+    }
+
+    @Test func theSameInputGivesTheSameBytes() throws {
+        let one = try written(allowZip64: false)
+        let two = try written(allowZip64: false)
+        defer { for path in [one.path, two.path] { try? FileManager.default.removeItem(atPath: path) } }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: one.path)) == Data(contentsOf: URL(fileURLWithPath: two.path)))
+    }
+}
