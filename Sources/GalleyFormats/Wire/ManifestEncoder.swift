@@ -73,24 +73,38 @@ public enum ManifestEncoder {
     }
 }
 
-/// Writes `latest.json` to a file one article at a time, so that an issue of any size needs
-/// the memory of one article. The bytes are the same as `ManifestEncoder.document`.
+/// Writes `latest.json` one article at a time, to a file or to any output taking it in chunks
+/// of about 64 KiB, so that an issue of any size needs the memory of one article. The bytes
+/// are the same as `ManifestEncoder.document`.
 public final class ManifestFileWriter {
-    private let handle: FileHandle
+    private let output: ([UInt8]) throws -> Void
+    private let close: () throws -> Void
     private let writer = JSONWriter()
     private let issueGlobalID: String
     private var buffer: [UInt8] = []
     private var articleCount = 0
     public private(set) var bytesWritten: Int64 = 0
+    private static let chunk = 64 * 1024
 
-    public init(url: URL, issue: IssueRecord) throws {
+    /// Writes to the file at `url`, created (or emptied) here.
+    public convenience init(url: URL, issue: IssueRecord) throws {
         guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
             throw GalleyError("cannot create a temporary file", id: .outputUnwritable, path: url.path,
                               hint: "Check that the output folder is writable.")
         }
-        handle = try FileHandle(forWritingTo: url)
+        let handle = try FileHandle(forWritingTo: url)
+        self.init(issue: issue, output: { try handle.write(contentsOf: $0) }, close: { try handle.close() })
+    }
+
+    /// Hands each chunk to `output` (which may keep it: the next chunk is a new array), and
+    /// calls `close` at the end of `finish()`.
+    public init(issue: IssueRecord, output: @escaping ([UInt8]) throws -> Void, close: @escaping () throws -> Void = {}) {
+        self.output = output
+        self.close = close
         issueGlobalID = issue.globalID
-        buffer.reserveCapacity(512 * 1024)
+        // A chunk is handed on once past 64 KiB: room for one more article of up to 64 KiB
+        // without the array doubling (pack keeps a few chunks queued for its deflating thread).
+        buffer.reserveCapacity(Self.chunk + 64 * 1024)
         buffer.append(contentsOf: "{".utf8)
         for (key, value) in ManifestEncoder.members(issue) {
             writer.newline(&buffer, 1)
@@ -108,7 +122,7 @@ public final class ManifestFileWriter {
         writer.newline(&buffer, 2)
         writer.write(ManifestEncoder.json(article, issueGlobalID: issueGlobalID), into: &buffer, indent: 2)
         articleCount += 1
-        if buffer.count > 256 * 1024 { try flush() }
+        if buffer.count > Self.chunk { try flush() }
     }
 
     public func finish() throws {
@@ -119,12 +133,14 @@ public final class ManifestFileWriter {
         writer.newline(&buffer, 0)
         buffer.append(contentsOf: "}\n".utf8)
         try flush()
-        try handle.close()
+        try close()
     }
 
     private func flush() throws {
-        try handle.write(contentsOf: buffer)
+        try output(buffer)
         bytesWritten += Int64(buffer.count)
+        // Reused after a file's output; when the output keeps the chunk (queued for another
+        // thread), the array is shared and this starts a new one of the same capacity.
         buffer.removeAll(keepingCapacity: true)
     }
 }
