@@ -39,6 +39,22 @@ import Testing
         #expect(try ZipDirectory.read(path: summary.path, maxEntries: 100).hasZip64Records == false)
     }
 
+    @Test func zip64RecordsInTheWrittenZipStopAPackOnlyWithoutAllowZip64() throws {
+        // A zip with Zip64 records: an entry of unknown size written with Zip64 allowed.
+        let path = Scratch.path("galley-zip64", suffix: ".zip").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try ZipWriter(url: URL(fileURLWithPath: path), hashing: false, allowZip64: true)
+        try writer.beginEntry(name: "org.example/latest.json", mtime: 1_600_000_000, compression: .deflate)
+        try Array("{}\n".utf8).withUnsafeBytes { try writer.write($0, to: "latest.json") }
+        try writer.finishEntry("latest.json")
+        _ = try writer.finish()
+        var written = Findings(configuration: ValidationConfiguration())
+        ContainerChecks(path: path, limits: ValidationConfiguration().limits, packing: true)
+            .run(try ZipDirectory.read(path: path, maxEntries: 10), zipFileName: "", into: &written)
+        #expect(Packer.refusals(written, allowZip64: false).map(\.id) == [Check.zipZip64.id])
+        #expect(Packer.refusals(written, allowZip64: true).isEmpty)
+    }
+
     @Test func progressReachesTheTotal() throws {
         var last: PackProgress?
         var articleSteps: [Int] = []

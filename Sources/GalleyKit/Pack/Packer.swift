@@ -256,7 +256,8 @@ public struct Packer {
         var written = Findings(configuration: options.configuration)
         let writtenDirectory = try ZipDirectory.read(path: zipURL.path, maxEntries: options.configuration.limits.maxEntries)
         gate.run(writtenDirectory, zipFileName: "", into: &written)
-        if written.hasErrors { throw DiagnosticsError(diagnostics + written.items.filter { $0.severity == .error }) }
+        let refused = Self.refusals(written, allowZip64: options.allowZip64)
+        if !refused.isEmpty { throw DiagnosticsError(diagnostics + refused) }
 
         // 4. Into place, atomically; never over an existing file without --force.
         try moveIntoPlace(zipURL, output, replace: options.force)
@@ -266,6 +267,12 @@ public struct Packer {
             globalID: planned.issue.globalID, lastUpdated: DumplingDate.rfc3339(planned.issue.lastUpdated),
             articles: planned.articleCount, assets: planned.assetCount, entries: entryCount,
             warnings: diagnostics.filter { $0.severity != .error })
+    }
+
+    /// The findings on the written zip that stop a pack: its errors, except the Zip64 records
+    /// that --allow-zip64 asked for (an issue over 65,535 files or 4 GiB has them).
+    static func refusals(_ written: Findings, allowZip64: Bool) -> [Diagnostic] {
+        written.items.filter { $0.severity == .error && !(allowZip64 && $0.id == Check.zipZip64.id) }
     }
 
     /// Everything pack checks, without writing anything: for `galley validate` on a source
