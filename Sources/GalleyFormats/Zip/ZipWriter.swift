@@ -22,8 +22,10 @@ public final class ZipWriter: @unchecked Sendable {
     private let sink: Sink
     private var closed = false
     /// For `addFile`, made at its first call: pack opens its zip before building the articles
-    /// (latest.json streams into it), where a megabyte more would count at pack's peak.
-    private lazy var buffer = [UInt8](repeating: 0, count: 1 << 20)
+    /// (latest.json streams into it), where a megabyte more would count at pack's peak. A stored
+    /// property, not `lazy`: a lazy array is copied whole at every mutating access (1 MiB per
+    /// chunk read, which made packing 30,000 articles 3 s slower).
+    private var buffer: [UInt8] = []
 
     final class Sink {
         package let fd: Int32
@@ -109,6 +111,7 @@ public final class ZipWriter: @unchecked Sendable {
         }
         defer { close(input) }
         try writeHeader(name: name, size: size, mtime: mtime, compression: compression)
+        if buffer.isEmpty { buffer = [UInt8](repeating: 0, count: 1 << 20) }
         var total: Int64 = 0
         let capacity = buffer.count
         while true {
