@@ -18,6 +18,8 @@ public struct IssueSource: Sendable {
     public var images: [AssetSource]
     /// The article folders in issue order; `IssueSourceLoader.loadArticle` reads each.
     public var articleFolders: [ArticleFolder]
+    /// Resolves the paths the articles name, inside `root`.
+    package var tree: SourceTree
 }
 
 /// An article folder and its slug, before its fields are read.

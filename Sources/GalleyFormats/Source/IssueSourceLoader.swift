@@ -97,7 +97,7 @@ public struct IssueSourceLoader: Sendable {
             root: tree.root, issueFile: issueFile, appleID: appleID, globalID: globalID, title: title,
             description: map.string("description", log: &log) ?? "",
             displayDate: map.string("display_date", log: &log), publishDate: publishDate,
-            lastUpdated: lastUpdated, metadata: metadata, images: images, articleFolders: folders)
+            lastUpdated: lastUpdated, metadata: metadata, images: images, articleFolders: folders, tree: tree)
     }
 
     static func appleIDProblem(_ id: String) -> String? {
@@ -175,7 +175,7 @@ public struct IssueSourceLoader: Sendable {
     /// Reads one article's fields and checks its assets' paths (the body is read when packing).
     public func loadArticle(_ article: ArticleFolder, of source: IssueSource) -> (article: ArticleSource?, diagnostics: [Diagnostic]) {
         var log = DiagnosticLog()
-        let loaded = loadArticle(folder: article.folder, slug: article.slug, tree: SourceTree(root: source.root), &log)
+        let loaded = loadArticle(folder: article.folder, slug: article.slug, tree: source.tree, &log)
         return (log.hasErrors ? nil : loaded, log.items)
     }
 
@@ -457,7 +457,7 @@ public struct IssueSourceLoader: Sendable {
         let front = FrontMatter.split(text)
         let prepared = builder.prepare(front.body, format: article.bodyFormat, file: article.bodyFile,
                                        lineOffset: front.bodyLineOffset)
-        let tree = SourceTree(root: source.root)
+        let tree = source.tree
         var files: [String: SourceFile] = [:]
         var diagnostics: [Diagnostic] = []
         var tried = Set<String>()

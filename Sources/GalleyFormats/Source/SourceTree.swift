@@ -12,17 +12,28 @@ public struct SourceFile: Sendable, Hashable {
 /// The issue source folder: resolves paths written in source files to real files, refusing
 /// anything that would leave the folder, including through a symbolic link (never followed
 /// outside).
-package struct SourceTree {
+///
+/// Made once per issue (`IssueSource.tree`): resolving the root's own links is a system call
+/// per component, and each article's files are resolved against it.
+package struct SourceTree: Sendable {
     package let root: URL
+    private let rootPath: String
     private let realRoot: String
 
     package init(root: URL) {
         self.root = root.standardizedFileURL
+        self.rootPath = self.root.path
         self.realRoot = self.root.resolvingSymlinksInPath().path
     }
 
     package func url(_ relativePath: String) -> URL {
         relativePath.isEmpty ? root : root.appending(path: relativePath)
+    }
+
+    /// The absolute path of `relativePath` (already free of `.` and `..`), made as text: the
+    /// checks on every step of every asset path need no URL.
+    func path(_ relativePath: String) -> String {
+        relativePath.isEmpty ? rootPath : rootPath.hasSuffix("/") ? rootPath + relativePath : rootPath + "/" + relativePath
     }
 
     /// Whether a path relative to the folder resolves, through any symbolic links, to a place
@@ -42,7 +53,7 @@ package struct SourceTree {
     }
 
     func isSymbolicLink(_ relativePath: String) -> Bool {
-        FileStatus(url(relativePath).path, follow: false)?.kind == .symlink
+        FileStatus(path(relativePath), follow: false)?.kind == .symlink
     }
 
     /// What `resolveFile` found: the file, or the problem with the path.
@@ -86,7 +97,6 @@ package struct SourceTree {
         }
         // Check every step below the issue folder for symbolic links that lead outside, before
         // touching the file: one lstat a step, the full resolution only for a link.
-        let fileURL = url(relative)
         for depth in 1...parts.count {
             let prefix = parts.prefix(depth).joined(separator: "/")
             if isSymbolicLink(prefix) && !staysInside(prefix) {
@@ -96,7 +106,7 @@ package struct SourceTree {
                     "Replace the link with a copy of the file inside the issue folder.")
             }
         }
-        let resolvedPath = fileURL.path
+        let resolvedPath = path(relative)
         guard let status = FileStatus(resolvedPath) else {
             var hint = "Check the spelling; paths are relative to the folder of the file that names them."
             if let near = nearestName(to: parts.last ?? "", in: parts.dropLast().joined(separator: "/")) {
@@ -112,7 +122,7 @@ package struct SourceTree {
             return fail(.sourceFileUnreadable, "the \(what) file `\(written)` cannot be read",
                         "Check the file's permissions (it must be a readable regular file).")
         }
-        return .file(SourceFile(relativePath: relative, url: fileURL, size: status.size))
+        return .file(SourceFile(relativePath: relative, url: url(relative), size: status.size))
     }
 
     private func nearestName(to name: String, in directory: String) -> String? {
