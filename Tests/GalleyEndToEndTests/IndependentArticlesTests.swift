@@ -30,6 +30,15 @@ import Testing
         #expect(error?["id"] as? String == "config.invalid")
         #expect((error?["path"] as? String)?.hasSuffix("unknown-field-error.yaml:6:3") == true, "\(bad.stdout)")
 
+        // Aliases of aliases in a `default:` (9^10 values): refused at once, not expanded.
+        // Under `timeout`, so that a regression fails instead of hanging the suite.
+        let bomb = try Harness.tool("timeout", ["60", Harness.galley.path, "key-map", "check",
+                                                Harness.fixtures.appending(path: "key-maps/alias-bomb-error.yaml").path, "--json"])
+        #expect(bomb.status == 2, "\(bomb.status): \(bomb.stdout)\(bomb.stderr)")
+        let bombError = bomb.json?["error"] as? [String: Any]
+        #expect(bombError?["id"] as? String == "config.invalid")
+        #expect((bombError?["message"] as? String)?.contains("expands to more than 100000 values") == true, "\(bomb.stdout)")
+
         let sample = Harness.fixtures.appending(path: "key-maps/wordpress-posts-four-skipped.json").path
         let mapped = try Harness.galley(["key-map", "check", Self.wordpress, sample, "--json"])
         #expect(mapped.status == 1)

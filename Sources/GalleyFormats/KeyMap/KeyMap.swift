@@ -87,10 +87,16 @@ public struct KeyMap: Sendable {
         }
         let root: Node
         do {
-            guard let composed = try Yams.compose(yaml: text, .default, .default, .utf8) else { throw fail(nil, "the key map is empty") }
+            // Through the same bounds as every YAML file Galley reads: a `default:` holds any
+            // value, and aliases of aliases there expanded for ever (`key-map check` hung).
+            guard let composed = try YAMLBudget.compose(text) else { throw fail(nil, "the key map is empty") }
             root = composed
         } catch let error as GalleyError {
             throw error
+        } catch let error as YAMLBudget.Exceeded {
+            let place = error.mark.map { "\(path):\($0.line):\($0.column)" } ?? path
+            throw GalleyError("the key map's YAML \(error.reason)", id: .configuration, path: place,
+                              hint: "Write the values out instead of nesting aliases (`*name`); a key map needs no anchors.")
         } catch {
             throw fail(nil, "the key map is not YAML: \(error)")
         }
