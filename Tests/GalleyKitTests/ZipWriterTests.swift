@@ -25,6 +25,21 @@ import Testing
         return (path, Self.chunks().flatMap { $0 })
     }
 
+    @Test func aStreamWrittenFromAnotherThreadGivesTheSameBytes() throws {
+        // The entry written through `stream` (a thread of its own) is the one `write` makes.
+        let direct = try written(allowZip64: false)
+        let path = Scratch.path("galley-zipwriter-stream", suffix: ".zip").path
+        defer { for file in [direct.path, path] { try? FileManager.default.removeItem(atPath: file) } }
+        let writer = try ZipWriter(url: URL(fileURLWithPath: path), hashing: true, allowZip64: false)
+        let stream = try writer.stream(name: "org.example/latest.json", mtime: 1_600_000_000, compression: .deflate)
+        for chunk in Self.chunks() { try stream.send(chunk) }
+        try stream.finish()
+        stream.cancel()  // after finish: nothing happens
+        try writer.addData(name: "org.example/a.jpg", Array("picture".utf8), mtime: 1_600_000_000, compression: .store)
+        _ = try writer.finish()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: direct.path)))
+    }
+
     static func le16(_ bytes: Data, _ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
     static func le32(_ bytes: Data, _ at: Int) -> Int { le16(bytes, at) | le16(bytes, at + 2) << 16 }
 

@@ -14,9 +14,9 @@ public enum ZipCompression: String, Sendable {
 /// Reproducible by construction: entries carry only the given mtime, mode 0644 and uid/gid 0;
 /// no block padding; libarchive's DOS time is computed in UTC (see `ProcessEnvironment`).
 ///
-/// Not thread-safe, but it may move between threads: one thread at a time uses it (pack hands
-/// it to a `BackgroundConsumer` that deflates latest.json while the articles are built, and
-/// takes it back once that consumer has finished).
+/// Not thread-safe, but it may move between threads: one thread at a time uses it (`stream`
+/// hands it to a thread of its own, which deflates pack's latest.json while the articles are
+/// built, until the stream is finished).
 public final class ZipWriter: @unchecked Sendable {
     private let archive: OpaquePointer
     private let sink: Sink
@@ -208,6 +208,45 @@ public final class ZipWriter: @unchecked Sendable {
 
 }
 
+
+extension ZipWriter {
+    /// Begins an entry of unknown size (`beginEntry`) whose bytes a thread of its own writes
+    /// (deflating them) as the caller hands them to the stream, while it makes the next ones.
+    /// The writer belongs to that thread until the stream's `finish()` or `cancel()` returns.
+    public func stream(name: String, mtime: Int64, compression: ZipCompression) throws -> ZipEntryStream {
+        try beginEntry(name: name, mtime: mtime, compression: compression)
+        return ZipEntryStream(writer: self, name: name)
+    }
+}
+
+/// An entry being written by another thread; see `ZipWriter.stream`.
+public final class ZipEntryStream {
+    private let writer: ZipWriter
+    private let name: String
+    private let consumer: BackgroundConsumer<[UInt8]>
+
+    fileprivate init(writer: ZipWriter, name: String) {
+        self.writer = writer
+        self.name = name
+        // Two chunks queued: the thread is never idle for want of one, and memory stays small.
+        consumer = BackgroundConsumer(capacity: 2) { chunk in
+            try chunk.withUnsafeBytes { try writer.write($0, to: name) }
+        }
+    }
+
+    /// Queues `chunk` (waits while two are queued); throws the thread's failure, if any.
+    public func send(_ chunk: [UInt8]) throws { try consumer.send(chunk) }
+
+    /// Waits for every chunk to be written and ends the entry.
+    public func finish() throws {
+        try consumer.finish()
+        try writer.finishEntry(name)
+    }
+
+    /// Stops the thread without ending the entry (the zip is to be thrown away). After
+    /// `finish()`, does nothing.
+    public func cancel() { consumer.cancel() }
+}
 
 /// The message of libarchive's last error on `archive`.
 func libarchiveError(_ archive: OpaquePointer) -> String {

@@ -163,18 +163,15 @@ public struct Packer {
         var (planned, entries, manifest) = try { () throws -> (PlannedIssue, [ZipEntryPlan], ManifestFileWriter) in
             var planner = Self.issuePlanner(source, sourceDateEpoch: options.sourceDateEpoch, lastUpdated: options.lastUpdated,
                                             thumbnails: maker)
-            var deflating: BackgroundConsumer<[UInt8]>?
-            defer { deflating?.cancel() }
+            var stream: ZipEntryStream?
+            defer { stream?.cancel() }
             let manifest: ManifestFileWriter
             if let manifestFile {
                 manifest = try ManifestFileWriter(url: manifestFile, issue: planner.issue)
             } else {
-                try writer.beginEntry(name: manifestName, mtime: planner.entryTime, compression: .deflate)
-                let consumer = BackgroundConsumer<[UInt8]>(capacity: 2) { chunk in
-                    try chunk.withUnsafeBytes { try writer.write($0, to: manifestName) }
-                }
-                deflating = consumer
-                manifest = ManifestFileWriter(issue: planner.issue, output: consumer.send)
+                let opened = try writer.stream(name: manifestName, mtime: planner.entryTime, compression: .deflate)
+                stream = opened
+                manifest = ManifestFileWriter(issue: planner.issue, output: opened.send)
             }
             reading.phase = .articles
             reading.articlesTotal = source.articleFolders.count
@@ -184,10 +181,7 @@ public struct Packer {
                 try manifest.append(record)
             }
             try manifest.finish()
-            if let deflating {
-                try deflating.finish()
-                try writer.finishEntry(manifestName)
-            }
+            try stream?.finish()
             return (PlannedIssue(planner), planner.takeEntries(), manifest)
         }()
         diagnostics.sort { ($0.severity == .error ? 0 : 1) < ($1.severity == .error ? 0 : 1) }
@@ -291,27 +285,22 @@ public struct Packer {
         let zip = scratch.appending(path: "latest.zip")
         var manifest: ManifestFileWriter?
         var writer: ZipWriter?
-        var deflating: BackgroundConsumer<[UInt8]>?
-        defer { deflating?.cancel() }
+        var stream: ZipEntryStream?
+        defer { stream?.cancel() }
         let walked = try walk(root, onIssue: { issue in
-            let name = "\(issue.appleID)/latest.json"
             let zipWriter = try ZipWriter(url: zip, hashing: false, allowZip64: true)
-            try zipWriter.beginEntry(name: name, mtime: 0, compression: .deflate)
-            let consumer = BackgroundConsumer<[UInt8]>(capacity: 2) { chunk in
-                try chunk.withUnsafeBytes { try zipWriter.write($0, to: name) }
-            }
-            (writer, deflating) = (zipWriter, consumer)
-            manifest = ManifestFileWriter(issue: issue, output: consumer.send)
+            let opened = try zipWriter.stream(name: "\(issue.appleID)/latest.json", mtime: 0, compression: .deflate)
+            (writer, stream) = (zipWriter, opened)
+            manifest = ManifestFileWriter(issue: issue, output: opened.send)
         }) { article, record, offset in
             try manifest?.append(record)
             inspected += inspect(article, record, offset)
         }
         var container = Findings(configuration: configuration)
-        if let issue = walked.issue, let manifest, let writer, let deflating,
+        if let issue = walked.issue, let manifest, let writer, let stream,
            !walked.diagnostics.contains(where: { $0.severity == .error }) {
             try manifest.finish()
-            try deflating.finish()
-            try writer.finishEntry("latest.json")
+            try stream.finish()
             _ = try writer.finish()
             let gate = ContainerChecks(path: "\(issue.appleID).zip", limits: configuration.limits, packing: true)
             gate.runPlanned(Self.planned(walked.entries, appleID: issue.appleID, manifestBytes: manifest.bytesWritten, root: root),
