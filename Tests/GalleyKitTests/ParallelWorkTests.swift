@@ -117,6 +117,7 @@ import Testing
         #expect(mostAhead <= 4, "the sender ran \(mostAhead) items ahead")
         consumer.cancel()  // after finish: nothing happens
         #expect(taken.items.count == 500)
+        #expect(throws: PipelineStopped.self) { try consumer.send(500) }
     }
 
     @Test func aBackgroundConsumersErrorReachesTheSenderAndFinish() {

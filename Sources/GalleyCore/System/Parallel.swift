@@ -113,7 +113,10 @@ package final class BackgroundConsumer<Item: Sendable>: @unchecked Sendable {
         }.start()
     }
 
+    /// Queues `item`; throws the consumer's failure, or `PipelineStopped` once ended (a send
+    /// after `finish` or `cancel` would wait for ever on a queue no one takes from).
     package func send(_ item: Item) throws {
+        if ended { throw PipelineStopped() }
         do {
             try channel.send(item)
         } catch is PipelineStopped {
