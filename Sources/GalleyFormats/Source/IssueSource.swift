@@ -3,7 +3,8 @@ import GalleyCore
 
 /// What an editor wrote: the issue source folder, read and checked (docs/source-format.md).
 public struct IssueSource: Sendable {
-    public var root: URL
+    /// The issue folder (standardized), as `tree` resolves paths in it.
+    public var root: URL { tree.root }
     /// `issue.yaml`, `issue.yml` or `issue.json`.
     public var issueFile: String
     public var appleID: String

@@ -94,7 +94,7 @@ public struct IssueSourceLoader: Sendable {
 
         guard let title, let appleID, let publishDate else { return nil }
         return IssueSource(
-            root: tree.root, issueFile: issueFile, appleID: appleID, globalID: globalID, title: title,
+            issueFile: issueFile, appleID: appleID, globalID: globalID, title: title,
             description: map.string("description", log: &log) ?? "",
             displayDate: map.string("display_date", log: &log), publishDate: publishDate,
             lastUpdated: lastUpdated, metadata: metadata, images: images, articleFolders: folders, tree: tree)
