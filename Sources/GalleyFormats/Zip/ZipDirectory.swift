@@ -368,30 +368,36 @@ public struct ZipDirectory: Sendable {
         return String(decoding: name, as: UTF8.self)
     }
 
-    /// Whether an extra field holds a field of `id` (without copying any, unlike `extraFields`:
-    /// it runs for every entry's local header).
+    /// Whether an extra field holds a field of `id`, found without copying any (it runs for
+    /// every entry's local header).
     static func hasExtraField(_ id: UInt16, in extra: [UInt8]) -> Bool {
-        var p = 0
-        while p + 4 <= extra.count {
-            let size = Int(le16(extra, p + 2))
-            guard p + 4 + size <= extra.count else { return false }
-            if le16(extra, p) == id { return true }
-            p += 4 + size
+        var found = false
+        eachExtraField(extra) { fieldID, _ in
+            found = fieldID == id
+            return !found
         }
-        return false
+        return found
     }
 
     /// The (id, data) pairs of an extra field; a field cut short ends the list.
     package static func extraFields(_ extra: [UInt8]) -> [(UInt16, [UInt8])] {
         var fields: [(UInt16, [UInt8])] = []
+        eachExtraField(extra) { id, data in
+            fields.append((id, Array(extra[data])))
+            return true
+        }
+        return fields
+    }
+
+    /// Walks an extra field's (id, data range) pairs until `body` says stop or a field is cut
+    /// short.
+    private static func eachExtraField(_ extra: [UInt8], _ body: (UInt16, Range<Int>) -> Bool) {
         var p = 0
         while p + 4 <= extra.count {
             let size = Int(le16(extra, p + 2))
-            guard p + 4 + size <= extra.count else { break }
-            fields.append((le16(extra, p), Array(extra[(p + 4)..<(p + 4 + size)])))
+            guard p + 4 + size <= extra.count, body(le16(extra, p), (p + 4)..<(p + 4 + size)) else { return }
             p += 4 + size
         }
-        return fields
     }
 
     /// What `Entry.declaredLink` says of one extra field.
