@@ -45,8 +45,8 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: path) }
         let writer = try ZipWriter(url: URL(fileURLWithPath: path), hashing: false, allowZip64: true)
         try writer.beginEntry(name: "org.example/latest.json", mtime: 1_600_000_000, compression: .deflate)
-        try Array("{}\n".utf8).withUnsafeBytes { try writer.write($0, to: "latest.json") }
-        try writer.finishEntry("latest.json")
+        try Array("{}\n".utf8).withUnsafeBytes { try writer.write($0) }
+        try writer.finishEntry()
         _ = try writer.finish()
         var written = Findings(configuration: ValidationConfiguration())
         ContainerChecks(path: path, limits: ValidationConfiguration().limits, packing: true)

@@ -18,8 +18,8 @@ import Testing
         let path = Scratch.path("galley-zipwriter", suffix: ".zip").path
         let writer = try ZipWriter(url: URL(fileURLWithPath: path), hashing: true, allowZip64: allowZip64)
         try writer.beginEntry(name: "org.example/latest.json", mtime: 1_600_000_000, compression: .deflate)
-        for chunk in Self.chunks() { try chunk.withUnsafeBytes { try writer.write($0, to: "latest.json") } }
-        try writer.finishEntry("latest.json")
+        for chunk in Self.chunks() { try chunk.withUnsafeBytes { try writer.write($0) } }
+        try writer.finishEntry()
         try writer.addData(name: "org.example/a.jpg", Array("picture".utf8), mtime: 1_600_000_000, compression: .store)
         _ = try writer.finish()
         return (path, Self.chunks().flatMap { $0 })
@@ -38,6 +38,40 @@ import Testing
         try writer.addData(name: "org.example/a.jpg", Array("picture".utf8), mtime: 1_600_000_000, compression: .store)
         _ = try writer.finish()
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: direct.path)))
+    }
+
+    @Test func withZip64AllowedAStreamIsSpooledAndGetsNoZip64RecordsItDoesNotNeed() throws {
+        // The same bytes as the entry added whole, with its size known; the spool is gone after.
+        var paths: [String] = []
+        defer { for path in paths { try? FileManager.default.removeItem(atPath: path) } }
+        func zip(_ add: (ZipWriter) throws -> Void) throws -> Data {
+            let path = Scratch.path("galley-zipwriter-spool", suffix: ".zip").path
+            paths.append(path)
+            let writer = try ZipWriter(url: URL(fileURLWithPath: path), hashing: false, allowZip64: true)
+            try add(writer)
+            _ = try writer.finish()
+            #expect(!FileManager.default.fileExists(atPath: path + ".stream"), "the spool was removed")
+            #expect(try ZipDirectory.read(path: path, maxEntries: 10).hasZip64Records == false)
+            return try Data(contentsOf: URL(fileURLWithPath: path))
+        }
+        let streamed = try zip { writer in
+            let stream = try writer.stream(name: "org.example/latest.json", mtime: 1_600_000_000, compression: .deflate)
+            for chunk in Self.chunks() { try stream.send(chunk) }
+            try stream.finish()
+        }
+        let whole = try zip { writer in
+            try writer.addData(name: "org.example/latest.json", Self.chunks().flatMap { $0 }, mtime: 1_600_000_000, compression: .deflate)
+        }
+        #expect(streamed == whole)
+        // A stream given up: its spool goes too, and nothing was added.
+        let cancelled = try zip { writer in
+            let stream = try writer.stream(name: "org.example/latest.json", mtime: 1_600_000_000, compression: .deflate)
+            try stream.send(Self.chunks()[0])
+            stream.cancel()
+            try writer.addData(name: "org.example/a.jpg", Array("picture".utf8), mtime: 1_600_000_000, compression: .store)
+        }
+        let only = try ZipDirectory.read(path: paths[2], maxEntries: 10).entries.map(\.displayName)
+        #expect(only == ["org.example/a.jpg"], "\(cancelled.count) bytes")
     }
 
     static func le16(_ bytes: Data, _ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }

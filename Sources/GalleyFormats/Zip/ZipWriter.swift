@@ -21,6 +21,11 @@ public final class ZipWriter: @unchecked Sendable {
     private let archive: OpaquePointer
     private let sink: Sink
     private var closed = false
+    /// The zip's path, and whether Zip64 records may be written (for `stream`).
+    let url: URL
+    let allowZip64: Bool
+    /// The entry begun last, for the messages of `write` and `finishEntry`.
+    private var entryName = ""
     /// For `addFile`, made at its first call: pack opens its zip before building the articles
     /// (latest.json streams into it), where a megabyte more would count at pack's peak. A stored
     /// property, not `lazy`: a lazy array is copied whole at every mutating access (1 MiB per
@@ -56,6 +61,8 @@ public final class ZipWriter: @unchecked Sendable {
         }
         self.archive = archive
         self.sink = Sink(fd: fd, hashing: hashing)
+        self.url = url
+        self.allowZip64 = allowZip64
         var options = "zip:hdrcharset=UTF-8"
         if !allowZip64 { options += ",zip:!zip64" }
         guard archive_write_set_format_zip(archive) == ARCHIVE_OK,
@@ -123,51 +130,49 @@ public final class ZipWriter: @unchecked Sendable {
             if count == 0 { break }
             total += Int64(count)
             guard total <= size else { break }
-            let written = buffer.withUnsafeBytes { archive_write_data(archive, $0.baseAddress, count) }
-            guard written == count else { throw failure("cannot write `\(name)`") }
+            try buffer.withUnsafeBytes { try write(UnsafeRawBufferPointer(rebasing: $0.prefix(count))) }
             progress(Int64(count))
         }
         guard total == size else {
             throw GalleyError("the file changed while it was being packed (expected \(size) bytes, found \(total))", id: .inputUnreadable,
                               path: source, hint: "Pack again once nothing is writing to the issue folder.")
         }
-        guard archive_write_finish_entry(archive) == ARCHIVE_OK else { throw failure("cannot finish `\(name)`") }
+        try finishEntry()
     }
 
-    /// Starts an entry whose size is not known yet, for `write(_:)` and `finishEntry(_:)`. Its
+    /// Starts an entry whose size is not known yet, for `write(_:)` and `finishEntry()`. Its
     /// local header carries no sizes (they follow the data, in the data descriptor every entry
     /// has, and in the central directory), as the zip format has it for such entries; readers
     /// take the sizes from the directory (minizip, Dumpling's, compares a local header's CRC
-    /// and sizes with it only when flag bit 3 is clear, and libarchive sets it on every entry). Without
-    /// `allowZip64` it is written without Zip64 records (and fails past 4 GiB); with it,
-    /// libarchive gives the entry Zip64 records, as it must for a size it cannot know.
+    /// and sizes with it only when flag bit 3 is clear, and libarchive sets it on every
+    /// entry). Without `allowZip64` it is written without Zip64 records (and fails past 4 GiB);
+    /// with it, libarchive gives the entry Zip64 records, as it must for a size it cannot know
+    /// (`stream` spools such an entry instead, so that it gets them only when it needs them).
     public func beginEntry(name: String, mtime: Int64, compression: ZipCompression) throws {
         try writeHeader(name: name, size: nil, mtime: mtime, compression: compression)
     }
 
     /// Appends `bytes` to the entry begun last.
-    public func write(_ bytes: UnsafeRawBufferPointer, to name: String) throws {
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard !bytes.isEmpty else { return }
         let written = archive_write_data(archive, bytes.baseAddress, bytes.count)
-        guard written == bytes.count else { throw failure("cannot write `\(name)`") }
+        guard written == bytes.count else { throw failure("cannot write `\(entryName)`") }
     }
 
     /// Ends the entry begun last.
-    public func finishEntry(_ name: String) throws {
-        guard archive_write_finish_entry(archive) == ARCHIVE_OK else { throw failure("cannot finish `\(name)`") }
+    public func finishEntry() throws {
+        guard archive_write_finish_entry(archive) == ARCHIVE_OK else { throw failure("cannot finish `\(entryName)`") }
     }
 
     /// Adds `data` as `name`.
     public func addData(name: String, _ data: [UInt8], mtime: Int64, compression: ZipCompression) throws {
         try writeHeader(name: name, size: Int64(data.count), mtime: mtime, compression: compression)
-        if !data.isEmpty {
-            let written = data.withUnsafeBytes { archive_write_data(archive, $0.baseAddress, data.count) }
-            guard written == data.count else { throw failure("cannot write `\(name)`") }
-        }
-        guard archive_write_finish_entry(archive) == ARCHIVE_OK else { throw failure("cannot finish `\(name)`") }
+        try data.withUnsafeBytes { try write($0) }
+        try finishEntry()
     }
 
     private func writeHeader(name: String, size: Int64?, mtime: Int64, compression: ZipCompression) throws {
+        entryName = name
         let status = compression == .store
             ? archive_write_zip_set_compression_store(archive)
             : archive_write_zip_set_compression_deflate(archive)
@@ -210,29 +215,76 @@ public final class ZipWriter: @unchecked Sendable {
 
 
 extension ZipWriter {
-    /// Begins an entry of unknown size (`beginEntry`) whose bytes a thread of its own writes
-    /// (deflating them) as the caller hands them to the stream, while it makes the next ones.
-    /// The writer belongs to that thread until the stream's `finish()` or `cancel()` returns.
+    /// An entry whose bytes a thread of its own writes (deflating them) as the caller hands
+    /// them to the stream, while it makes the next ones. The writer belongs to that thread until
+    /// the stream's `finish()` or `cancel()` returns.
+    ///
+    /// Without Zip64 the entry is begun at once, of unknown size (`beginEntry`). With Zip64
+    /// allowed, the thread spools the bytes to a file beside the zip and `finish()` adds it with
+    /// its size known: begun of unknown size, libarchive would give the entry Zip64 records
+    /// whether it needs them or not.
     public func stream(name: String, mtime: Int64, compression: ZipCompression) throws -> ZipEntryStream {
-        try beginEntry(name: name, mtime: mtime, compression: compression)
-        return ZipEntryStream(writer: self, name: name)
+        try ZipEntryStream(writer: self, entry: (name, mtime, compression))
     }
 }
 
 /// An entry being written by another thread; see `ZipWriter.stream`.
 public final class ZipEntryStream {
     private let writer: ZipWriter
-    private let name: String
+    private let entry: (name: String, mtime: Int64, compression: ZipCompression)
+    private let spool: Spool?
     private let consumer: BackgroundConsumer<[UInt8]>
 
-    fileprivate init(writer: ZipWriter, name: String) {
-        self.writer = writer
-        self.name = name
-        // Two chunks queued: the thread is never idle for want of one, and memory stays small.
-        consumer = BackgroundConsumer(capacity: 2) { chunk in
-            try chunk.withUnsafeBytes { try writer.write($0, to: name) }
+    /// The file a Zip64-allowed stream goes to first; the consumer's thread writes it.
+    private final class Spool: @unchecked Sendable {
+        let path: String
+        var fd: Int32
+        var bytes: Int64 = 0
+
+        init(path: String) throws {
+            fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            guard fd >= 0 else {
+                throw GalleyError("cannot create a temporary file: \(String(cString: strerror(errno)))", id: .outputUnwritable,
+                                  path: path, hint: "Check that the output folder is writable.")
+            }
+            self.path = path
+        }
+
+        func write(_ chunk: [UInt8]) throws {
+            let failure = chunk.withUnsafeBytes { writeAll(fd, $0) }
+            guard failure == 0 else {
+                throw GalleyError("cannot write a temporary file: \(String(cString: strerror(failure)))", id: .outputUnwritable,
+                                  path: path, hint: "Check the free space on the output's disk.")
+            }
+            bytes += Int64(chunk.count)
+        }
+
+        /// Closes and removes the file (once).
+        func remove() {
+            guard fd >= 0 else { return }
+            close(fd)
+            fd = -1
+            unlink(path)
         }
     }
+
+    fileprivate init(writer: ZipWriter, entry: (name: String, mtime: Int64, compression: ZipCompression)) throws {
+        self.writer = writer
+        self.entry = entry
+        let spool = writer.allowZip64 ? try Spool(path: writer.url.path + ".stream") : nil
+        if spool == nil { try writer.beginEntry(name: entry.name, mtime: entry.mtime, compression: entry.compression) }
+        self.spool = spool
+        // Two chunks queued: the thread is never idle for want of one, and memory stays small.
+        consumer = BackgroundConsumer(capacity: 2) { chunk in
+            if let spool {
+                try spool.write(chunk)
+            } else {
+                try chunk.withUnsafeBytes { try writer.write($0) }
+            }
+        }
+    }
+
+    deinit { cancel() }
 
     /// Queues `chunk` (waits while two are queued); throws the thread's failure, if any.
     public func send(_ chunk: [UInt8]) throws { try consumer.send(chunk) }
@@ -240,12 +292,17 @@ public final class ZipEntryStream {
     /// Waits for every chunk to be written and ends the entry.
     public func finish() throws {
         try consumer.finish()
-        try writer.finishEntry(name)
+        guard let spool else { return try writer.finishEntry() }
+        defer { spool.remove() }
+        try writer.addFile(name: entry.name, from: spool.path, size: spool.bytes, mtime: entry.mtime, compression: entry.compression)
     }
 
     /// Stops the thread without ending the entry (the zip is to be thrown away). After
     /// `finish()`, does nothing.
-    public func cancel() { consumer.cancel() }
+    public func cancel() {
+        consumer.cancel()
+        spool?.remove()
+    }
 }
 
 /// The message of libarchive's last error on `archive`.

@@ -150,29 +150,18 @@ public struct Packer {
         // Each finished chunk of latest.json goes straight into the zip, its first entry, deflated
         // on a thread of its own while the next articles are built (deflating 128 MB after the
         // build was a third of packing 30,000 articles, on one core). The zip is in the work
-        // folder: a pack that fails from here on leaves nothing of it. With --allow-zip64,
-        // latest.json goes to a file first and into the zip after, with its size known: libarchive
-        // gives an entry of unknown size Zip64 records whether it needs them or not, and an issue
-        // that needs no Zip64 must not get any because the option was given.
+        // folder: a pack that fails from here on leaves nothing of it. (With --allow-zip64 the
+        // stream spools latest.json and adds it with its size known: see `ZipWriter.stream`.)
         // The planner (every id, name and probe of the issue) ends with this step: only its
         // entries and a few counts go on, so its tables are gone before the zip is written and
         // read back (at 30,000 articles, tens of megabytes that were alive at pack's peak).
         var reading = PackProgress(bytesDone: 0, bytesTotal: 0, entriesDone: 0, entriesTotal: 0)
-        let manifestName = source.appleID + "/latest.json"
-        let manifestFile = options.allowZip64 ? work.appending(path: "latest.json") : nil
         var (planned, entries, manifest) = try { () throws -> (PlannedIssue, [ZipEntryPlan], ManifestFileWriter) in
             var planner = Self.issuePlanner(source, sourceDateEpoch: options.sourceDateEpoch, lastUpdated: options.lastUpdated,
                                             thumbnails: maker)
-            var stream: ZipEntryStream?
-            defer { stream?.cancel() }
-            let manifest: ManifestFileWriter
-            if let manifestFile {
-                manifest = try ManifestFileWriter(url: manifestFile, issue: planner.issue)
-            } else {
-                let opened = try writer.stream(name: manifestName, mtime: planner.entryTime, compression: .deflate)
-                stream = opened
-                manifest = ManifestFileWriter(issue: planner.issue, output: opened.send)
-            }
+            let stream = try writer.stream(name: source.appleID + "/latest.json", mtime: planner.entryTime, compression: .deflate)
+            defer { stream.cancel() }
+            let manifest = ManifestFileWriter(issue: planner.issue, output: stream.send)
             reading.phase = .articles
             reading.articlesTotal = source.articleFolders.count
             diagnostics += try buildArticles(source, &planner, thumbnails: maker) { _, record, _ in
@@ -181,7 +170,7 @@ public struct Packer {
                 try manifest.append(record)
             }
             try manifest.finish()
-            try stream?.finish()
+            try stream.finish()
             return (PlannedIssue(planner), planner.takeEntries(), manifest)
         }()
         diagnostics.sort { ($0.severity == .error ? 0 : 1) < ($1.severity == .error ? 0 : 1) }
@@ -224,10 +213,6 @@ public struct Packer {
         var state = PackProgress(bytesDone: 0, bytesTotal: payload, entriesDone: 0, entriesTotal: entryCount)
         state.articlesDone = reading.articlesDone
         state.articlesTotal = reading.articlesTotal
-        if let manifestFile {
-            try writer.addFile(name: manifestName, from: manifestFile.path, size: manifest.bytesWritten, mtime: planned.entryTime,
-                               compression: .deflate)
-        }
         state.bytesDone += manifest.bytesWritten
         state.entriesDone = 1
         progress?(state)
@@ -288,7 +273,8 @@ public struct Packer {
         var stream: ZipEntryStream?
         defer { stream?.cancel() }
         let walked = try walk(root, onIssue: { issue in
-            let zipWriter = try ZipWriter(url: zip, hashing: false, allowZip64: true)
+            // Without Zip64, as pack's default: the entry streams (see `ZipWriter.stream`).
+            let zipWriter = try ZipWriter(url: zip, hashing: false, allowZip64: false)
             let opened = try zipWriter.stream(name: "\(issue.appleID)/latest.json", mtime: 0, compression: .deflate)
             (writer, stream) = (zipWriter, opened)
             manifest = ManifestFileWriter(issue: issue, output: opened.send)
