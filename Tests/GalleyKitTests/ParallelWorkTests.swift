@@ -68,6 +68,25 @@ import Testing
         #expect(mostAhead <= 4, "the producer ran \(mostAhead) items ahead")
     }
 
+    /// The consumer sleeps until a batch of items waits, but never on fewer for long: a producer
+    /// that waits for each item to be consumed before sending the next is not kept waiting.
+    @Test func aProducerWaitingOnItsConsumerIsNotKeptWaitingForABatch() throws {
+        let consumed = DispatchSemaphore(value: 0)
+        let stalls = Counter()
+        var received: [Int] = []
+        try pipeline(capacity: 32, produce: { send in
+            for item in 0..<20 {
+                try send(item)
+                if consumed.wait(timeout: .now() + 2) == .timedOut { stalls.increment() }
+            }
+        }, consume: { item in
+            received.append(item)
+            consumed.signal()
+        })
+        #expect(received == Array(0..<20))
+        #expect(stalls.value == 0, "the consumer waited for a batch that was never coming")
+    }
+
     @Test func aConsumerErrorStopsTheProducerAndIsRethrown() {
         struct Refused: Error {}
         let outcome = Outcome()
@@ -138,12 +157,17 @@ import Testing
 
     @Test func cancellingABackgroundConsumerDropsWhatIsQueuedAndWaitsForItsThread() throws {
         let taken = Collected()
-        let gate = DispatchSemaphore(value: 0)
+        let (started, gate) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
         let consumer = BackgroundConsumer<Int>(capacity: 8) { item in
-            if item == 0 { gate.wait() }  // holds the consumer on its first item
+            if item == 0 {  // holds the consumer on its first item
+                started.signal()
+                gate.wait()
+            }
             taken.append(item)
         }
-        for item in 0..<9 { try consumer.send(item) }  // item 0 taken, 1...8 queued
+        try consumer.send(0)
+        started.wait()
+        for item in 1..<9 { try consumer.send(item) }  // item 0 taken, 1...8 queued
         // The consumer is let go well after cancel has dropped the queue; cancel waits for it.
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { gate.signal() }
         consumer.cancel()

@@ -3,44 +3,75 @@ import Foundation
 /// SHA-256 of a series of files on a thread of its own: the caller hands over each file's bytes
 /// as it streams them (`begin`, `update`, `end`) and collects the digests, in order, from
 /// `finish`. An import inflates and writes on one core while the hashing runs on the other.
-/// At most `capacity` chunks wait (the caller blocks beyond), so memory stays flat. The thread
-/// holds the object until `finish`: call it on every path (it may be called again).
+/// The hand-over is a `BackgroundConsumer` (which wakes the hashing thread in batches, not at
+/// every small file); at most `capacity` messages wait (the caller blocks beyond), so memory
+/// stays flat. Call `finish` on every path (it may be called again); released without it, the
+/// thread is cancelled.
 package final class HashingThread: @unchecked Sendable {
-    private enum Message {
+    // @unchecked: `finished` is touched only by the caller's thread.
+    private enum Message: Sendable {
         case begin
         case bytes([UInt8])
         case end
-        case stop
-        /// A slot already taken (so the queue holds no second reference to a buffer being reused).
-        case taken
     }
 
-    private let condition = NSCondition()
-    private var queue: [Message] = []
-    private var head = 0
-    private let capacity: Int
-    private var digests: [SHA256Digest] = []
+    /// The hasher and the digests: touched only by the consumer's thread until `finish` has
+    /// joined it.
+    private final class State: @unchecked Sendable {
+        var hasher = SHA256Hasher()
+        var digests: [SHA256Digest] = []
+    }
+
     /// Buffers the thread has hashed, for `update` to fill again: no allocation per chunk.
-    private var spare: [[UInt8]] = []
-    private let stopped = DispatchSemaphore(value: 0)
-    private let expectedFiles: Int
+    private final class Spares: @unchecked Sendable {
+        // Guards `buffers`.
+        private let lock = NSLock()
+        private var buffers: [[UInt8]] = []
+        private let limit: Int
+
+        init(limit: Int) { self.limit = limit }
+
+        func take() -> [UInt8] {
+            lock.lock()
+            defer { lock.unlock() }
+            return buffers.popLast() ?? []
+        }
+
+        func give(_ buffer: [UInt8]) {
+            lock.lock()
+            if buffers.count < limit { buffers.append(buffer) }
+            lock.unlock()
+        }
+    }
+
+    private let consumer: BackgroundConsumer<Message>
+    private let state = State()
+    private let spares: Spares
     private var finished = false
 
     /// `files`: how many files are coming, when known, so the digests' list is made at its
     /// final size (growing it holds the old list and the new one together).
-    package init(capacity: Int = 8, files: Int = 0) {
-        self.capacity = capacity
-        expectedFiles = files
-        let thread = Thread { [self] in run() }
-        thread.start()
+    package init(capacity: Int = 16, files: Int = 0) {
+        state.digests.reserveCapacity(files)
+        let (state, spares) = (state, Spares(limit: capacity + 1))
+        self.spares = spares
+        consumer = BackgroundConsumer(capacity: capacity) { message in
+            switch message {
+            case .begin: state.hasher = SHA256Hasher()
+            case .bytes(let bytes):
+                bytes.withUnsafeBytes { state.hasher.update($0) }
+                spares.give(bytes)
+            case .end: state.digests.append(state.hasher.finalize())
+            }
+        }
     }
+
+    deinit { if !finished { consumer.cancel() } }
 
     package func begin() { post(.begin) }
 
     package func update(_ chunk: ArraySlice<UInt8>) {
-        condition.lock()
-        var buffer = spare.popLast() ?? []
-        condition.unlock()
+        var buffer = spares.take()
         buffer.removeAll(keepingCapacity: true)
         buffer.append(contentsOf: chunk)
         post(.bytes(buffer))
@@ -53,59 +84,12 @@ package final class HashingThread: @unchecked Sendable {
     package func finish() -> [SHA256Digest] {
         if !finished {
             finished = true
-            post(.stop)
-            stopped.wait()
+            try? consumer.finish()  // the hashing never throws
         }
-        return digests
+        return state.digests
     }
 
     private func post(_ message: Message) {
-        condition.lock()
-        while queue.count - head >= capacity { condition.wait() }
-        queue.append(message)
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    private func take() -> Message {
-        condition.lock()
-        while head == queue.count { condition.wait() }
-        let message = queue[head]
-        queue[head] = .taken
-        head += 1
-        if head > 64 && head * 2 > queue.count {  // drop what was taken, now and then
-            queue.removeFirst(head)
-            head = 0
-        }
-        condition.broadcast()
-        condition.unlock()
-        return message
-    }
-
-    private func recycle(_ buffer: [UInt8]) {
-        condition.lock()
-        if spare.count < capacity + 1 { spare.append(buffer) }
-        condition.unlock()
-    }
-
-    private func run() {
-        var hasher = SHA256Hasher()
-        var results: [SHA256Digest] = []
-        results.reserveCapacity(expectedFiles)
-        loop: while true {
-            switch take() {
-            case .begin: hasher = SHA256Hasher()
-            case .bytes(let bytes):
-                bytes.withUnsafeBytes { hasher.update($0) }
-                recycle(bytes)
-            case .end: results.append(hasher.finalize())
-            case .stop: break loop
-            case .taken: continue
-            }
-        }
-        condition.lock()
-        digests = results
-        condition.unlock()
-        stopped.signal()
+        try? consumer.send(message)  // throws only after `finish`: nothing is hashed then
     }
 }
