@@ -39,6 +39,20 @@ import Testing
         #expect(try ZipDirectory.read(path: summary.path, maxEntries: 100).hasZip64Records == false)
     }
 
+    @Test func aLatestJSONOverWhatAnEntryWithoutZip64HoldsIsRefusedAsItStreams() throws {
+        // The example's latest.json is some 20 KB; a limit of 2,000 bytes stands in for 4 GiB.
+        let out = try outputFolder()
+        var options = PackOptions(source: Self.example, output: out)
+        options.limits = ZipLimits(maxEntries: 65_535, maxBytes: 2_000)
+        #expect {
+            try Packer().pack(options)
+        } throws: { error in
+            guard let diagnostics = (error as? DiagnosticsError)?.diagnostics else { return false }
+            return diagnostics.map(\.id) == [Check.packZip64Required.id] && diagnostics[0].message.contains("latest.json is over 2000 bytes")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty, "nothing left of the zip or its work folder")
+    }
+
     @Test func zip64RecordsInTheWrittenZipStopAPackOnlyWithoutAllowZip64() throws {
         // A zip with Zip64 records: an entry of unknown size written with Zip64 allowed.
         let path = Scratch.path("galley-zip64", suffix: ".zip").path

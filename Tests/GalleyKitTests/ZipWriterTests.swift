@@ -40,6 +40,21 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: direct.path)))
     }
 
+    @Test func withoutZip64AStreamPastWhatAnEntryHoldsFailsBeforeWritingIt() throws {
+        // libarchive learns an unknown-size entry's size only at its end; the stream counts.
+        let path = Scratch.path("galley-zipwriter-limit", suffix: ".zip").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try ZipWriter(url: URL(fileURLWithPath: path), hashing: false, allowZip64: false)
+        let stream = try writer.stream(name: "org.example/latest.json", mtime: 1_600_000_000, compression: .deflate, maxBytes: 10)
+        try stream.send(Array("{\"a\":1".utf8))  // 7 bytes: within
+        #expect {
+            try stream.send(Array(",\"b\":2}".utf8))  // 14: over (the send, or the finish after it, fails)
+            try stream.finish()
+        } throws: { error in
+            (error as? ZipEntryNeedsZip64).map { $0.name == "org.example/latest.json" && $0.maxBytes == 10 } ?? false
+        }
+    }
+
     @Test func withZip64AllowedAStreamIsSpooledAndGetsNoZip64RecordsItDoesNotNeed() throws {
         // The same bytes as the entry added whole, with its size known; the spool is gone after.
         var paths: [String] = []

@@ -223,9 +223,23 @@ extension ZipWriter {
     /// allowed, the thread spools the bytes to a file beside the zip and `finish()` adds it with
     /// its size known: begun of unknown size, libarchive would give the entry Zip64 records
     /// whether it needs them or not.
-    public func stream(name: String, mtime: Int64, compression: ZipCompression) throws -> ZipEntryStream {
-        try ZipEntryStream(writer: self, entry: (name, mtime, compression))
+    ///
+    /// Without Zip64 an entry holds at most `maxBytes` (4 GiB less a byte, all its sizes' 32 bits
+    /// can say): past it the stream fails with `ZipEntryNeedsZip64` before writing a byte more.
+    /// libarchive, handed an entry of unknown size, cannot tell until the entry ends.
+    public func stream(
+        name: String, mtime: Int64, compression: ZipCompression, maxBytes: Int64 = ZipLimits.classic.maxBytes
+    ) throws -> ZipEntryStream {
+        try ZipEntryStream(writer: self, entry: (name, mtime, compression), maxBytes: maxBytes)
     }
+}
+
+/// A streamed entry grew past what a zip without Zip64 can record (see `ZipWriter.stream`).
+public struct ZipEntryNeedsZip64: Error, Sendable {
+    /// The entry's name in the zip.
+    public var name: String
+    /// The most it could hold.
+    public var maxBytes: Int64
 }
 
 /// An entry being written by another thread; see `ZipWriter.stream`.
@@ -268,17 +282,25 @@ public final class ZipEntryStream {
         }
     }
 
-    fileprivate init(writer: ZipWriter, entry: (name: String, mtime: Int64, compression: ZipCompression)) throws {
+    /// Bytes handed to the writer so far; the consumer's thread counts them.
+    private final class Count: @unchecked Sendable {
+        var bytes: Int64 = 0
+    }
+
+    fileprivate init(writer: ZipWriter, entry: (name: String, mtime: Int64, compression: ZipCompression), maxBytes: Int64) throws {
         self.writer = writer
         self.entry = entry
         let spool = writer.allowZip64 ? try Spool(path: writer.url.path + ".stream") : nil
         if spool == nil { try writer.beginEntry(name: entry.name, mtime: entry.mtime, compression: entry.compression) }
         self.spool = spool
+        let written = Count()
         // Two chunks queued: the thread is never idle for want of one, and memory stays small.
         consumer = BackgroundConsumer(capacity: 2) { chunk in
             if let spool {
                 try spool.write(chunk)
             } else {
+                written.bytes += Int64(chunk.count)
+                if written.bytes > maxBytes { throw ZipEntryNeedsZip64(name: entry.name, maxBytes: maxBytes) }
                 try chunk.withUnsafeBytes { try writer.write($0) }
             }
         }

@@ -156,10 +156,11 @@ public struct Packer {
         // entries and a few counts go on, so its tables are gone before the zip is written and
         // read back (at 30,000 articles, tens of megabytes that were alive at pack's peak).
         var reading = PackProgress(bytesDone: 0, bytesTotal: 0, entriesDone: 0, entriesTotal: 0)
-        var (planned, entries, manifest) = try { () throws -> (PlannedIssue, [ZipEntryPlan], ManifestFileWriter) in
+        var (planned, entries, manifest) = try Self.refusingZip64 { () throws -> (PlannedIssue, [ZipEntryPlan], ManifestFileWriter) in
             var planner = Self.issuePlanner(source, sourceDateEpoch: options.sourceDateEpoch, lastUpdated: options.lastUpdated,
                                             thumbnails: maker)
-            let stream = try writer.stream(name: source.appleID + "/latest.json", mtime: planner.entryTime, compression: .deflate)
+            let stream = try writer.stream(name: source.appleID + "/latest.json", mtime: planner.entryTime, compression: .deflate,
+                                           maxBytes: options.limits.maxBytes)
             defer { stream.cancel() }
             let manifest = ManifestFileWriter(issue: planner.issue, output: stream.send)
             reading.phase = .articles
@@ -172,7 +173,7 @@ public struct Packer {
             try manifest.finish()
             try stream.finish()
             return (PlannedIssue(planner), planner.takeEntries(), manifest)
-        }()
+        }
         diagnostics.sort { ($0.severity == .error ? 0 : 1) < ($1.severity == .error ? 0 : 1) }
         if diagnostics.contains(where: { $0.severity == .error }) { throw DiagnosticsError(diagnostics) }
         if output.deletingPathExtension().lastPathComponent != planned.issue.appleID {
@@ -272,34 +273,56 @@ public struct Packer {
         var writer: ZipWriter?
         var stream: ZipEntryStream?
         defer { stream?.cancel() }
-        let walked = try walk(root, onIssue: { issue in
-            // Without Zip64, as pack's default: the entry streams (see `ZipWriter.stream`).
-            let zipWriter = try ZipWriter(url: zip, hashing: false, allowZip64: false)
-            let opened = try zipWriter.stream(name: "\(issue.appleID)/latest.json", mtime: 0, compression: .deflate)
-            (writer, stream) = (zipWriter, opened)
-            manifest = ManifestFileWriter(issue: issue, output: opened.send)
-        }) { article, record, offset in
-            try manifest?.append(record)
-            inspected += inspect(article, record, offset)
-        }
-        var container = Findings(configuration: configuration)
-        if let issue = walked.issue, let manifest, let writer, let stream,
-           !walked.diagnostics.contains(where: { $0.severity == .error }) {
-            try manifest.finish()
-            try stream.finish()
-            _ = try writer.finish()
-            let gate = ContainerChecks(path: "\(issue.appleID).zip", limits: configuration.limits, packing: true)
-            gate.runPlanned(Self.planned(walked.entries, appleID: issue.appleID, manifestBytes: manifest.bytesWritten, root: root),
-                            into: &container)
-            var written = Findings(configuration: configuration)
-            gate.run(try ZipDirectory.read(path: zip.path, maxEntries: 1), zipFileName: "", into: &written)
-            for item in written.items where item.id == Check.zipRatio.id {
-                var located = item
-                located.location = SourceLocation(path: "")
-                container.adopt([located])
+        do {
+            let walked = try walk(root, onIssue: { issue in
+                // Without Zip64, as pack's default: the entry streams (see `ZipWriter.stream`).
+                let zipWriter = try ZipWriter(url: zip, hashing: false, allowZip64: false)
+                let opened = try zipWriter.stream(name: "\(issue.appleID)/latest.json", mtime: 0, compression: .deflate)
+                (writer, stream) = (zipWriter, opened)
+                manifest = ManifestFileWriter(issue: issue, output: opened.send)
+            }) { article, record, offset in
+                try manifest?.append(record)
+                inspected += inspect(article, record, offset)
             }
+            var container = Findings(configuration: configuration)
+            if let issue = walked.issue, let manifest, let writer, let stream,
+               !walked.diagnostics.contains(where: { $0.severity == .error }) {
+                try manifest.finish()
+                try stream.finish()
+                _ = try writer.finish()
+                let gate = ContainerChecks(path: "\(issue.appleID).zip", limits: configuration.limits, packing: true)
+                gate.runPlanned(Self.planned(walked.entries, appleID: issue.appleID, manifestBytes: manifest.bytesWritten, root: root),
+                                into: &container)
+                var written = Findings(configuration: configuration)
+                gate.run(try ZipDirectory.read(path: zip.path, maxEntries: 1), zipFileName: "", into: &written)
+                for item in written.items where item.id == Check.zipRatio.id {
+                    var located = item
+                    located.location = SourceLocation(path: "")
+                    container.adopt([located])
+                }
+            }
+            return walked.diagnostics + container.items + inspected
+        } catch let error as ZipEntryNeedsZip64 {
+            return inspected + [Self.manifestNeedsZip64(error)]  // where pack stops too
         }
-        return walked.diagnostics + container.items + inspected
+    }
+
+    /// `body`, with a latest.json too large for a zip without Zip64 (`ZipEntryNeedsZip64`, found
+    /// as it streams) refused as `pack.zip64-required`, as an issue over the limits is.
+    static func refusingZip64<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as ZipEntryNeedsZip64 {
+            throw DiagnosticsError([manifestNeedsZip64(error)])
+        }
+    }
+
+    static func manifestNeedsZip64(_ error: ZipEntryNeedsZip64) -> Diagnostic {
+        Diagnostic(
+            .packZip64Required,
+            "the issue's latest.json is over \(error.maxBytes) bytes (the most an entry holds in a zip without Zip64), and Dumpling cannot read Zip64",
+            at: SourceLocation(path: ""),
+            hint: "Split the issue or shorten its articles; --allow-zip64 packs it anyway for readers that support Zip64.")
     }
 
     /// The zip's entries as the container checks see them (latest.json first), each located at
