@@ -35,12 +35,11 @@ import Testing
         first.sounds = [AssetRecord(id: "s", kind: .sound, caption: "c", source: "s", fileName: "s.mp3", crop350: "s.mp3")]
         let second = ArticleRecord(globalID: "a2", title: "Two", body: "", dateLastUpdated: "d2")
         for articles in [[], [first], [first, second]] {
-            let url = Scratch.path("manifest", suffix: ".json")
-            defer { try? FileManager.default.removeItem(at: url) }
-            let writer = try ManifestFileWriter(url: url, issue: issue)
+            var chunks: [[UInt8]] = []
+            let writer = ManifestWriter(issue: issue) { chunks.append($0) }
             for article in articles { try writer.append(article) }
             try writer.finish()
-            let written = try String(contentsOf: url, encoding: .utf8)
+            let written = String(decoding: chunks.joined(), as: UTF8.self)
             #expect(written == ManifestEncoder.document(issue, articles: articles))
             #expect(writer.bytesWritten == Int64(written.utf8.count))
         }

@@ -73,12 +73,11 @@ public enum ManifestEncoder {
     }
 }
 
-/// Writes `latest.json` one article at a time, to a file or to any output taking it in chunks
-/// of about 64 KiB, so that an issue of any size needs the memory of one article. The bytes
-/// are the same as `ManifestEncoder.document`.
-public final class ManifestFileWriter {
+/// Writes `latest.json` one article at a time, handing it on in chunks of about 64 KiB (pack
+/// streams them into its zip), so that an issue of any size needs the memory of one article.
+/// The bytes are the same as `ManifestEncoder.document`.
+public final class ManifestWriter {
     private let output: ([UInt8]) throws -> Void
-    private let close: () throws -> Void
     private let writer = JSONWriter()
     private let issueGlobalID: String
     private var buffer: [UInt8] = []
@@ -86,21 +85,9 @@ public final class ManifestFileWriter {
     public private(set) var bytesWritten: Int64 = 0
     private static let chunk = 64 * 1024
 
-    /// Writes to the file at `url`, created (or emptied) here.
-    public convenience init(url: URL, issue: IssueRecord) throws {
-        guard FileManager.default.createFile(atPath: url.path, contents: nil) else {
-            throw GalleyError("cannot create a temporary file", id: .outputUnwritable, path: url.path,
-                              hint: "Check that the output folder is writable.")
-        }
-        let handle = try FileHandle(forWritingTo: url)
-        self.init(issue: issue, output: { try handle.write(contentsOf: $0) }, close: { try handle.close() })
-    }
-
-    /// Hands each chunk to `output` (which may keep it: the next chunk is a new array), and
-    /// calls `close` at the end of `finish()`.
-    public init(issue: IssueRecord, output: @escaping ([UInt8]) throws -> Void, close: @escaping () throws -> Void = {}) {
+    /// Hands each chunk to `output`, which may keep it (the next chunk is a new array).
+    public init(issue: IssueRecord, output: @escaping ([UInt8]) throws -> Void) {
         self.output = output
-        self.close = close
         issueGlobalID = issue.globalID
         // A chunk is handed on once past 64 KiB: room for one more article of up to 64 KiB
         // without the array doubling (pack keeps a few chunks queued for its deflating thread).
@@ -133,14 +120,13 @@ public final class ManifestFileWriter {
         writer.newline(&buffer, 0)
         buffer.append(contentsOf: "}\n".utf8)
         try flush()
-        try close()
     }
 
     private func flush() throws {
         try output(buffer)
         bytesWritten += Int64(buffer.count)
-        // Reused after a file's output; when the output keeps the chunk (queued for another
-        // thread), the array is shared and this starts a new one of the same capacity.
+        // When the output keeps the chunk (queued for another thread), the array is shared and
+        // this starts a new one of the same capacity; otherwise it is reused.
         buffer.removeAll(keepingCapacity: true)
     }
 }

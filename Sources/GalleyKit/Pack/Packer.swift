@@ -156,13 +156,13 @@ public struct Packer {
         // entries and a few counts go on, so its tables are gone before the zip is written and
         // read back (at 30,000 articles, tens of megabytes that were alive at pack's peak).
         var reading = PackProgress(bytesDone: 0, bytesTotal: 0, entriesDone: 0, entriesTotal: 0)
-        var (planned, entries, manifest) = try Self.refusingZip64 { () throws -> (PlannedIssue, [ZipEntryPlan], ManifestFileWriter) in
+        var (planned, entries, manifest) = try Self.refusingZip64 { () throws -> (PlannedIssue, [ZipEntryPlan], ManifestWriter) in
             var planner = Self.issuePlanner(source, sourceDateEpoch: options.sourceDateEpoch, lastUpdated: options.lastUpdated,
                                             thumbnails: maker)
             let stream = try writer.stream(name: source.appleID + "/latest.json", mtime: planner.entryTime, compression: .deflate,
                                            maxBytes: options.limits.maxBytes)
             defer { stream.cancel() }
-            let manifest = ManifestFileWriter(issue: planner.issue, output: stream.send)
+            let manifest = ManifestWriter(issue: planner.issue, output: stream.send)
             reading.phase = .articles
             reading.articlesTotal = source.articleFolders.count
             diagnostics += try buildArticles(source, &planner, thumbnails: maker) { _, record, _ in
@@ -269,7 +269,7 @@ public struct Packer {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let zip = scratch.appending(path: "latest.zip")
-        var manifest: ManifestFileWriter?
+        var manifest: ManifestWriter?
         var writer: ZipWriter?
         var stream: ZipEntryStream?
         defer { stream?.cancel() }
@@ -279,7 +279,7 @@ public struct Packer {
                 let zipWriter = try ZipWriter(url: zip, hashing: false, allowZip64: false)
                 let opened = try zipWriter.stream(name: "\(issue.appleID)/latest.json", mtime: 0, compression: .deflate)
                 (writer, stream) = (zipWriter, opened)
-                manifest = ManifestFileWriter(issue: issue, output: opened.send)
+                manifest = ManifestWriter(issue: issue, output: opened.send)
             }) { article, record, offset in
                 try manifest?.append(record)
                 inspected += inspect(article, record, offset)
