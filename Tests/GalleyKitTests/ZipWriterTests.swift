@@ -41,7 +41,7 @@ import Testing
     }
 
     @Test func withoutZip64AStreamPastWhatAnEntryHoldsFailsBeforeWritingIt() throws {
-        // libarchive learns an unknown-size entry's size only at its end; the stream counts.
+        // libarchive learns an unknown-size entry's size only at its end; the writer counts.
         let path = Scratch.path("galley-zipwriter-limit", suffix: ".zip").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         let writer = try ZipWriter(url: URL(fileURLWithPath: path), hashing: false, allowZip64: false)
@@ -52,6 +52,14 @@ import Testing
             try stream.finish()
         } throws: { error in
             (error as? ZipEntryNeedsZip64).map { $0.name == "org.example/latest.json" && $0.maxBytes == 10 } ?? false
+        }
+        // Written directly, the same; with Zip64 allowed there is no such limit.
+        for allowZip64 in [false, true] {
+            let direct = try ZipWriter(url: URL(fileURLWithPath: path + "\(allowZip64)"), hashing: false, allowZip64: allowZip64)
+            defer { try? FileManager.default.removeItem(atPath: path + "\(allowZip64)") }
+            try direct.beginEntry(name: "org.example/latest.json", mtime: 1_600_000_000, compression: .deflate, maxBytes: 10)
+            let write = { try Array("{\"a\":1,\"b\":2}".utf8).withUnsafeBytes { try direct.write($0) } }
+            if allowZip64 { try write() } else { #expect(throws: ZipEntryNeedsZip64.self) { try write() } }
         }
     }
 

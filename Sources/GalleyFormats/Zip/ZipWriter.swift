@@ -26,6 +26,10 @@ public final class ZipWriter: @unchecked Sendable {
     let allowZip64: Bool
     /// The entry begun last, for the messages of `write` and `finishEntry`.
     private var entryName = ""
+    /// For an entry begun of unknown size without Zip64: its bytes so far, and the most it may
+    /// hold (libarchive learns the size only at the entry's end).
+    private var entryBytes: Int64 = 0
+    private var entryLimit: Int64?
     /// For `addFile`, made at its first call: pack opens its zip before building the articles
     /// (latest.json streams into it), where a megabyte more would count at pack's peak. A stored
     /// property, not `lazy`: a lazy array is copied whole at every mutating access (1 MiB per
@@ -148,13 +152,21 @@ public final class ZipWriter: @unchecked Sendable {
     /// entry). Without `allowZip64` it is written without Zip64 records (and fails past 4 GiB);
     /// with it, libarchive gives the entry Zip64 records, as it must for a size it cannot know
     /// (`stream` spools such an entry instead, so that it gets them only when it needs them).
-    public func beginEntry(name: String, mtime: Int64, compression: ZipCompression) throws {
+    ///
+    /// Without Zip64 the entry holds at most `maxBytes` (4 GiB less a byte, what its sizes' 32
+    /// bits can say): a `write` past it throws `ZipEntryNeedsZip64` and writes nothing more.
+    public func beginEntry(name: String, mtime: Int64, compression: ZipCompression, maxBytes: Int64 = ZipLimits.classic.maxBytes) throws {
         try writeHeader(name: name, size: nil, mtime: mtime, compression: compression)
+        entryLimit = allowZip64 ? nil : maxBytes
     }
 
     /// Appends `bytes` to the entry begun last.
     public func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard !bytes.isEmpty else { return }
+        if let entryLimit {
+            entryBytes += Int64(bytes.count)
+            if entryBytes > entryLimit { throw ZipEntryNeedsZip64(name: entryName, maxBytes: entryLimit) }
+        }
         let written = archive_write_data(archive, bytes.baseAddress, bytes.count)
         guard written == bytes.count else { throw failure("cannot write `\(entryName)`") }
     }
@@ -172,7 +184,7 @@ public final class ZipWriter: @unchecked Sendable {
     }
 
     private func writeHeader(name: String, size: Int64?, mtime: Int64, compression: ZipCompression) throws {
-        entryName = name
+        (entryName, entryBytes, entryLimit) = (name, 0, nil)
         let status = compression == .store
             ? archive_write_zip_set_compression_store(archive)
             : archive_write_zip_set_compression_deflate(archive)
@@ -224,9 +236,8 @@ extension ZipWriter {
     /// its size known: begun of unknown size, libarchive would give the entry Zip64 records
     /// whether it needs them or not.
     ///
-    /// Without Zip64 an entry holds at most `maxBytes` (4 GiB less a byte, all its sizes' 32 bits
-    /// can say): past it the stream fails with `ZipEntryNeedsZip64` before writing a byte more.
-    /// libarchive, handed an entry of unknown size, cannot tell until the entry ends.
+    /// Without Zip64 the entry holds at most `maxBytes` (see `beginEntry`): past it the stream
+    /// fails with `ZipEntryNeedsZip64`.
     public func stream(
         name: String, mtime: Int64, compression: ZipCompression, maxBytes: Int64 = ZipLimits.classic.maxBytes
     ) throws -> ZipEntryStream {
@@ -234,7 +245,8 @@ extension ZipWriter {
     }
 }
 
-/// A streamed entry grew past what a zip without Zip64 can record (see `ZipWriter.stream`).
+/// An entry of unknown size grew past what a zip without Zip64 can record (see
+/// `ZipWriter.beginEntry`).
 public struct ZipEntryNeedsZip64: Error, Sendable {
     /// The entry's name in the zip.
     public var name: String
@@ -282,25 +294,19 @@ public final class ZipEntryStream {
         }
     }
 
-    /// Bytes handed to the writer so far; the consumer's thread counts them.
-    private final class Count: @unchecked Sendable {
-        var bytes: Int64 = 0
-    }
-
     fileprivate init(writer: ZipWriter, entry: (name: String, mtime: Int64, compression: ZipCompression), maxBytes: Int64) throws {
         self.writer = writer
         self.entry = entry
         let spool = writer.allowZip64 ? try Spool(path: writer.url.path + ".stream") : nil
-        if spool == nil { try writer.beginEntry(name: entry.name, mtime: entry.mtime, compression: entry.compression) }
+        if spool == nil {
+            try writer.beginEntry(name: entry.name, mtime: entry.mtime, compression: entry.compression, maxBytes: maxBytes)
+        }
         self.spool = spool
-        let written = Count()
         // Two chunks queued: the thread is never idle for want of one, and memory stays small.
         consumer = BackgroundConsumer(capacity: 2) { chunk in
             if let spool {
                 try spool.write(chunk)
             } else {
-                written.bytes += Int64(chunk.count)
-                if written.bytes > maxBytes { throw ZipEntryNeedsZip64(name: entry.name, maxBytes: maxBytes) }
                 try chunk.withUnsafeBytes { try writer.write($0) }
             }
         }
