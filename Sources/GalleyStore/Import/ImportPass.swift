@@ -132,8 +132,6 @@ extension ImportPass {
             self.progress = progress.map { ProgressSink(total: total, $0) }
         }
 
-        deinit { _ = hashing.finish() }  // a refused or failed pass: stop the thread
-
         func begin(_ name: Substring, size: Int64) throws {
             try writer.begin(String(name), size: size)
             hashing.begin()
