@@ -135,8 +135,8 @@ package final class BackgroundConsumer<Item: Sendable>: @unchecked Sendable {
     private func end(_ how: Result<Void, any Error>) -> Result<Void, any Error> {
         if !ended {
             ended = true
-            if case .failure = how { channel.discard() }
-            channel.close(how)
+            let cancelled = if case .failure = how { true } else { false }
+            channel.close(how, discarding: cancelled)
             done.wait()
         }
         return outcome ?? .failure(CancellationError())
@@ -216,18 +216,15 @@ private final class PipelineChannel<Item: Sendable>: @unchecked Sendable {
         return nil
     }
 
-    func close(_ outcome: Result<Void, any Error>) {
+    /// The producer has ended with `outcome`; with `discarding`, what it queued and the
+    /// consumer did not take yet is dropped (it gave up).
+    func close(_ outcome: Result<Void, any Error>, discarding: Bool = false) {
         condition.lock()
         ended = outcome
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// Drops what is queued and not yet taken (the producer is giving up).
-    func discard() {
-        condition.lock()
-        items.removeAll()
-        head = 0
+        if discarding {
+            items.removeAll()
+            head = 0
+        }
         condition.broadcast()
         condition.unlock()
     }
