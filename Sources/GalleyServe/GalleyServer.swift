@@ -575,8 +575,10 @@ extension GalleyServer {
         // listening line scripts read.
         var logger = Logger(label: "galley.serve", factory: { ServeLogHandler(label: $0) })
         logger.logLevel = options.logLevel
+        // The idle timeout is kept by `RevalidationHandler`, which sees every request.
+        let idleTimeout = TimeAmount.seconds(options.idleTimeout)
         let configuration = HTTP1Channel.Configuration(
-            idleTimeout: .seconds(options.idleTimeout),
+            idleTimeout: nil,
             // Far below NIO's 80 KiB: an API request needs a few hundred bytes of headers.
             httpDecoderConfiguration: .init(maxHeaderFieldSize: 8 * 1024, maxHeaderListSize: 16 * 1024, maxHeaderFieldCount: 100))
         let serverName = "galley"
@@ -585,7 +587,8 @@ extension GalleyServer {
         let app = Application(
             router: router(),
             server: HTTPServerBuilder { responder in
-                RevalidatingHTTP1Channel(inner: HTTP1Channel(responder: responder, configuration: configuration), revalidator: revalidator)
+                RevalidatingHTTP1Channel(inner: HTTP1Channel(responder: responder, configuration: configuration), revalidator: revalidator,
+                                         idleTimeout: idleTimeout)
             },
             configuration: .init(address: .hostname(options.host, port: options.port), serverName: serverName),
             onServerRunning: { channel in onListening(channel.localAddress?.port ?? options.port) },

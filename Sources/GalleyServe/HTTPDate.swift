@@ -1,24 +1,12 @@
 import Foundation
 import GalleyCore
 
-/// HTTP dates (RFC 9110's IMF-fixdate): `Date` of the early answers, made once a second, and
-/// `Last-Modified` of downloads. Written out rather than with `DateFormatter` or `strftime`,
-/// which follow the process's locale.
-struct HTTPDate {
-    private var second = -1
-    private var text = ""
-
+/// HTTP dates (RFC 9110's IMF-fixdate): `Date` of the early answers (`RevalidationHandler`,
+/// once a second) and `Last-Modified` of downloads. Written out rather than with
+/// `DateFormatter` or `strftime`, which follow the process's locale.
+enum HTTPDate {
     static let days = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]
     static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-
-    mutating func now() -> String {
-        let current = Int(Date().timeIntervalSince1970)
-        if current != second {
-            second = current
-            text = Self.format(current)
-        }
-        return text
-    }
 
     /// Seconds since 1970 as `Tue, 24 Nov 2026 22:35:54 GMT`.
     static func format(_ seconds: Int) -> String {

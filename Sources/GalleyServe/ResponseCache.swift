@@ -2,6 +2,7 @@ import DequeModule
 import Foundation
 import HTTPTypes
 import NIOCore
+import NIOHTTP1
 
 /// The JSON and HTML answers already made for the store's current revision, so a listing asked
 /// again (what apps do most) costs one revision read and a dictionary lookup instead of a query
@@ -14,9 +15,17 @@ import NIOCore
 final class ResponseCache: @unchecked Sendable {
     /// One answer: everything of the response but what middleware adds per request.
     struct Entry {
-        var tag: String
-        var headers: HTTPFields
-        var body: ByteBuffer
+        let tag: String
+        let headers: HTTPFields
+        let body: ByteBuffer
+        /// The 200's headers in NIO's model with `Content-Length`, without Date and Server
+        /// (`RevalidationHandler` answers with them).
+        let responseHeaders: HTTPHeaders
+
+        init(tag: String, headers: HTTPFields, body: ByteBuffer) {
+            (self.tag, self.headers, self.body) = (tag, headers, body)
+            responseHeaders = Validator.converted(headers, contentLength: body.readableBytes)
+        }
     }
 
     let capacity: Int

@@ -7,6 +7,7 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
 
 /// What `GalleyServer.resource` decided for one set of request inputs at one store revision:
@@ -14,8 +15,9 @@ import NIOHTTPTypes
 final class Validator: Sendable {
     let revision: Int64
     let tag: String
-    /// The 304's headers (`GalleyServer.validatorHeaders`), without Date and Server.
-    let headers: HTTPFields
+    /// The 304's headers (`GalleyServer.validatorHeaders`) in NIO's model, without Date and
+    /// Server.
+    let headers: HTTPHeaders
     /// The route's 304s in `/metrics`.
     let counted: ServeMetrics.Series
     /// The route's 200s in `/metrics`.
@@ -30,8 +32,17 @@ final class Validator: Sendable {
     // counts once where a struct of fields counted each of its references.
     init(revision: Int64, tag: String, headers: HTTPFields, counted: ServeMetrics.Series, countedFull: ServeMetrics.Series,
          answerKey: String, period: Int64?) {
-        (self.revision, self.tag, self.headers, self.counted, self.countedFull, self.answerKey, self.period)
-            = (revision, tag, headers, counted, countedFull, answerKey, period)
+        (self.revision, self.tag, self.counted, self.countedFull, self.answerKey, self.period)
+            = (revision, tag, counted, countedFull, answerKey, period)
+        self.headers = Self.converted(headers, contentLength: nil)
+    }
+
+    /// Headers in NIO's model as Hummingbird's conversion makes them (names as given, in
+    /// order), then `Content-Length` when there is a body.
+    static func converted(_ headers: HTTPFields, contentLength: Int?) -> HTTPHeaders {
+        var converted = HTTPHeaders(headers.map { ($0.name.rawName, $0.value) })
+        if let contentLength { converted.add(name: "Content-Length", value: String(contentLength)) }
+        return converted
     }
 }
 
@@ -44,19 +55,22 @@ enum EarlyAnswer {
 }
 
 /// Answers revalidations (`If-None-Match` naming the current tag), and requests for an answer
-/// already made and kept at the current revision, on the connection's event loop, before the
-/// request reaches Hummingbird's router.
+/// already made and kept at the current revision, on the connection's event loop, as soon as
+/// NIO has parsed the request: before the conversion to Swift HTTP Types and the router.
 ///
 /// Why by hand: a 304 is what reader apps send most (every launch, every pull to refresh), and
 /// the first pages of the listings the next most; through the router each one costs a task
 /// hop, the request and response models and the middleware chain, which held them to about
-/// half of nginx's rate. Here it costs a dictionary lookup or two, the store's recent revision
-/// (`IssueStore.recentRevision`) and one write. Only what the router would answer with the
-/// same bytes is answered here: a GET whose inputs (`Revalidator.key`) `resource` has already
-/// seen at the current revision, and either whose tag matches (304) or whose 200 the
-/// `ResponseCache` still keeps, from a client that sent no `Origin` (CORS adds headers) and no
-/// `Connection` header, on a local store (a network store's revision is a query, never made on
-/// an event loop). Everything else goes on unchanged.
+/// half of nginx's rate, and even answered beside the router, converting each request and
+/// response between NIO's and Swift HTTP Types' models held them under 0.8x. Here it costs
+/// one pass over the request's headers, a dictionary lookup or two, the store's recent
+/// revision (`IssueStore.recentRevision`) and a response head in NIO's model made when the
+/// answer was. Only what the router would answer with the same bytes is answered
+/// here: an HTTP/1.1 GET of an origin-form target whose inputs (`Revalidator.key`) `resource`
+/// has already seen at the current revision, and either whose tag matches (304) or whose 200
+/// the `ResponseCache` still keeps, from a client that sent no `Origin` (CORS adds headers), no
+/// `Connection` header, no body and no input header twice, on a local store (a network store's
+/// revision is a query, never made on an event loop). Everything else goes on unchanged.
 struct Revalidator: Sendable {
     let store: any IssueStore
     let cache: ResponseCache
@@ -69,24 +83,91 @@ struct Revalidator: Sendable {
     /// The inputs a JSON resource's answer depends on, as one string: the request target (path
     /// and query, which also carries a `/v1` or `/v2` prefix), `Accept-Version`,
     /// `Accept-Encoding` and, without `--public-url`, `Host`, each as sent.
+    static func key(path: String, version: String?, encoding: String?, authority: String?, host: Bool) -> String {
+        var key = path
+        key.reserveCapacity(path.utf8.count + (version?.utf8.count ?? 1) + (encoding?.utf8.count ?? 1) + (authority?.utf8.count ?? 1) + 3)
+        key += "\u{1F}"
+        key += version ?? "\u{0}"
+        key += "\u{1F}"
+        key += encoding ?? "\u{0}"
+        key += "\u{1F}"
+        if host { key += authority ?? "\u{0}" }
+        return key
+    }
+
+    /// The key of a request the router has (Swift HTTP Types' model: its path is the request
+    /// target as sent, its authority the first Host).
     static func key(_ request: HTTPRequest, host: Bool) -> String {
-        let version = request.headerFields[GalleyServer.acceptVersion] ?? "\u{0}"
-        let encoding = request.headerFields[.acceptEncoding] ?? "\u{0}"
-        let authority = host ? request.authority ?? "\u{0}" : ""
-        return "\(request.path ?? "")\u{1F}\(version)\u{1F}\(encoding)\u{1F}\(authority)"
+        key(path: request.path ?? "", version: request.headerFields[GalleyServer.acceptVersion],
+            encoding: request.headerFields[.acceptEncoding], authority: request.authority, host: host)
+    }
+
+    /// The request headers the early path reads or declines on.
+    private enum Field {
+        case acceptVersion, acceptEncoding, host, ifNoneMatch
+        /// Makes the router's answer differ (`Origin`, `Connection`) or brings a body.
+        case declines
+        case other
+
+        /// Header names are ASCII tokens (NIO's parser refuses anything else), so setting the
+        /// 0x20 bit folds exactly their letters.
+        init(_ name: String) {
+            func named(_ lower: StaticString) -> Bool {
+                guard name.utf8.count == lower.utf8CodeUnitCount else { return false }
+                var index = 0
+                let expected = lower.utf8Start
+                for byte in name.utf8 {
+                    guard byte | 0x20 == expected[index] | 0x20 else { return false }
+                    index += 1
+                }
+                return true
+            }
+            switch name.utf8.count {
+            case 4: self = named("host") ? .host : .other
+            case 6: self = named("origin") || named("expect") ? .declines : .other
+            case 7: self = named("upgrade") ? .declines : .other
+            case 10: self = named("connection") ? .declines : .other
+            case 13: self = named("if-none-match") ? .ifNoneMatch : .other
+            case 14: self = named("accept-version") ? .acceptVersion : named("content-length") ? .declines : .other
+            case 15: self = named("accept-encoding") ? .acceptEncoding : .other
+            case 17: self = named("transfer-encoding") ? .declines : .other
+            default: self = .other
+            }
+        }
     }
 
     /// What a request may be answered with here, or nil: the router answers it.
-    func answerable(_ request: HTTPRequest) -> EarlyAnswer? {
-        guard request.method == .get,
-              request.headerFields[.origin] == nil, request.headerFields[.connection] == nil,
-              !store.waitsOnNetwork,
-              let revision = try? store.recentRevision(),
-              let validator = cache.validator(Self.key(request, host: keysHost), revision: revision) else { return nil }
+    func answerable(_ head: HTTPRequestHead) -> EarlyAnswer? {
+        guard head.method == .GET, head.version == .http1_1, head.uri.utf8.first == UInt8(ascii: "/"),
+              !store.waitsOnNetwork else { return nil }
+        var version: String?, encoding: String?, authority: String?, asked: String?
+        for (name, value) in head.headers {
+            switch Field(name) {
+            case .acceptVersion:
+                guard version == nil else { return nil }
+                version = value
+            case .acceptEncoding:
+                guard encoding == nil else { return nil }
+                encoding = value
+            case .host:
+                guard authority == nil else { return nil }
+                authority = value
+            case .ifNoneMatch:
+                guard asked == nil else { return nil }
+                asked = value
+            case .declines:
+                return nil
+            case .other:
+                continue
+            }
+        }
+        guard let revision = try? store.recentRevision(),
+              let validator = cache.validator(Self.key(path: head.uri, version: version, encoding: encoding, authority: authority,
+                                                       host: keysHost), revision: revision) else { return nil }
         if let period = validator.period, FeedSignature.expiry(at: Date(), ttl: signatureLifetime).period != period {
             return nil
         }
-        if let asked = request.headerFields[.ifNoneMatch], GalleyServer.matches(asked, validator.tag) {
+        if let asked, GalleyServer.matches(asked, validator.tag) {
             return .notModified(validator)
         }
         // The kept answer's tag is the validator's whenever both are at this revision; the
@@ -96,8 +177,8 @@ struct Revalidator: Sendable {
     }
 
     /// What the router would have counted and logged for the answer.
-    func account(_ request: HTTPRequest, _ answer: EarlyAnswer, since start: UInt64) {
-        let elapsed = Int64(DispatchTime.now().uptimeNanoseconds - start)
+    func account(_ head: HTTPRequestHead, _ answer: EarlyAnswer, since start: NIODeadline) {
+        let elapsed = (NIODeadline.now() - start).nanoseconds
         let (series, status, bytes): (ServeMetrics.Series, HTTPResponse.Status, Int)
         switch answer {
         case .notModified(let validator): (series, status, bytes) = (validator.counted, .notModified, 0)
@@ -105,83 +186,128 @@ struct Revalidator: Sendable {
         }
         series.record(nanoseconds: elapsed)
         if logger.logLevel <= .notice {
-            let path = (request.path ?? "").split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
             logger.notice(ServeMetrics.accessLine(.get, path, status, bytes: String(bytes), nanoseconds: elapsed))
         }
     }
 }
 
-/// The channel handler that answers from `Revalidator`, placed after Hummingbird's connection
-/// state handler (which then sees every request and response, so idle timeouts and graceful
-/// shutdown work as for any other request) and before the router's channel.
+/// The channel handler that answers from `Revalidator`, placed right after NIO's HTTP/1 request
+/// decoder, before the conversion to Swift HTTP Types. Its answers go to NIO's response encoder
+/// as NIO's response parts (never past it: the decoder tells the encoder each request's method,
+/// and the encoder matches them to responses in order); the router's responses pass through it
+/// on their way there.
+///
+/// Hummingbird's connection state handler sits behind the conversion and never sees a request
+/// answered here, so this handler also keeps the idle timeout, with that handler's rule, for
+/// every request (that one is given none): a connection is closed once nothing was read or
+/// answered for the timeout, unless a response is still being made for a request read whole.
+/// Graceful shutdown stays with that handler: it waits for the router's responses, and one
+/// answered here is complete (written and flushed) within the read that brought it.
 ///
 /// A request is held from its head to its end: if a body part comes, it is handed on whole.
 /// While an earlier request on the connection is still being answered by the router, nothing
 /// is answered here (pipelined answers must keep their order).
 final class RevalidationHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPRequestPart
-    typealias InboundOut = HTTPRequestPart
-    typealias OutboundIn = HTTPResponsePart
-    typealias OutboundOut = HTTPResponsePart
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
 
     private let revalidator: Revalidator
+    private let idleTimeout: TimeAmount?
     /// Requests handed to the router whose response has not ended yet.
     private var routed = 0
+    /// Between a request's head and its end.
+    private var reading = false
     /// A request being read, to be answered here at its end.
-    private var held: (request: HTTPRequest, answer: EarlyAnswer, start: UInt64)?
+    private var held: (head: HTTPRequestHead, answer: EarlyAnswer, start: NIODeadline)?
     private var unflushed = false
-    private var date = HTTPDate()
+    /// The `Date` of the answers, made once a second.
+    private var date: (second: Int, text: String) = (-1, "")
+    private var lastActive = NIODeadline.now()
+    private var idleCheck: Scheduled<Void>?
 
-    init(_ revalidator: Revalidator) {
+    init(_ revalidator: Revalidator, idleTimeout: TimeAmount?) {
         self.revalidator = revalidator
+        self.idleTimeout = idleTimeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { becameActive(context) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        idleCheck?.cancel()
+        idleCheck = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        becameActive(context)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        idleCheck?.cancel()
+        idleCheck = nil
+        context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let now = NIODeadline.now()
+        lastActive = now
         switch unwrapInboundIn(data) {
-        case .head(let request):
-            let start = DispatchTime.now().uptimeNanoseconds
-            if routed == 0, held == nil, let answer = revalidator.answerable(request) {
-                held = (request, answer, start)
+        case .head(let head):
+            reading = true
+            if routed == 0, held == nil, let answer = revalidator.answerable(head) {
+                held = (head, answer, now)
                 return
             }
             routed += 1
             context.fireChannelRead(data)
         case .body:
-            if let held {
-                // A GET with a body: not what this path is for; the router has it all.
-                self.held = nil
-                routed += 1
-                context.fireChannelRead(wrapInboundOut(.head(held.request)))
-            }
+            // A GET with a body, though it named no length: the router has it all.
+            handOn(context)
             context.fireChannelRead(data)
         case .end:
+            reading = false
             guard let held else {
                 context.fireChannelRead(data)
                 return
             }
             self.held = nil
-            // The headers in the router's order: the answer's, then Content-Length, Date, Server.
-            var headers: HTTPFields
-            switch held.answer {
-            case .notModified(let validator):
-                headers = validator.headers
-            case .full(_, let kept):
-                headers = kept.headers
-                headers[.contentLength] = String(kept.body.readableBytes)
-            }
-            headers[.date] = date.now()
-            if let server = revalidator.serverName { headers[.server] = server }
-            switch held.answer {
-            case .notModified:
-                context.write(wrapOutboundOut(.head(HTTPResponse(status: .notModified, headerFields: headers))), promise: nil)
-            case .full(_, let kept):
-                context.write(wrapOutboundOut(.head(HTTPResponse(status: .ok, headerFields: headers))), promise: nil)
-                context.write(wrapOutboundOut(.body(kept.body)), promise: nil)
-            }
-            context.write(wrapOutboundOut(.end(nil)), promise: nil)
-            unflushed = true
-            revalidator.account(held.request, held.answer, since: held.start)
+            answer(held, context)
         }
+    }
+
+    /// Hands a held request's head to the router.
+    private func handOn(_ context: ChannelHandlerContext) {
+        guard let held else { return }
+        self.held = nil
+        routed += 1
+        context.fireChannelRead(wrapInboundOut(.head(held.head)))
+    }
+
+    private func answer(_ held: (head: HTTPRequestHead, answer: EarlyAnswer, start: NIODeadline), _ context: ChannelHandlerContext) {
+        let second = Int(Date().timeIntervalSince1970)
+        if second != date.second { date = (second, HTTPDate.format(second)) }
+        // The headers in the router's order: the answer's, then Content-Length, Date, Server.
+        var headers: HTTPHeaders
+        let status: HTTPResponseStatus
+        var body: ByteBuffer?
+        switch held.answer {
+        case .notModified(let validator):
+            (headers, status) = (validator.headers, .notModified)
+        case .full(_, let kept):
+            (headers, status, body) = (kept.responseHeaders, .ok, kept.body)
+        }
+        headers.add(name: "Date", value: date.text)
+        if let server = revalidator.serverName { headers.add(name: "Server", value: server) }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        if let body, body.readableBytes > 0 { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        context.write(wrapOutboundOut(.end(nil)), promise: nil)
+        unflushed = true
+        revalidator.account(held.head, held.answer, since: held.start)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -192,24 +318,64 @@ final class RevalidationHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.fireChannelReadComplete()
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // Shutting down: a request still being read goes to the router, whose connection
+        // handler then closes the connection after answering it rather than at once.
+        if event is ChannelShouldQuiesceEvent { handOn(context) }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { routed = max(routed - 1, 0) }
+        if case .end = unwrapOutboundIn(data) {
+            routed = max(routed - 1, 0)
+            lastActive = .now()
+            if routed == 0 { scheduleIdleCheck(context, at: lastActive) }
+        }
         context.write(data, promise: promise)
+    }
+
+    // MARK: Idle timeout (the rule of Hummingbird's `HTTPConnectionStateHandler`)
+
+    private func becameActive(_ context: ChannelHandlerContext) {
+        lastActive = .now()
+        scheduleIdleCheck(context, at: lastActive)
+    }
+
+    /// Looks at the connection one timeout after `since` (unless a look is already due).
+    private func scheduleIdleCheck(_ context: ChannelHandlerContext, at since: NIODeadline) {
+        guard let idleTimeout, idleCheck == nil else { return }
+        idleCheck = context.eventLoop.assumeIsolatedUnsafeUnchecked().scheduleTask(deadline: since + idleTimeout) {
+            self.idleCheck = nil
+            self.idleCheckDue(context, idleTimeout)
+        }
+    }
+
+    private func idleCheckDue(_ context: ChannelHandlerContext, _ idleTimeout: TimeAmount) {
+        guard context.channel.isActive else { return }
+        // A request read whole and still being answered: looked at again when its answer ends.
+        if !reading, routed > 0 { return }
+        if NIODeadline.now() >= lastActive + idleTimeout {
+            context.close(promise: nil)
+        } else {
+            scheduleIdleCheck(context, at: lastActive)
+        }
     }
 }
 
-/// Hummingbird's HTTP/1 channel with the `RevalidationHandler` in its pipeline.
+/// Hummingbird's HTTP/1 channel with the `RevalidationHandler` in its pipeline, keeping the
+/// idle timeout the inner channel was configured without.
 struct RevalidatingHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
     let inner: HTTP1Channel
     let revalidator: Revalidator
+    let idleTimeout: TimeAmount?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let revalidator = revalidator
+        let (revalidator, idleTimeout) = (revalidator, idleTimeout)
         return inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let pipeline = channel.pipeline.syncOperations
-            let state = try pipeline.context(handlerType: HTTPConnectionStateHandler.self)
-            try pipeline.addHandler(RevalidationHandler(revalidator), position: .after(state.handler))
+            let decoder = try pipeline.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self)
+            try pipeline.addHandler(RevalidationHandler(revalidator, idleTimeout: idleTimeout), position: .after(decoder.handler))
             return value
         }
     }
