@@ -115,7 +115,20 @@ public struct GalleyServer: Sendable {
                 try await self.resource(request, version: fixed, context, signed: signed) { version in try answer(request, context, version) }
             }
         }
-        route("issues") { _, _, _ in ListAnswer(items: try self.store.issues()) }
+        route("issues") { request, _, _ in
+            // As `galley issues --older-than/--newer-than`: the issues published before or after
+            // one, nearest first (an app's "previous issue" and "next issue").
+            let query = request.uri.queryParameters
+            let older: Substring? = query["older_than"], newer: Substring? = query["newer_than"]
+            switch (older, newer) {
+            case (let older?, nil): return ListAnswer(items: try self.store.issues(relativeTo: String(older), older: true))
+            case (nil, let newer?): return ListAnswer(items: try self.store.issues(relativeTo: String(newer), older: false))
+            case (nil, nil): return ListAnswer(items: try self.store.issues())
+            case (_?, _?):
+                throw GalleyError("give `older_than` or `newer_than`, not both", id: .usage,
+                                  hint: "For example /issues?older_than=com.example.harbour.2026-02.")
+            }
+        }
         route("issues/{id}") { _, context, version in
             let id = try context.parameters.require("id")
             let summary = try self.store.issueSummary(id)
@@ -136,7 +149,9 @@ public struct GalleyServer: Sendable {
             return PageAnswer(try self.store.articlePage(filter), request: request)
         }
         route("articles/{id}") { _, context, _ in
-            try self.store.article(try context.parameters.require("id"), issue: nil)
+            var detail = try self.store.article(try context.parameters.require("id"), issue: nil)
+            detail.assets = detail.assets.map(Self.served)
+            return detail
         }
         route("articles/{id}/page") { _, context, _ in
             // The semantic page `galley render --page` makes, its pictures and media from this
@@ -149,7 +164,16 @@ public struct GalleyServer: Sendable {
             return HTMLPage(html: rendered.html)
         }
         route("assets") { request, _, _ in
+            // The asset queries of Dumpling's Asset class and `galley assets`: by issue, article
+            // and kind, an article's playlist, an issue's cover, the first image, and counts.
             let query = request.uri.queryParameters
+            func flag(_ name: String) throws -> Bool {
+                switch query[Substring(name)] {
+                case nil, "false", "0": return false
+                case "true", "1": return true
+                default: throw GalleyError("`\(name)` must be true or false", id: .usage, hint: "For example /assets?\(name)=true.")
+                }
+            }
             var filter = AssetFilter()
             filter.issue = query["issue"].map(String.init)
             filter.article = query["article"].map(String.init)
@@ -159,7 +183,25 @@ public struct GalleyServer: Sendable {
                 }
                 filter.kind = parsed
             }
-            return ListAnswer(items: try self.store.assets(filter))
+            if try flag("playlist") {
+                guard filter.kind == nil || filter.kind == .sound else {
+                    throw GalleyError("a playlist is sounds: `playlist` takes no other `kind`", id: .usage,
+                                      hint: "For example /assets?article=ID&playlist=true.")
+                }
+                filter.kind = .sound
+            }
+            let cover = try flag("cover")
+            if cover {
+                guard filter.issue != nil, filter.article == nil else {
+                    throw GalleyError("`cover` is an issue's: give `issue`, not `article`", id: .usage,
+                                      hint: "For example /assets?issue=com.example.harbour.2026-01&cover=true.")
+                }
+                filter.issueOwn = true
+            }
+            filter.first = try cover || flag("first")
+            let assets = try self.store.assets(filter)
+            if try flag("count") { return CountAnswer(count: assets.count) }
+            return ListAnswer(items: assets.map(Self.served))
         }
         route("search") { request, _, _ in
             guard let text = request.uri.queryParameters["q"], !text.isEmpty else {
@@ -259,6 +301,20 @@ public struct GalleyServer: Sendable {
 
     struct ListAnswer<Item: Encodable>: Encodable {
         var items: [Item]
+    }
+
+    /// An asset as the API shows it: its `path` is its download address on this server
+    /// (`/issues/{issue}/files/{name}`), never where the store keeps the file (the operator's
+    /// business, and no use to a client).
+    static func served(_ asset: StoredAsset) -> StoredAsset {
+        var shown = asset
+        shown.path = "/issues/\(HTMLText.urlPath(asset.issueGlobalID))/files/\(HTMLText.urlPath(asset.fileName))"
+        return shown
+    }
+
+    /// How many there are (`/assets?count=true`).
+    struct CountAnswer: Encodable {
+        var count: Int
     }
 
     /// A page of a listing: its items, and the address of the next page (also sent as

@@ -17,12 +17,13 @@ import Testing
     let store: SQLiteStore
     let appleID = "com.example.harbour.2026-01"
 
+    static let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appending(path: "Examples/winter-2026")
+
     init() throws {
         ProcessEnvironment.configureForArchives()
         let root = Scratch.path("galley-serve")
-        let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appending(path: "Examples/winter-2026")
-        let summary = try Packer().pack(PackOptions(source: example, output: root.appending(path: "dist/")))
+        let summary = try Packer().pack(PackOptions(source: Self.example, output: root.appending(path: "dist/")))
         store = try SQLiteStore(at: root.appending(path: "store"), access: .create)
         _ = try store.importZip(summary.path, force: false, gate: nil, progress: nil)
     }
@@ -114,6 +115,76 @@ import Testing
         }
     }
 
+    /// Dumpling's issue and asset queries (`Issue`'s newer/older, `Asset`'s playlist, first
+    /// asset and count), as `galley issues` and `galley assets` answer them; an asset's `path`
+    /// is where this server serves its file, never the store's folder.
+    @Test func issuesBeforeAndAfterOneAndTheAssetQueries() async throws {
+        // A February issue beside the example's January one.
+        let root = Scratch.path("galley-serve-february")
+        let source = root.appending(path: "winter-2026")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: Self.example, to: source)
+        let yaml = source.appending(path: "issue.yaml")
+        let text = try String(contentsOf: yaml, encoding: .utf8)
+            .replacingOccurrences(of: "apple_id: com.example.harbour.2026-01", with: "apple_id: com.example.harbour.2026-02")
+            .replacingOccurrences(of: "publish_date: 2026-01-05", with: "publish_date: 2026-02-02")
+        try Data(text.utf8).write(to: yaml)
+        let packed = try Packer().pack(PackOptions(source: source, output: root.appending(path: "dist/")))
+        _ = try store.importZip(packed.path, force: false, gate: nil, progress: nil)
+        let february = "com.example.harbour.2026-02"
+        try await test { client in
+            func items(_ uri: String) async throws -> [[String: Any]] {
+                try await client.execute(uri: uri, method: .get) { response in
+                    #expect(response.status == .ok, "\(uri)")
+                    return try #require(try Self.json(response)["items"] as? [[String: Any]], "\(uri)")
+                }
+            }
+            func appleIDs(_ uri: String) async throws -> [String] {
+                try await items(uri).compactMap { $0["apple_id"] as? String }
+            }
+            #expect(try await appleIDs("/issues") == [february, appleID])
+            #expect(try await appleIDs("/issues?older_than=\(february)") == [appleID])
+            #expect(try await appleIDs("/issues?newer_than=\(appleID)") == [february])
+            #expect(try await appleIDs("/issues?newer_than=\(february)").isEmpty)
+
+            let issueAssets = try await items("/assets?issue=\(appleID)")
+            #expect(issueAssets.count == 8)
+            let issueID = try #require(issueAssets.first?["issue_global_id"] as? String)
+            for asset in issueAssets {
+                #expect(asset["path"] as? String == "/issues/\(issueID)/files/\(asset["file_name"] as? String ?? "?")")
+            }
+            let cover = try await items("/assets?issue=\(appleID)&cover=true")
+            #expect(cover.map { $0["file_name"] as? String } == ["cover.jpg"])
+            #expect(cover.first?["article_global_id"] is NSNull, "the issue's own image, not an article's")
+            let ferry = "5f827f80262d6fe87d41ca17"
+            let playlist = try await items("/assets?article=\(ferry)&playlist=true")
+            #expect(playlist.map { $0["file_name"] as? String } == ["night-ferry-interview.mp3"])
+            #expect(try await items("/assets?article=\(ferry)&kind=sound&playlist=1").count == 1)
+            let first = try await items("/assets?article=fbf92e3a2aa69e50f4c7b6e7&first=true")
+            #expect(first.map { $0["file_name"] as? String } == ["the-lighthouse-keepers-lamp-room.jpg"])
+            try await client.execute(uri: "/assets?issue=\(appleID)&count=true", method: .get) { response in
+                let document = try Self.json(response)
+                #expect(document["count"] as? Int == 8 && document["items"] == nil)
+            }
+            try await client.execute(uri: "/assets?article=\(ferry)&playlist=true&count=true", method: .get) { response in
+                let count = try Self.json(response)["count"] as? Int
+                #expect(count == 1)
+            }
+            // An article's detail shows the same addresses, and they serve the files.
+            let detail = try await client.execute(uri: "/articles/\(ferry)", method: .get) { response in
+                try #require(try Self.json(response)["assets"] as? [[String: Any]])
+            }
+            #expect(!detail.isEmpty)
+            for asset in detail {
+                let path = try #require(asset["path"] as? String)
+                #expect(path.hasPrefix("/issues/\(issueID)/files/"))
+                try await client.execute(uri: path, method: .head) { response in
+                    #expect(response.status == .ok, "\(path)")
+                }
+            }
+        }
+    }
+
     @Test func unknownIdsAndBadParametersAreErrorsInTheOneShape() async throws {
         try await test { client in
             for (uri, status, id) in [
@@ -122,6 +193,12 @@ import Testing
                 ("/articles?limit=1000", .badRequest, "usage"),
                 ("/search", .badRequest, "usage"),
                 ("/assets?kind=pdf", .badRequest, "usage"),
+                ("/assets?first=maybe", .badRequest, "usage"),
+                ("/assets?playlist=true&kind=image", .badRequest, "usage"),
+                ("/assets?cover=true", .badRequest, "usage"),
+                ("/assets?article=5f827f80262d6fe87d41ca17&cover=true", .badRequest, "usage"),
+                ("/issues?older_than=nope", .notFound, "id.not-found"),
+                ("/issues?older_than=\(appleID)&newer_than=\(appleID)", .badRequest, "usage"),
             ] {
                 try await client.execute(uri: uri, method: .get) { response in
                     #expect(response.status == status, "\(uri)")
