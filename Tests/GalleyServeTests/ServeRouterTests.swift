@@ -610,8 +610,13 @@ import Testing
                 #expect(response.status == .notFound, "\(name)")
                 #expect(!Data(buffer: response.body).starts(with: Data("SQLite format".utf8)))
             }
-            try await client.execute(uri: "/issues/..%2F..%2F/files/store.sqlite", method: .get) { response in
-                #expect(response.status == .notFound)
+            // The kept zips' route, and every id that reaches the store, the same.
+            for uri in ["/packages/\(appleID)/\(name)", "/packages/\(name)/\(name)", "/articles/\(name)/page", "/issues/\(name)",
+                        "/issues/..%2F..%2F/files/store.sqlite"] {
+                try await client.execute(uri: uri, method: .get) { response in
+                    #expect(response.status == .notFound, "\(uri)")
+                    #expect(!Data(buffer: response.body).starts(with: Data("SQLite format".utf8)))
+                }
             }
         }
     }
