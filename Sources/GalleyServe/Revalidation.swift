@@ -65,12 +65,13 @@ enum EarlyAnswer {
 /// response between NIO's and Swift HTTP Types' models held them under 0.8x. Here it costs
 /// one pass over the request's headers, a dictionary lookup or two, the store's recent
 /// revision (`IssueStore.recentRevision`) and a response head in NIO's model made when the
-/// answer was. Only what the router would answer with the same bytes is answered
-/// here: an HTTP/1.1 GET of an origin-form target whose inputs (`Revalidator.key`) `resource`
-/// has already seen at the current revision, and either whose tag matches (304) or whose 200
-/// the `ResponseCache` still keeps, from a client that sent no `Origin` (CORS adds headers), no
-/// `Connection` header, no body and no input header twice, on a local store (a network store's
-/// revision is a query, never made on an event loop). Everything else goes on unchanged.
+/// answer was. Only what the router would answer with the same bytes is answered here: an
+/// HTTP/1.1 GET of an origin-form target whose inputs (`Revalidator.key`) `resource` has
+/// already seen at the current revision, and either whose tag matches (304) or whose 200 the
+/// `ResponseCache` still keeps, from a client that sent no `Origin` (CORS adds headers), no
+/// `Connection` but `keep-alive`, no body and no input header twice, on a local store (a
+/// network store's revision is a query, never made on an event loop). Everything else goes on
+/// unchanged.
 struct Revalidator: Sendable {
     let store: any IssueStore
     let cache: ResponseCache
@@ -104,8 +105,8 @@ struct Revalidator: Sendable {
 
     /// The request headers the early path reads or declines on.
     private enum Field {
-        case acceptVersion, acceptEncoding, host, ifNoneMatch
-        /// Makes the router's answer differ (`Origin`, `Connection`) or brings a body.
+        case acceptVersion, acceptEncoding, host, ifNoneMatch, connection
+        /// Makes the router's answer differ (`Origin`) or brings a body.
         case declines
         case other
 
@@ -126,7 +127,7 @@ struct Revalidator: Sendable {
             case 4: self = named("host") ? .host : .other
             case 6: self = named("origin") || named("expect") ? .declines : .other
             case 7: self = named("upgrade") ? .declines : .other
-            case 10: self = named("connection") ? .declines : .other
+            case 10: self = named("connection") ? .connection : .other
             case 13: self = named("if-none-match") ? .ifNoneMatch : .other
             case 14: self = named("accept-version") ? .acceptVersion : named("content-length") ? .declines : .other
             case 15: self = named("accept-encoding") ? .acceptEncoding : .other
@@ -155,6 +156,10 @@ struct Revalidator: Sendable {
             case .ifNoneMatch:
                 guard asked == nil else { return nil }
                 asked = value
+            case .connection:
+                // What most HTTP/1.1 clients send (URLSession, OkHttp, browsers), and HTTP/1.1's
+                // default anyway; anything else (close, upgrade) is the router's.
+                guard value.lowercased() == "keep-alive" else { return nil }
             case .declines:
                 return nil
             case .other:
