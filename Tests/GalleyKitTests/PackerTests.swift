@@ -49,6 +49,22 @@ import Testing
         #expect(try ZipDirectory.read(path: summary.path, maxEntries: 100).hasZip64Records == false)
     }
 
+    /// `galley validate SOURCE` writes latest.json as pack does: one too large for a zip
+    /// without Zip64 is the same finding, where pack stops, and nothing is left behind.
+    @Test func checkingASourceWhoseLatestJSONNeedsZip64FindsWhatPackWould() throws {
+        let scratch = FileManager.default.temporaryDirectory
+        let before = Set(try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.hasPrefix("galley-check-") })
+        let findings = try Packer().check(Self.example, manifestLimit: 2_000) { _, _, _ in [] }
+        let errors = findings.filter { $0.severity == .error }
+        #expect(errors.map(\.id) == [Check.packZip64Required.id], "\(findings.map(\.message))")
+        #expect(errors.first?.message.contains("latest.json is over 2000 bytes") == true)
+        #expect(errors.first?.hint?.contains("--allow-zip64") == true)
+        let after = Set(try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.hasPrefix("galley-check-") })
+        #expect(after.subtracting(before).isEmpty, "the scratch zip is removed")
+        // Within the limit, no such finding.
+        #expect(try Packer().check(Self.example) { _, _, _ in [] }.allSatisfy { $0.id != Check.packZip64Required.id })
+    }
+
     @Test func zip64RecordsInTheWrittenZipStopAPackOnlyWithoutAllowZip64() throws {
         // A zip with Zip64 records: an entry of unknown size written with Zip64 allowed.
         let path = Scratch.path("galley-zip64", suffix: ".zip").path

@@ -257,8 +257,11 @@ public struct Packer {
 
     /// Everything pack checks, without writing anything: for `galley validate` on a source
     /// folder. `inspect` sees each article's finished record and adds its own findings.
+    /// `manifestLimit` is the most latest.json may hold, as pack's default (no Zip64) allows;
+    /// tests give less than 4 GiB.
     public func check(
         _ root: URL, configuration: ValidationConfiguration = ValidationConfiguration(),
+        manifestLimit: Int64 = ZipLimits.classic.maxBytes,
         inspect: (ArticleSource, ArticleRecord, _ bodyLineOffset: Int) -> [Diagnostic]
     ) throws -> [Diagnostic] {
         var inspected: [Diagnostic] = []
@@ -277,7 +280,8 @@ public struct Packer {
             let walked = try walk(root, onIssue: { issue in
                 // Without Zip64, as pack's default: the entry streams (see `ZipWriter.stream`).
                 let zipWriter = try ZipWriter(url: zip, hashing: false, allowZip64: false)
-                let opened = try zipWriter.stream(name: "\(issue.appleID)/latest.json", mtime: 0, compression: .deflate)
+                let opened = try zipWriter.stream(name: "\(issue.appleID)/latest.json", mtime: 0, compression: .deflate,
+                                                  maxBytes: manifestLimit)
                 (writer, stream) = (zipWriter, opened)
                 manifest = ManifestWriter(issue: issue, output: opened.send)
             }) { article, record, offset in
