@@ -142,20 +142,18 @@ struct Revalidator: Sendable {
         guard head.method == .GET, head.version == .http1_1, head.uri.utf8.first == UInt8(ascii: "/"),
               !store.waitsOnNetwork else { return nil }
         var version: String?, encoding: String?, authority: String?, asked: String?
+        // Keeps an input's value; false when it came before (sent twice: the router's).
+        func once(_ slot: inout String?, _ value: String) -> Bool {
+            guard slot == nil else { return false }
+            slot = value
+            return true
+        }
         for (name, value) in head.headers {
             switch Field(name) {
-            case .acceptVersion:
-                guard version == nil else { return nil }
-                version = value
-            case .acceptEncoding:
-                guard encoding == nil else { return nil }
-                encoding = value
-            case .host:
-                guard authority == nil else { return nil }
-                authority = value
-            case .ifNoneMatch:
-                guard asked == nil else { return nil }
-                asked = value
+            case .acceptVersion: guard once(&version, value) else { return nil }
+            case .acceptEncoding: guard once(&encoding, value) else { return nil }
+            case .host: guard once(&authority, value) else { return nil }
+            case .ifNoneMatch: guard once(&asked, value) else { return nil }
             case .connection:
                 // What most HTTP/1.1 clients send (URLSession, OkHttp, browsers), and HTTP/1.1's
                 // default anyway; anything else (close, upgrade) is the router's.
