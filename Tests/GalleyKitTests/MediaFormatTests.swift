@@ -33,6 +33,31 @@ import Testing
         #expect(MediaFormat.sniff([]) == nil)
     }
 
+    /// A JPEG's frame found past the first bytes (an EXIF segment of 6,000 bytes before it), and
+    /// one in them; a file that is not there, a folder and a FIFO are errors, never a wait.
+    @Test func probesAJPEGWhoseFrameIsFarInAndRefusesWhatIsNoFile() throws {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "galley-probe-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func jpeg(exif: Int) -> [UInt8] {
+            let app1 = [0xFF, 0xE1, UInt8((exif + 2) >> 8), UInt8((exif + 2) & 0xFF)] + [UInt8](repeating: 0x45, count: exif)
+            // SOF0: length 17, precision 8, height 0x0123, width 0x0456, 3 components.
+            let sof = [0xFF, 0xC0, 0x00, 0x11, 0x08, 0x01, 0x23, 0x04, 0x56, 0x03] + [UInt8](repeating: 0, count: 9)
+            return [0xFF, 0xD8] + app1 + sof + [0xFF, 0xD9]
+        }
+        for exif in [6_000, 100] {
+            let file = folder.appending(path: "photo-\(exif).jpg")
+            try Data(jpeg(exif: exif)).write(to: file)
+            let probe = try #require(try MediaProber.probe(file))
+            #expect(probe.format == .jpeg && probe.pixelSize == PixelSize(width: 0x456, height: 0x123), "EXIF of \(exif) bytes")
+        }
+        #expect(throws: (any Error).self) { try MediaProber.probe(folder.appending(path: "missing.jpg")) }
+        #expect(throws: (any Error).self) { try MediaProber.probe(folder) }
+        let fifo = folder.appending(path: "pipe.jpg")
+        #expect(mkfifo(fifo.path, 0o600) == 0)
+        #expect(throws: (any Error).self, "refused at once") { try MediaProber.probe(fifo) }
+    }
+
     @Test func compressedMediaIsStoredAndTheRestDeflated() {
         #expect(MediaFormat.jpeg.isCompressed && MediaFormat.mp4.isCompressed && MediaFormat.mp3.isCompressed)
         #expect(!MediaFormat.svg.isCompressed && !MediaFormat.wav.isCompressed)
