@@ -29,7 +29,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pack_bench import ROOT, WORK, generate, timed  # noqa: E402
+from pack_bench import ROOT, WORK, generate, settle, timed  # noqa: E402
 
 # Where --tmpfs works; removed however the run ends (a 30,000-article run holds 2 GB there).
 SHM = os.path.join("/dev/shm", "galley-import-bench")
@@ -44,6 +44,7 @@ def main():
     parser.add_argument("--galley", default=os.path.join(ROOT, ".build", "release", "galley"))
     parser.add_argument("--tmpfs", action="store_true", help="extract in /dev/shm (a copy of the zip there too)")
     args = parser.parse_args()
+    settle(args.galley)
     g = args.galley
     if not os.path.exists(g):
         sys.exit(f"no galley binary at {g}: run `make release` first")

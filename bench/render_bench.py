@@ -19,7 +19,7 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pack_bench import JPEG_HEAD, ROOT, WORK, measure  # noqa: E402
+from pack_bench import JPEG_HEAD, ROOT, WORK, measure, settle  # noqa: E402
 
 WORDS = ("harbour ferry night light keeper tide quay crane fog horn log book storm lamp gull captain deck "
          "ramp baker nurse fish crossing winter water dark month").split()
@@ -83,6 +83,7 @@ def main():
     parser.add_argument("--tmpfs", action="store_true", help="run in /dev/shm")
     parser.add_argument("--galley", default=os.path.join(ROOT, ".build", "release", "galley"))
     args = parser.parse_args()
+    settle(args.galley)
     if not shutil.which("hugo"):
         sys.exit("no hugo on PATH: bash scripts/setup.sh --bench installs it")
     issue, hugo = generate(args.articles)

@@ -31,7 +31,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pack_bench import ROOT, WORK, generate, timed  # noqa: E402
+from pack_bench import ROOT, WORK, generate, settle, timed  # noqa: E402
 from store_bench import small_issue  # noqa: E402
 
 OUT = os.path.join(WORK, "serve-bench")
@@ -125,6 +125,7 @@ def main():
     parser.add_argument("--issues", type=int, default=100)
     parser.add_argument("--galley", default=os.path.join(ROOT, ".build", "release", "galley"))
     args = parser.parse_args()
+    settle(args.galley)
     for tool in ("wrk", "nginx"):
         if not shutil.which(tool) and not os.path.exists(f"/usr/sbin/{tool}"):
             sys.exit(f"serve_bench: {tool} is missing: run scripts/setup.sh --bench")

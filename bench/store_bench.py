@@ -34,7 +34,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pack_bench import ROOT, WORK, generate, measure, timed  # noqa: E402
+from pack_bench import ROOT, WORK, generate, measure, settle, timed  # noqa: E402
 
 
 def small_issue(index, articles=300):
@@ -71,6 +71,7 @@ def main():
     parser.add_argument("--galley", default=os.path.join(ROOT, ".build", "release", "galley"))
     parser.add_argument("--backend", choices=["sqlite", "postgres"], default="sqlite")
     args = parser.parse_args()
+    settle(args.galley)
     if args.backend == "postgres":
         return postgres(args)
     g = args.galley

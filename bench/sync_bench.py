@@ -29,7 +29,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pack_bench import ROOT, WORK, timed  # noqa: E402
+from pack_bench import ROOT, WORK, settle, timed  # noqa: E402
 from serve_bench import build_store, free_port, wait_for  # noqa: E402
 from store_bench import quick  # noqa: E402
 
@@ -55,6 +55,7 @@ def main():
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--galley", default=os.path.join(ROOT, ".build", "release", "galley"))
     args = parser.parse_args()
+    settle(args.galley)
     galley = os.path.abspath(args.galley)
     if not os.path.exists(galley):
         sys.exit(f"sync_bench: no {galley}; run `make release` first")

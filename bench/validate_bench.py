@@ -14,7 +14,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pack_bench import ROOT, WORK, generate, image_kb, measure, timed  # noqa: E402
+from pack_bench import ROOT, WORK, generate, image_kb, measure, settle, timed  # noqa: E402
 
 
 def main():
@@ -24,6 +24,7 @@ def main():
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--galley", default=os.path.join(ROOT, ".build", "release", "galley"))
     args = parser.parse_args()
+    settle(args.galley)
     out = os.path.join(WORK, "validate")
     os.makedirs(out, exist_ok=True)
     print(f"{'issue':>26} {'zip':>8} {'validate':>9} {'unzip -tq':>10} {'ratio':>6} {'galley RSS':>11} {'unzip RSS':>10}")
