@@ -61,6 +61,27 @@ package func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
     return 0
 }
 
+/// `count` bytes of `fd` from `offset`, with `pread(2)` (which may take fewer, or be
+/// interrupted): fewer only where the file ends. Throws the `errno` that stopped it, as a
+/// `POSIXError`. For small reads at known places, where a `FileHandle` costs an `fstat` and a
+/// `Data` per read and a seek of its own.
+package func readAll(_ fd: Int32, at offset: UInt64, count: Int) throws -> [UInt8] {
+    guard count > 0 else { return [] }
+    var bytes = [UInt8](repeating: 0, count: count)
+    var done = 0
+    while done < count {
+        let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress.map { $0 + done }, count - done, off_t(offset) + off_t(done)) }
+        if got < 0 {
+            if errno == EINTR { continue }
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        }
+        if got == 0 { break }
+        done += got
+    }
+    if done < count { bytes.removeLast(count - done) }
+    return bytes
+}
+
 /// The names in a folder as the file system stores them (bytes), with `readdir(3)`: Foundation
 /// decodes names that are not UTF-8 into replacement characters, and such a name then matches
 /// no file, so a folder listed through it would be lost without a word. `nil` when the folder

@@ -148,21 +148,7 @@ public enum MediaProber {
         let fd = open(url.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         defer { close(fd) }
-        func read(_ offset: Int, _ count: Int) throws -> [UInt8] {
-            var bytes = [UInt8](repeating: 0, count: count)
-            var done = 0
-            while done < count {
-                let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress.map { $0 + done }, count - done, off_t(offset + done)) }
-                if got < 0 {
-                    if errno == EINTR { continue }
-                    throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-                }
-                if got == 0 { break }
-                done += got
-            }
-            bytes.removeLast(count - done)
-            return bytes
-        }
+        func read(_ offset: Int, _ count: Int) throws -> [UInt8] { try readAll(fd, at: UInt64(offset), count: count) }
         let head = try read(0, 4096)
         guard let format = MediaFormat.sniff(head) else { return nil }
         var size: PixelSize?

@@ -191,22 +191,11 @@ public struct ZipDirectory: Sendable {
         // entry, and at 60,000 entries Foundation's seek, Data and copy were a tenth of an
         // import's time. Fewer bytes come back only at the end of the file.
         func read(_ offset: UInt64, _ count: Int) throws -> [UInt8] {
-            guard count > 0 else { return [] }
-            var bytes = [UInt8](repeating: 0, count: count)
-            var done = 0
-            while done < count {
-                let got = bytes.withUnsafeMutableBytes { buffer in
-                    pread(fd, buffer.baseAddress.map { $0 + done }, count - done, off_t(offset) + off_t(done))
-                }
-                if got < 0 {
-                    if errno == EINTR { continue }
-                    throw GalleyError("cannot read the file: \(String(cString: strerror(errno)))", id: .inputUnreadable, path: path)
-                }
-                if got == 0 { break }
-                done += got
+            do {
+                return try readAll(fd, at: offset, count: count)
+            } catch let error as POSIXError {
+                throw GalleyError("cannot read the file: \(String(cString: strerror(error.code.rawValue)))", id: .inputUnreadable, path: path)
             }
-            if done < count { bytes.removeLast(count - done) }
-            return bytes
         }
 
         // End of central directory: the last 22..65557 bytes.
