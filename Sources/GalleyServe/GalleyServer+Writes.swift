@@ -56,6 +56,7 @@ extension GalleyServer {
     func upload(_ request: Request, _ context: ServeContext) async -> Response {
         do {
             let writes = try authorize(request)
+            let force = try Self.flag(request, "force")  // before the body is read
             let tooLarge = GalleyError("the upload is over the limit of \(writes.maxUpload) bytes", id: .uploadTooLarge,
                                        hint: "Import it on the server with `galley import`, or start serve with a larger --max-upload.")
             if let length = request.headers[.contentLength].flatMap({ Int64($0) }), length > writes.maxUpload { throw tooLarge }
@@ -74,7 +75,6 @@ extension GalleyServer {
                 if counter.isOver { throw tooLarge }
                 throw GalleyError("the upload broke off: \(error)", id: .usage, hint: "Send the whole zip as the request body.")
             }
-            let force = request.uri.queryParameters["force"].map { $0 == "true" || $0 == "1" } ?? false
             let store = self.store
             let result = try await NIOThreadPool.singleton.runIfActive {
                 let passed = try ImportGate.check(path)

@@ -167,13 +167,7 @@ public struct GalleyServer: Sendable {
             // The asset queries of Dumpling's Asset class and `galley assets`: by issue, article
             // and kind, an article's playlist, an issue's cover, the first image, and counts.
             let query = request.uri.queryParameters
-            func flag(_ name: String) throws -> Bool {
-                switch query[Substring(name)] {
-                case nil, "false", "0": return false
-                case "true", "1": return true
-                default: throw GalleyError("`\(name)` must be true or false", id: .usage, hint: "For example /assets?\(name)=true.")
-                }
-            }
+            func flag(_ name: String) throws -> Bool { try Self.flag(request, name) }
             var filter = AssetFilter()
             filter.issue = query["issue"].map(String.init)
             filter.article = query["article"].map(String.init)
@@ -356,13 +350,23 @@ public struct GalleyServer: Sendable {
     /// Articles per page when `limit` is not given.
     static let defaultLimit = 20
 
+    /// A yes/no query parameter: `true` or `1`, `false` or `0`, or absent (no). Anything else is
+    /// a 400 rather than a silent no (`featured=yes` listing every article).
+    static func flag(_ request: Request, _ name: String) throws -> Bool {
+        switch request.uri.queryParameters[Substring(name)] {
+        case nil, "false", "0": return false
+        case "true", "1": return true
+        default: throw GalleyError("`\(name)` must be true or false", id: .usage, hint: "For example ?\(name)=true.")
+        }
+    }
+
     static func articleFilter(_ request: Request) throws -> ArticleFilter {
         let query = request.uri.queryParameters
         var filter = ArticleFilter()
         filter.type = query["type"].map(String.init)
         filter.excludeType = query["exclude_type"].map(String.init)
         filter.keyword = query["keyword"].map(String.init)
-        filter.featured = query["featured"].map { $0 == "true" || $0 == "1" } ?? false
+        filter.featured = try flag(request, "featured")
         filter.byDate = query["order"] == "date"
         if let limit = query["limit"] {
             guard let value = Int(limit), (1...100).contains(value) else {

@@ -194,6 +194,7 @@ import Testing
                 ("/search", .badRequest, "usage"),
                 ("/assets?kind=pdf", .badRequest, "usage"),
                 ("/assets?first=maybe", .badRequest, "usage"),
+                ("/articles?featured=yes", .badRequest, "usage"),
                 ("/assets?playlist=true&kind=image", .badRequest, "usage"),
                 ("/assets?cover=true", .badRequest, "usage"),
                 ("/assets?article=5f827f80262d6fe87d41ca17&cover=true", .badRequest, "usage"),
@@ -451,8 +452,14 @@ import Testing
                 #expect(id == "auth.required")
                 }
             }
-            #expect(throws: GalleyError.self) { try self.store.issueSummary("example-valid") }
             let auth: HTTPFields = [.authorization: "Bearer \(Self.token)", .contentType: "application/zip"]
+            // A `force` that says neither yes nor no is a 400, not a silent no.
+            try await client.execute(uri: "/issues?force=yes", method: .post, headers: auth, body: zip) { response in
+                #expect(response.status == .badRequest)
+                let id = try Self.errorID(response)
+                #expect(id == "usage")
+            }
+            #expect(throws: GalleyError.self) { try self.store.issueSummary("example-valid") }
             try await client.execute(uri: "/issues", method: .post, headers: auth, body: zip) { response in
                 #expect(response.status == .created)
                 #expect(response.headers[.location] == "/issues/example-valid")
