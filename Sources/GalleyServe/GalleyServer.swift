@@ -194,7 +194,7 @@ public struct GalleyServer: Sendable {
             }
             filter.first = try cover || flag("first")
             let assets = try self.store.assets(filter)
-            if try flag("count") { return CountAnswer(count: assets.count) }
+            if try flag("count") { return AssetCount(count: assets.count) }
             return ListAnswer(items: assets.map(Self.served))
         }
         route("search") { request, _, _ in
@@ -304,11 +304,6 @@ public struct GalleyServer: Sendable {
         var shown = asset
         shown.path = "/issues/\(HTMLText.urlPath(asset.issueGlobalID))/files/\(HTMLText.urlPath(asset.fileName))"
         return shown
-    }
-
-    /// How many there are (`/assets?count=true`).
-    struct CountAnswer: Encodable {
-        var count: Int
     }
 
     /// A page of a listing: its items, and the address of the next page (also sent as

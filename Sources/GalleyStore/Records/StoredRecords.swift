@@ -256,6 +256,13 @@ public struct AssetFilter: Sendable {
     }
 }
 
+/// How many assets a filter leaves: `galley assets --count --json` and `/assets?count=true`
+/// (`count_document` in docs/json/common.schema.json).
+public struct AssetCount: Encodable, Sendable {
+    public var count: Int
+    public init(count: Int) { self.count = count }
+}
+
 /// One file of an imported issue, as recorded at import.
 public struct StoredFile: Sendable, Hashable {
     /// Its name in the zip (below the issue folder).

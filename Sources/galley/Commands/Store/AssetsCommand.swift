@@ -37,7 +37,6 @@ struct AssetsCommand: ParsableCommand {
     @OptionGroup var output: OutputOptions
 
     struct Document: Encodable { var assets: [StoredAsset] }
-    struct CountDocument: Encodable { var count: Int }
 
     func run() throws {
         let console = output.console
@@ -46,7 +45,7 @@ struct AssetsCommand: ParsableCommand {
             let opened = try store.open()
             let assets = try console.timed("query") { try opened.assets(filter) }
             if count {
-                if output.json { return console.emit(CountDocument(count: assets.count)) }
+                if output.json { return console.emit(AssetCount(count: assets.count)) }
                 console.data("\(assets.count)\n")
                 return
             }
