@@ -6,8 +6,10 @@ import Testing
 @Suite struct ServeCommandTests {
     /// A store in a new folder with the example's valid zip imported, served on a free loopback
     /// port with `options`; with `packing`, the example is also packed into the folder (a newer
-    /// version of the issue, for a test to import while the server runs).
-    func serving(_ options: [String] = [], packing: Bool = false) throws -> (work: URL, store: URL, server: Harness.Listening) {
+    /// version of the issue, for a test to import while the server runs); with `writes`, the
+    /// server takes `Self.token` from the file `token` in the folder.
+    func serving(_ options: [String] = [], packing: Bool = false, writes: Bool = false, environment: [String: String]? = nil) throws
+        -> (work: URL, store: URL, server: Harness.Listening) {
         let work = try Harness.temporaryDirectory()
         let store = work.appending(path: "store")
         if packing {
@@ -15,8 +17,16 @@ import Testing
         }
         #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path,
                                     "--store", store.path, "-q"]).status == 0)
-        return (work, store, try Harness.listening(["serve", "--store", store.path, "--port", "0", "--json"] + options))
+        var options = options
+        if writes {
+            let tokenFile = work.appending(path: "token")
+            try "\(Self.token)\n".write(to: tokenFile, atomically: true, encoding: .utf8)
+            options += ["--token-file", tokenFile.path]
+        }
+        return (work, store, try Harness.listening(["serve", "--store", store.path, "--port", "0", "--json"] + options, environment: environment))
     }
+
+    static let token = "0123456789abcdef0123456789abcdef"
 
     @Test func theBinaryServesTheStoreOnLoopbackAndStopsOnSIGTERM() throws {
         let work = try Harness.temporaryDirectory()
@@ -290,14 +300,9 @@ import Testing
     /// (no Content-Length) over --max-upload is 413 and leaves nothing behind, a real zip is
     /// imported (and `galley issues` then lists it), and a too-short token refuses to start.
     @Test func uploadsWithATokenFileAndALimitOnChunkedBodies() throws {
-        let work = try Harness.temporaryDirectory()
-        let store = work.appending(path: "store")
-        #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path,
-                                    "--store", store.path, "-q"]).status == 0)
-        let tokenFile = work.appending(path: "token")
-        try "0123456789abcdef0123456789abcdef\n".write(to: tokenFile, atomically: true, encoding: .utf8)
-        let server = try Harness.listening(["serve", "--port", "0", "--json"] + ["--store", store.path, "--token-file", tokenFile.path, "--max-upload", "64K", "-q"])
+        let (work, store, server) = try serving(["--max-upload", "64K", "-q"], writes: true)
         defer { server.stop() }
+        let tokenFile = work.appending(path: "token")
         let (process, port) = (server.process, server.port)
         // An older version of the stored issue, so the upload says ?force=true.
         let zip = Harness.fixtures.appending(path: "versions/example-valid.zip").path
@@ -305,7 +310,7 @@ import Testing
         let script = """
             import http.client, sys
             port, zip = int(sys.argv[1]), sys.argv[2]
-            def post(chunks, token="0123456789abcdef0123456789abcdef"):
+            def post(chunks, token="\(Self.token)"):
                 c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
                 c.putrequest("POST", "/issues?force=true")
                 c.putheader("Authorization", "Bearer " + token)
@@ -346,14 +351,11 @@ import Testing
     /// request was answered early is closed at once rather than at its idle timeout, new
     /// connections are refused, and the server then exits 0.
     @Test func requestsInFlightFinishAfterSIGTERMAndIdleConnectionsClose() throws {
-        let work = try Harness.temporaryDirectory()
-        let store = work.appending(path: "store")
-        #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path,
-                                    "--store", store.path, "-q"]).status == 0)
-        let tokenFile = work.appending(path: "token")
-        try "0123456789abcdef0123456789abcdef\n".write(to: tokenFile, atomically: true, encoding: .utf8)
-        let server = try Harness.listening(["serve", "--port", "0", "--json", "--store", store.path, "--token-file", tokenFile.path,
-                                            "--idle-timeout", "30", "-q"])
+        // The server's temporary folder, where an upload's folder shows that it is under way.
+        let temporary = try Harness.temporaryDirectory()
+        var environment = ProcessInfo.processInfo.environment
+        environment["TMPDIR"] = temporary.path
+        let (_, store, server) = try serving(["--idle-timeout", "30", "-q"], writes: true, environment: environment)
         defer { server.stop() }
         let before = try Harness.galley(["issues", "--store", store.path, "--json"]).stdout
         let script = """
@@ -378,7 +380,7 @@ import Testing
             chunks = [data[i:i + 4096] for i in range(0, len(data), 4096)]
             c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
             c.putrequest("POST", "/issues?force=true")
-            c.putheader("Authorization", "Bearer 0123456789abcdef0123456789abcdef")
+            c.putheader("Authorization", "Bearer \(Self.token)")
             c.putheader("Transfer-Encoding", "chunked")
             c.endheaders()
             half = len(chunks) // 2
@@ -401,6 +403,12 @@ import Testing
             """
         let seen = try Harness.python(script, [String(server.port), Harness.fixtures.appending(path: "versions/example-valid.zip").path],
                                       pausingAfter: 2) {
+            // Sent is not yet read: SIGTERM once the server has begun taking the upload in.
+            let deadline = Date().addingTimeInterval(20)
+            while Date() < deadline,
+                  (try? FileManager.default.contentsOfDirectory(atPath: temporary.path))?.contains(where: { $0.hasPrefix("galley-upload-") }) != true {
+                Thread.sleep(forTimeInterval: 0.02)
+            }
             kill(server.process.processIdentifier, SIGTERM)
             Thread.sleep(forTimeInterval: 0.5)
             #expect(server.process.isRunning, "the upload keeps it running")
@@ -422,14 +430,9 @@ import Testing
     /// every documented operation (good and bad requests) have documented statuses, content
     /// types and bodies valid against its schemas (Tests/Support/check_openapi.py).
     @Test func realAnswersKeepTheOpenAPIDocument() throws {
-        let store = try Harness.temporaryDirectory().appending(path: "store")
-        let zip = Harness.fixtures.appending(path: "zips/example-valid.zip").path
-        #expect(try Harness.galley(["import", zip, "--store", store.path, "-q"]).status == 0)
-        let token = "0123456789abcdef0123456789abcdef"
-        let tokenFile = store.deletingLastPathComponent().appending(path: "token")
-        try token.write(to: tokenFile, atomically: true, encoding: .utf8)
-        let server = try Harness.listening(["serve", "--port", "0", "--json"] + ["--store", store.path, "--token-file", tokenFile.path, "-q"])
+        let (_, _, server) = try serving(["-q"], writes: true)
         defer { server.stop() }
+        let zip = Harness.fixtures.appending(path: "zips/example-valid.zip").path
         let port = server.port
         let served = try Harness.tool("python3", ["-c", """
             import sys, urllib.request
@@ -439,7 +442,7 @@ import Testing
         #expect(served.stdout == document, "the binary serves docs/openapi.yaml as it is (rebuild after editing it)")
         let check = try Harness.tool("python3", [
             Harness.root.appending(path: "Tests/Support/check_openapi.py").path, Harness.root.appending(path: "docs/openapi.yaml").path,
-            Harness.root.appending(path: "docs/json").path, "http://127.0.0.1:\(port)", token, zip,
+            Harness.root.appending(path: "docs/json").path, "http://127.0.0.1:\(port)", Self.token, zip,
         ])
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
     }
