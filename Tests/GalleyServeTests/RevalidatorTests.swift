@@ -1,10 +1,5 @@
-import Foundation
-import GalleyCore
-import GalleyFormats
-import GalleyKit
 @testable import GalleyServe
 import GalleyStore
-import GalleyTestSupport
 import HTTPTypes
 import Logging
 import NIOHTTP1
@@ -17,11 +12,7 @@ import Testing
     let tag = "\"r1-v2-0123456789abcdef\""
 
     init() throws {
-        ProcessEnvironment.configureForArchives()
-        let root = Scratch.path("galley-revalidator")
-        let summary = try Packer().pack(PackOptions(source: ServeRouterTests.example, output: root.appending(path: "dist/")))
-        let store = try SQLiteStore(at: root.appending(path: "store"), access: .create)
-        _ = try store.importZip(summary.path, force: false, gate: nil, progress: nil)
+        let store = try ServeRouterTests.exampleStore("galley-revalidator")
         let cache = ResponseCache()
         let metrics = ServeMetrics()
         let series = metrics.series(route: "/v2/issues", method: .get, status: .notModified)

@@ -21,10 +21,21 @@ import Testing
         .deletingLastPathComponent().appending(path: "Examples/winter-2026")
 
     init() throws {
+        store = try Self.exampleStore("galley-serve")
+    }
+
+    /// A new store (in a scratch folder named from `prefix`) holding the example issue.
+    static func exampleStore(_ prefix: String) throws -> SQLiteStore {
         ProcessEnvironment.configureForArchives()
-        let root = Scratch.path("galley-serve")
-        let summary = try Packer().pack(PackOptions(source: Self.example, output: root.appending(path: "dist/")))
-        store = try SQLiteStore(at: root.appending(path: "store"), access: .create)
+        let root = Scratch.path(prefix)
+        let store = try SQLiteStore(at: root.appending(path: "store"), access: .create)
+        try importPacked(example, into: store, scratch: root)
+        return store
+    }
+
+    /// Packs the issue source `source` into `scratch` and imports the zip into `store`.
+    static func importPacked(_ source: URL, into store: SQLiteStore, scratch: URL) throws {
+        let summary = try Packer().pack(PackOptions(source: source, output: scratch.appending(path: "dist/")))
         _ = try store.importZip(summary.path, force: false, gate: nil, progress: nil)
     }
 
@@ -129,8 +140,7 @@ import Testing
             .replacingOccurrences(of: "apple_id: com.example.harbour.2026-01", with: "apple_id: com.example.harbour.2026-02")
             .replacingOccurrences(of: "publish_date: 2026-01-05", with: "publish_date: 2026-02-02")
         try Data(text.utf8).write(to: yaml)
-        let packed = try Packer().pack(PackOptions(source: source, output: root.appending(path: "dist/")))
-        _ = try store.importZip(packed.path, force: false, gate: nil, progress: nil)
+        try Self.importPacked(source, into: store, scratch: root)
         let february = "com.example.harbour.2026-02"
         try await test { client in
             func items(_ uri: String) async throws -> [[String: Any]] {
