@@ -8,7 +8,6 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import NIOHTTP1
-import NIOHTTPTypes
 
 /// What `GalleyServer.resource` decided for one set of request inputs at one store revision:
 /// the answer's strong tag, the headers of its 304, and where its 200 is kept.
