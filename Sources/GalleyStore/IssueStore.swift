@@ -32,6 +32,10 @@ public protocol IssueStore: AnyObject, Sendable {
     /// - Parameter gate: what `ImportGate.check` said of this zip (its warnings and the central
     ///   directory it read), when the caller ran it first; the backend runs it otherwise.
     func importZip(_ path: String, force: Bool, gate: ImportGate.Passed?, progress: ((Int64, Int64) -> Void)?) throws -> ImportResult
+    /// Imports an issue zip whose container passed `ImportGate.open`: the store may check
+    /// latest.json beside the pass that extracts the files (the SQLite store does); the others
+    /// run `ImportGate.check` first. The result's warnings start with `opened`'s.
+    func importZip(_ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)?) throws -> ImportResult
 
     /// Every issue, newest first.
     func issues() throws -> [StoredIssue]
@@ -102,6 +106,11 @@ public protocol IssueStore: AnyObject, Sendable {
 }
 
 extension IssueStore {
+    /// The checks, then the import, in turn.
+    public func importZip(_ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)?) throws -> ImportResult {
+        try importZip(path, force: force, gate: ImportGate.check(path), progress: progress)
+    }
+
     /// Search with the default options (20 results, the default rank limit).
     public func search(_ text: String) throws -> SearchResults { try search(text, options: SearchOptions()) }
 

@@ -221,6 +221,22 @@ public struct Validator: Sendable {
         return (InputReport(path: path, kind: .zip, diagnostics: findings.items), check)
     }
 
+    /// The first step of an import that checks latest.json beside its extracting pass: the
+    /// container checks only (the central directory; no content read). Returns the findings,
+    /// and what `ZipOpening.checkBeside` needs when the container is sound and latest.json is
+    /// its first entry (otherwise nil with no error: the caller takes the two halves in turn,
+    /// `checkZipHead` then `ZipCheck.checkContent`).
+    package func openZipForImport(path: String) -> (report: InputReport, opening: ZipOpening?) {
+        var findings = Findings(configuration: options.configuration)
+        guard let (directory, top, manifestName) = openZip(path, into: &findings),
+              directory.entries.first?.displayName == manifestName else {
+            return (InputReport(path: path, kind: .zip, diagnostics: findings.items), nil)
+        }
+        let pass = EntryPass(path: path, directory: directory, top: top, manifestName: manifestName, mode: .contentOnly, checker: self)
+        let opening = ZipOpening(pass: pass, contents: ZipContents(directory, top: top), configuration: options.configuration)
+        return (InputReport(path: path, kind: .zip, diagnostics: findings.items), opening)
+    }
+
     /// The central directory and the container checks; `nil` (with the findings saying why)
     /// when no content may be read.
     private func openZip(_ path: String, into findings: inout Findings) -> (ZipDirectory, String, String)? {

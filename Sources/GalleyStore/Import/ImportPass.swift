@@ -18,25 +18,59 @@ struct ImportPass {
     /// The kept zip in staging, with its SHA-256 and size.
     let kept: (staged: URL, digest: FileDigest)
     /// Every file written, with its size and SHA-256.
-    let files: [ExtractedFile]
+    let files: Files
 
     static func run(
         _ path: String, _ passed: ImportGate.Passed, stagingFolder: URL, root: URL, progress: ((Int64, Int64) -> Void)?
     ) throws -> ImportPass {
+        try extract(path, total: passed.declaredBytes, files: passed.fileCount, stagingFolder: stagingFolder, root: root,
+                    progress: progress) { sink in
+            (try refusingErrors(passed.takeCheck().checkContent(sink: sink)), ())
+        }.pass
+    }
+
+    /// The pass with latest.json's checks beside it (`ZipOpening.checkBeside`), for a zip whose
+    /// container passed `ImportGate.open` (whose checks it takes: one pass per `Opened`): every check of `galley validate` runs here, and any
+    /// error (latest.json's too) refuses the zip with nothing left in staging. Returns the
+    /// issue's own fields from latest.json with the pass.
+    static func run(
+        _ path: String, _ opened: ImportGate.Opened, stagingFolder: URL, root: URL, progress: ((Int64, Int64) -> Void)?
+    ) throws -> (pass: ImportPass, issue: IssueRecord) {
+        let (pass, issue) = try extract(path, total: opened.declaredBytes, files: opened.fileCount, stagingFolder: stagingFolder, root: root,
+                    progress: progress) { sink in
+            guard let opening = opened.takeOpening() else {
+                throw GalleyError("the zip's checks already ran", id: .storeFailed, path: path, hint: "Open it again with ImportGate.open.")
+            }
+            let (findings, issue) = try opening.checkBeside(sink: sink)
+            let warnings = try refusingErrors(findings)
+            guard let issue else {
+                throw GalleyError("the zip's latest.json cannot be read", id: .inputUnreadable, path: path, hint: "Run `galley validate` on it.")
+            }
+            return (warnings, issue)
+        }
+        return (pass, issue)
+    }
+
+    /// Staging, the extracting sink and the kept zip's copy around `check`, which runs the
+    /// content pass through the sink and returns its warnings (its errors refuse the zip).
+    private static func extract<Extra>(
+        _ path: String, total: Int64, files: Int, stagingFolder: URL, root: URL, progress: ((Int64, Int64) -> Void)?,
+        check: (ExtractingSink) throws -> (warnings: [Diagnostic], extra: Extra)
+    ) throws -> (pass: ImportPass, extra: Extra) {
         let token = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let staging = stagingFolder.appending(path: token)
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
         var succeeded = false
         defer { if !succeeded { try? FileManager.default.removeItem(at: staging) } }
-        let sink = try ExtractingSink(root: staging, total: passed.declaredBytes, files: passed.fileCount, progress: progress)
+        let sink = try ExtractingSink(root: staging, total: total, files: files, progress: progress)
         let (pass, keeping) = alongside({ try stagePackage(path, token: token, stagingFolder: stagingFolder, root: root) }) {
-            try refusingErrors(passed.takeCheck().checkContent(sink: sink))
+            try check(sink)
         }
         do {
-            let warnings = try pass.get()
+            let (warnings, extra) = try pass.get()
             let kept = try keeping.get()
             succeeded = true
-            return ImportPass(token: token, staging: staging, warnings: warnings, kept: kept, files: sink.files())
+            return (ImportPass(token: token, staging: staging, warnings: warnings, kept: kept, files: sink.files()), extra)
         } catch {
             if case .success(let kept) = keeping { try? FileManager.default.removeItem(at: kept.staged) }
             throw error
@@ -54,8 +88,10 @@ struct ImportPass {
 extension ImportPass {
     /// Why the feed must not serve a zip that passed the gate, or nil: an older Linechef format
     /// (tolerated by import, a crash in current Dumpling builds).
-    static func withheldReason(_ passed: ImportGate.Passed) -> String? {
-        guard passed.warnings.contains(where: { $0.id == Check.manifestOlderFormat.id }) else { return nil }
+    static func withheldReason(_ passed: ImportGate.Passed) -> String? { withheldReason(passed.warnings) }
+
+    static func withheldReason(_ warnings: [Diagnostic]) -> String? {
+        guard warnings.contains(where: { $0.id == Check.manifestOlderFormat.id }) else { return nil }
         return "older Linechef format (manifest.older-format): current Dumpling builds crash on it"
     }
 
@@ -102,6 +138,19 @@ extension ImportPass {
             report(done, total)
         }
         func finish() {}
+    }
+
+    /// The files a pass wrote, each made when it is read from the pass's own two lists: a list
+    /// of 60,000 made at once (a name string each) was 7 MB of an import's peak.
+    struct Files: RandomAccessCollection {
+        fileprivate let written: [(name: Substring, size: Int64)]
+        fileprivate let digests: [SHA256Digest]
+
+        var startIndex: Int { 0 }
+        var endIndex: Int { Swift.min(written.count, digests.count) }
+        subscript(position: Int) -> ExtractedFile {
+            ExtractedFile(name: String(written[position].name), size: written[position].size, digest: digests[position])
+        }
     }
 
     struct ExtractedFile {
@@ -153,8 +202,6 @@ extension ImportPass {
         }
 
         /// Every file written, with its digest (waits for the hashing thread).
-        func files() -> [ExtractedFile] {
-            zip(written, hashing.finish()).map { ExtractedFile(name: String($0.0.name), size: $0.0.size, digest: $0.1) }
-        }
+        func files() -> Files { Files(written: written, digests: hashing.finish()) }
     }
 }

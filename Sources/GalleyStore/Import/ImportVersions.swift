@@ -31,22 +31,29 @@ enum ImportVersions {
     static func decide(
         _ stored: Stored?, _ passed: ImportGate.Passed, path: String, force: Bool, progress: ((Int64, Int64) -> Void)?
     ) throws -> Decision {
-        guard let stored else { return .add }
-        if force { return .replace }
-        func checkedWithoutExtracting() throws -> [Diagnostic] {
+        try decide(stored, issue: passed.issue, contentDigest: passed.contentDigest, path: path, force: force) {
             try ImportPass.refusingErrors(passed.takeCheck().checkContent(
                 sink: progress.map { ImportPass.ProgressSink(total: passed.declaredBytes, $0) }))
         }
-        switch order(stored, passed.issue) {
+    }
+
+    /// The rule itself, for a zip with these fields; `checked` runs the checks still to run on a
+    /// zip that will not be extracted (nothing when they ran already) and returns their warnings.
+    static func decide(
+        _ stored: Stored?, issue: IssueRecord, contentDigest: String, path: String, force: Bool, checked: () throws -> [Diagnostic]
+    ) throws -> Decision {
+        guard let stored else { return .add }
+        if force { return .replace }
+        switch order(stored, issue) {
         case .orderedSame:
-            let warnings = try checkedWithoutExtracting()
-            if let digest = stored.contentDigest, digest != passed.contentDigest {
-                throw sameVersionChanged(stored, passed.issue, path: path)
+            let warnings = try checked()
+            if let digest = stored.contentDigest, digest != contentDigest {
+                throw sameVersionChanged(stored, issue, path: path)
             }
             return .unchanged(warnings: warnings)
         case .orderedAscending:
-            _ = try checkedWithoutExtracting()
-            throw older(stored, passed.issue, path: path)
+            _ = try checked()
+            throw older(stored, issue, path: path)
         case .orderedDescending:
             return .replace
         }

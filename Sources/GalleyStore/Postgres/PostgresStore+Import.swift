@@ -140,7 +140,7 @@ extension PostgresStore {
     /// the first, as the SQLite store and Dumpling do.
     private func insert(
         _ issue: IssueRecord, contentDigest: String, package: ImportResult.Package, manifest: URL, display: String,
-        files: [ImportPass.ExtractedFile], _ connection: PostgresConnection
+        files: ImportPass.Files, _ connection: PostgresConnection
     ) throws -> (articles: Int, assets: Int) {
         let writer = JSONWriter(pretty: false)
         let lastUpdatedMS = ISODateTime(parsing: issue.lastUpdated)?.millisecondsSinceEpoch

@@ -78,25 +78,14 @@ extension SQLiteStore {
         // 1. Versions, from the fields the gate read. A zip that would change nothing (or roll
         // the issue back) is still checked whole, as `galley validate` would, but not extracted.
         let issue = passed.issue
-        let existing = try database.read { db in
-            try IssueRow.filter(IssueRow.Columns.globalID == issue.globalID || IssueRow.Columns.appleID == issue.appleID).fetchOne(db)
-        }
-        let stored = existing.map {
-            ImportVersions.Stored(appleID: $0.appleID, lastUpdated: $0.lastUpdated, lastUpdatedMS: $0.lastUpdatedMS, contentDigest: $0.contentDigest)
-        }
+        let (existing, stored) = try storedIssue(issue)
         var status = ImportResult.Status.imported
         switch try ImportVersions.decide(stored, passed, path: path, force: force, progress: progress) {
         case .add: break
         case .replace: status = .replaced
         case .unchanged(let warnings):
             guard let existing else { break }
-            let counts = try database.read { db in
-                (try ArticleRow.filter(ArticleRow.Columns.issueId == existing.id).fetchCount(db),
-                 try AssetRow.filter(AssetRow.Columns.issueId == existing.id).fetchCount(db))
-            }
-            return ImportResult(path: path, status: .unchanged, appleID: issue.appleID, globalID: issue.globalID,
-                                lastUpdated: DumplingDate.rfc3339(issue.lastUpdated), articles: counts.0, assets: counts.1,
-                                files: passed.fileCount, package: existing.package, warnings: warnings)
+            return try unchanged(existing, issue: issue, path: path, files: passed.fileCount, warnings: warnings)
         }
 
         // 2. One pass: every file inflated into staging, hashed and checked as it passes, while a
@@ -104,6 +93,82 @@ extension SQLiteStore {
         // database or `packages/`: a zip the pass refuses leaves the store as it was.
         let pass = try ImportPass.run(path, passed, stagingFolder: stagingFolder, root: root, progress: progress)
         defer { pass.cleanUp() }
+        return try commit(pass, issue: issue, contentDigest: passed.contentDigest, withheld: ImportPass.withheldReason(passed),
+                          replacing: existing, status: status, path: path)
+    }
+
+    /// Imports a zip whose container passed `ImportGate.open`: latest.json's checks run beside
+    /// the pass that extracts the files into staging (`ImportPass.run(_:_:opening:...)`), then
+    /// the versions are compared with the fields latest.json gave, then the switch, as in
+    /// `importZip(_:force:gate:progress:)`. A zip any check refuses, or that is older than the
+    /// stored issue, leaves only its staging, removed at once. Two cases take the halves in
+    /// turn instead (the checks, the versions, then the pass): latest.json is not the zip's
+    /// first entry, or the store holds the same files under the zip's folder name already (a
+    /// re-import that changes nothing then extracts nothing).
+    public func importZip(
+        _ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)? = nil
+    ) throws -> ImportResult {
+        let holdsFiles = try !force && holdsFiles(opened)
+        guard opened.checksBeside, !holdsFiles else {
+            return try importZip(path, force: force, gate: ImportGate.check(path), progress: progress)
+        }
+        var result = try withWriterLock { () throws -> ImportResult in
+            let (pass, issue) = try ImportPass.run(path, opened, stagingFolder: stagingFolder, root: root, progress: progress)
+            defer { pass.cleanUp() }
+            let (existing, stored) = try storedIssue(issue)
+            // The checks all ran in the pass.
+            var status = ImportResult.Status.imported
+            switch try ImportVersions.decide(stored, issue: issue, contentDigest: opened.contentDigest, path: path, force: force, checked: { [] }) {
+            case .add: break
+            case .replace: status = .replaced
+            case .unchanged:
+                guard let existing else { break }
+                return try unchanged(existing, issue: issue, path: path, files: opened.fileCount, warnings: pass.warnings)
+            }
+            return try commit(pass, issue: issue, contentDigest: opened.contentDigest, withheld: ImportPass.withheldReason(pass.warnings),
+                              replacing: existing, status: status, path: path)
+        }
+        result.warnings = opened.warnings + result.warnings
+        return result
+    }
+
+    /// The stored issue a zip with these fields would replace (same global id or apple_id), with
+    /// its versions as the rule reads them.
+    private func storedIssue(_ issue: IssueRecord) throws -> (row: IssueRow?, versions: ImportVersions.Stored?) {
+        let row = try database.read { db in
+            try IssueRow.filter(IssueRow.Columns.globalID == issue.globalID || IssueRow.Columns.appleID == issue.appleID).fetchOne(db)
+        }
+        return (row, row.map {
+            ImportVersions.Stored(appleID: $0.appleID, lastUpdated: $0.lastUpdated, lastUpdatedMS: $0.lastUpdatedMS, contentDigest: $0.contentDigest)
+        })
+    }
+
+    /// What an import that changed nothing answers: the stored issue's counts and package.
+    private func unchanged(_ existing: IssueRow, issue: IssueRecord, path: String, files: Int, warnings: [Diagnostic]) throws -> ImportResult {
+        let counts = try database.read { db in
+            (try ArticleRow.filter(ArticleRow.Columns.issueId == existing.id).fetchCount(db),
+             try AssetRow.filter(AssetRow.Columns.issueId == existing.id).fetchCount(db))
+        }
+        return ImportResult(path: path, status: .unchanged, appleID: issue.appleID, globalID: issue.globalID,
+                            lastUpdated: DumplingDate.rfc3339(issue.lastUpdated), articles: counts.0, assets: counts.1,
+                            files: files, package: existing.package, warnings: warnings)
+    }
+
+    /// Whether an issue of the zip's folder name holds the files the zip's central directory
+    /// lists (same names, CRCs and sizes).
+    private func holdsFiles(_ opened: ImportGate.Opened) throws -> Bool {
+        try database.read { db in
+            try IssueRow.filter(IssueRow.Columns.appleID == opened.folder && Column("contentDigest") == opened.contentDigest).fetchCount(db) > 0
+        }
+    }
+
+    /// What every import does once its pass has passed and the versions said go: the kept zip
+    /// to its content-addressed name, the staged folder next to the old one, one transaction
+    /// that switches the rows to it, then the old folder and zip removed.
+    private func commit(
+        _ pass: ImportPass, issue: IssueRecord, contentDigest: String, withheld: String?, replacing existing: IssueRow?,
+        status: ImportResult.Status, path: String
+    ) throws -> ImportResult {
         let (token, staging, warnings, staged, files) = (pass.token, pass.staging, pass.warnings, pass.kept, pass.files)
 
         // Something will be written: open the writing connection now (it also re-creates the
@@ -118,8 +183,7 @@ extension SQLiteStore {
         let folder = "\(SourceTree.zipSafeName(issue.appleID)).\(token)"
         try FileManager.default.moveItem(at: staging, to: issuesFolder.appending(path: folder))
         var counts = (articles: 0, assets: 0)
-        var package = ImportResult.Package(sha256: digest.sha256, size: digest.size, version: 0,
-                                           withheld: ImportPass.withheldReason(passed))
+        var package = ImportResult.Package(sha256: digest.sha256, size: digest.size, version: 0, withheld: withheld)
         do {
             try write { db in
                 package.version = try Self.nextPackageVersion(issue.appleID, db)
@@ -127,7 +191,7 @@ extension SQLiteStore {
                     try db.execute(sql: "DELETE FROM articleSearch WHERE rowid IN (SELECT id FROM article WHERE issueId = ?)", arguments: [id])
                     try db.execute(sql: "DELETE FROM issue WHERE id = ?", arguments: [id])
                 }
-                counts = try insert(issue, contentDigest: passed.contentDigest, package: package,
+                counts = try insert(issue, contentDigest: contentDigest, package: package,
                                     manifest: issuesFolder.appending(path: folder).appending(path: "latest.json"),
                                     display: path, files: files, folder: folder, db: db)
             }
@@ -153,7 +217,7 @@ extension SQLiteStore {
     /// thread of its own while this one writes them: at 30,000 articles the two take about the
     /// same time, and the transaction must stay on this thread.
     private func insert(
-        _ issue: IssueRecord, contentDigest: String, package: ImportResult.Package, manifest: URL, display: String, files: [ImportPass.ExtractedFile], folder: String, db: Database
+        _ issue: IssueRecord, contentDigest: String, package: ImportResult.Package, manifest: URL, display: String, files: ImportPass.Files, folder: String, db: Database
     ) throws -> (articles: Int, assets: Int) {
         let writer = JSONWriter(pretty: false)
         var issueRow = IssueRow(issue, folder: folder, contentDigest: contentDigest, writer: writer)

@@ -10,12 +10,14 @@ struct ImportCommand: ParsableCommand {
         commandName: "import",
         abstract: "Import issue zips into the local issue store.",
         discussion: """
-            Each zip is first checked as `galley validate` checks it: any error refuses it, with \
-            the same messages, before anything is written. Older Linechef formats (legacy \
-            article `metadata` without `meta`/`customMeta`, no `author_bio` or \
-            `date_last_updated`) are imported with a warning (manifest.older-format). It is then extracted into a staging \
-            folder, its rows written in one transaction, and its folder switched in; a process \
-            killed at any moment leaves the old issue or the new one, complete.
+            Each zip gets every check of `galley validate`: any error refuses it, with the same \
+            messages, and leaves the store as it was. The container checks come first (a zip \
+            they refuse never opens the store); latest.json is then checked while the files are \
+            extracted into a staging folder beside the store's issues. Older Linechef formats \
+            (legacy article `metadata` without `meta`/`customMeta`, no `author_bio` or \
+            `date_last_updated`) are imported with a warning (manifest.older-format). Once every \
+            check has passed, its rows are written in one transaction and its folder switched \
+            in; a process killed at any moment leaves the old issue or the new one, complete.
 
             An issue already in the store is replaced only when the zip's last_updated is newer; \
             the same version with the same content is a no-op that says so; the same version with \
@@ -112,15 +114,16 @@ struct ImportCommand: ParsableCommand {
         }
         for zip in ImportGate.zips(zips) {
             do {
-                // Zips the gate refuses never open (or create) the store.
-                let passed = try console.timed("\(zip): checked") { try ImportGate.check(zip) }
+                // Zips the container checks refuse never open (or create) the store; latest.json
+                // is checked beside the extraction, into staging.
+                let passed = try console.timed("\(zip): checked") { try ImportGate.open(zip) }
                 console.findings(passed.warnings)
                 if opened == nil { opened = try store.open(.create) }
                 guard let opened else { continue }
                 let bar = console.progressBar("importing")
                 let result = try console.timed("\(zip): extracted and written") {
                     defer { bar?.clear() }
-                    return try opened.importZip(zip, force: force, gate: passed) { done, total in
+                    return try opened.importZip(zip, force: force, opened: passed) { done, total in
                         bar?.update(done: done, total: max(total, 1), detail: formatBytes(done))
                     }
                 }

@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+@testable import GalleyCore
+@testable import GalleyFormats
+@testable import GalleyKit
+@testable import GalleyStore
+
+/// The import that checks latest.json beside the pass extracting the files
+/// (`importZip(_:force:opened:progress:)`, the command's) and the one that checks first
+/// (`importZip(_:force:gate:progress:)`, serve's and sync's) must decide every zip alike.
+struct ImportBesideTests {
+    init() { ProcessEnvironment.configureForArchives() }
+
+    /// What an import came to, comparable across the two ways (finding ids as sets: the two
+    /// ways list them in another order).
+    enum Outcome: Equatable {
+        case imported(status: String, articles: Int, assets: Int, files: Int, package: String?, warnings: Set<String>)
+        case refused(Set<String>)
+        case failed(String)
+    }
+
+    static let zips = (try? FileManager.default.contentsOfDirectory(
+        atPath: StoreConformanceTests.fixtures.appending(path: "zips").path))?.filter { $0.hasSuffix(".zip") }.sorted() ?? []
+
+    static func outcome(_ body: () throws -> ImportResult) -> Outcome {
+        do {
+            let result = try body()
+            return .imported(status: result.status.rawValue, articles: result.articles, assets: result.assets, files: result.files,
+                             package: result.package?.sha256, warnings: Set(result.warnings.map(\.id.rawValue)))
+        } catch let error as DiagnosticsError {
+            return .refused(Set(error.diagnostics.map(\.id.rawValue)))
+        } catch let error as GalleyError {
+            return .failed(error.id.rawValue)
+        } catch {
+            return .failed("\(error)")
+        }
+    }
+
+    /// Every file below `root` with its bytes, but SQLite's shared-memory index and an empty
+    /// write-ahead log (any reader makes them).
+    static func files(_ root: URL) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        let enumerator = FileManager.default.enumerator(atPath: root.path)
+        while let name = enumerator?.nextObject() as? String {
+            let path = root.appending(path: name).path
+            guard FileStatus(path)?.kind == .file, !name.hasSuffix("-shm") else { continue }
+            let data = try Data(contentsOf: URL(fileURLWithPath: path))
+            if name.hasSuffix("-wal"), data.isEmpty { continue }
+            files[name] = data
+        }
+        return files
+    }
+
+    static func temporaryFolder() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appending(path: "beside-\(getpid())-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    /// Each fixture into a store already holding the example issue: the same outcome both
+    /// ways; a zip refused either way leaves the store's files as they were and nothing in
+    /// staging (the beside way had begun extracting there).
+    @Test(arguments: zips) func bothWaysDecideAlike(_ name: String) throws {
+        let zip = StoreConformanceTests.fixtures.appending(path: "zips/\(name)").path
+        let example = StoreConformanceTests.fixtures.appending(path: "zips/example-valid.zip").path
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var outcomes: [Outcome] = []
+        for beside in [true, false] {
+            let root = folder.appending(path: beside ? "beside" : "gate")
+            let store = try SQLiteStore(at: root)
+            _ = try store.importZip(example, force: false, gate: nil, progress: nil)
+            let before = try Self.files(root)
+            let outcome = Self.outcome {
+                beside ? try store.importZip(zip, force: false, opened: ImportGate.open(zip))
+                    : try store.importZip(zip, force: false, gate: ImportGate.check(zip), progress: nil)
+            }
+            outcomes.append(outcome)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: root.appending(path: "staging").path).isEmpty,
+                    "\(name): staging is empty after the import (beside: \(beside))")
+            if case .imported = outcome { continue }
+            #expect(try Self.files(root) == before, "\(name): the store's files are as they were (beside: \(beside))")
+        }
+        #expect(outcomes[0] == outcomes[1], "\(name)")
+    }
+
+    /// latest.json's refusal comes from the beside way with its own words (an article without
+    /// a title), and the zip left nothing behind.
+    @Test func aManifestRefusedBesideTheExtractionNamesItsFinding() throws {
+        let zip = StoreConformanceTests.fixtures.appending(path: "zips/missing-title-error.zip").path
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let store = try SQLiteStore(at: folder.appending(path: "store"))
+        let opened = try ImportGate.open(zip)
+        #expect(opened.checksBeside, "latest.json is the first entry: the beside way is taken")
+        let error = try #require(throws: DiagnosticsError.self) { try store.importZip(zip, force: false, opened: opened) }
+        #expect(error.diagnostics.contains { $0.id == Check.manifestKeyMissing.id && $0.message.contains("`title`") })
+        #expect(try store.issues().isEmpty)
+    }
+
+    /// The versions rule the same way: the same zip again is unchanged (and takes the way that
+    /// extracts nothing), an older one and an edited one with the same last_updated are
+    /// refused and leave the store as it was, `force` replaces.
+    @Test func theVersionsRuleBesideTheExtraction() throws {
+        let fixtures = StoreConformanceTests.fixtures
+        let current = fixtures.appending(path: "zips/example-valid.zip").path
+        let older = fixtures.appending(path: "versions/example-valid.zip").path
+        let edited = fixtures.appending(path: "versions/edited/example-valid.zip").path
+        let folder = try Self.temporaryFolder()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let root = folder.appending(path: "store")
+        let store = try SQLiteStore(at: root)
+        #expect(try store.importZip(current, force: false, opened: ImportGate.open(current)).status == .imported)
+        let before = try Self.files(root)
+        #expect(try store.importZip(current, force: false, opened: ImportGate.open(current)).status == .unchanged)
+        #expect(try Self.files(root) == before)
+        for (zip, check) in [(older, Check.importOlder), (edited, Check.importSameVersionChanged)] {
+            let refused = try #require(throws: DiagnosticsError.self) { try store.importZip(zip, force: false, opened: ImportGate.open(zip)) }
+            #expect(refused.diagnostics.map(\.id) == [check.id])
+            #expect(try Self.files(root) == before)
+        }
+        #expect(try store.importZip(edited, force: true, opened: ImportGate.open(edited)).status == .replaced)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: root.appending(path: "staging").path).isEmpty)
+    }
+}
