@@ -77,8 +77,7 @@ extension GalleyServer {
             }
             let store = self.store
             let result = try await NIOThreadPool.singleton.runIfActive {
-                let passed = try ImportGate.check(path)
-                var result = try store.importZip(path, force: force, gate: passed, progress: nil)
+                var result = try store.importZip(path, force: force, opened: ImportGate.open(path), progress: nil)
                 result.path = "upload"
                 return result
             }

@@ -309,8 +309,7 @@ public struct FeedSyncer: Sendable {
                                       hint: "Check the permissions of the store's downloads/ folder.")
                 }
                 defer { try? FileManager.default.removeItem(atPath: file) }
-                let passed = try ImportGate.check(file)
-                let result = try store.importZip(file, force: false, gate: passed, progress: nil)
+                let result = try store.importZip(file, force: false, opened: ImportGate.open(file), progress: nil)
                 summary.imported.append(result)
                 var complete = SyncEvent(.issueDownloadComplete, appleID: result.appleID)
                 complete.status = result.status.rawValue
