@@ -108,7 +108,9 @@ public protocol IssueStore: AnyObject, Sendable {
 extension IssueStore {
     /// The checks, then the import, in turn.
     public func importZip(_ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)?) throws -> ImportResult {
-        try importZip(path, force: force, gate: ImportGate.check(path), progress: progress)
+        var result = try importZip(path, force: force, gate: ImportGate.check(opened), progress: progress)
+        result.warnings = opened.warnings + result.warnings
+        return result
     }
 
     /// Search with the default options (20 results, the default rank limit).

@@ -164,72 +164,27 @@ public struct Validator: Sendable {
     /// manifest's first, as latest.json is the first entry; and when latest.json is damaged the
     /// one pass would have stopped there, so the content's findings are dropped.
     private func checkBothHalves(_ pass: EntryPass, contents: inout ZipContents, into findings: inout Findings) -> ManifestIndex? {
-        var manifestPass = pass
-        manifestPass.mode = .manifestOnly
-        var besidePass = pass
-        besidePass.mode = .besideManifest
-        let contentPass = besidePass
-        // Both passes start from the same file list (copies share it); only the content pass
-        // records sniffs, in an array of its own.
-        let shared = contents
-        let configuration = options.configuration
-        let (manifest, content) = alongside({ () -> (ZipContents, Findings) in
-            var contents = shared
-            var findings = Findings(configuration: configuration)
-            _ = try contentPass.run(sink: nil, contents: &contents, into: &findings)
-            return (contents, findings)
-        }, { () -> (ManifestIndex?, Findings) in
-            var manifestOnly = shared
-            var findings = Findings(configuration: configuration)
-            let index = try manifestPass.run(sink: nil, contents: &manifestOnly, into: &findings)
-            return (index, findings)
-        })
+        let opening = ZipOpening(pass: pass, contents: contents, configuration: options.configuration)
         // Without a sink neither pass throws. Should one ever, the one-thread pass decides: a
         // zip is never let through because a part of its check went missing.
-        guard case .success(let (index, manifestFindings)) = manifest, case .success(let (passed, contentFindings)) = content else {
-            contents = shared
+        guard let halves = try? opening.bothHalves(contentMode: .besideManifest, sink: nil) else {
             return (try? pass.run(sink: nil, contents: &contents, into: &findings)) ?? nil
         }
-        findings.append(manifestFindings)
-        guard index != nil else {
-            // The one pass would have stopped at latest.json: no file was looked at.
-            contents = shared
-            return index
-        }
-        findings.append(contentFindings)
-        contents = passed
-        return index
+        findings.append(halves.manifestFindings)
+        // The one pass would have stopped at latest.json: no file was looked at.
+        guard halves.index != nil else { return nil }
+        findings.append(halves.contentFindings)
+        contents = halves.contents
+        return halves.index
     }
 
-    /// The first half of `validateZip`, for an import: the container checks, latest.json's
-    /// checks and the reference checks, reading the central directory and latest.json only.
-    /// Returns the findings, and what the second half (`ZipCheck.checkContent`) needs when the
-    /// zip got that far (container sound, latest.json read to its end).
-    package func checkZipHead(path: String) -> (report: InputReport, check: ZipCheck?) {
-        var findings = Findings(configuration: options.configuration)
-        guard let (directory, top, manifestName) = openZip(path, into: &findings) else {
-            return (InputReport(path: path, kind: .zip, diagnostics: findings.items), nil)
-        }
-        var contents = ZipContents(directory, top: top)
-        let pass = EntryPass(path: path, directory: directory, top: top, manifestName: manifestName, mode: .manifestOnly, checker: self)
-        let index = (try? pass.run(sink: nil, contents: &contents, into: &findings)) ?? nil
-        guard let index, let issue = index.issue else {
-            return (InputReport(path: path, kind: .zip, diagnostics: findings.items), nil)
-        }
-        ReferenceChecks(manifestPath: pass.manifestDisplay).run(index, contents: contents, into: &findings)
-        let check = ZipCheck(pass: pass, issue: issue, index: index, contents: contents, configuration: options.configuration)
-        return (InputReport(path: path, kind: .zip, diagnostics: findings.items), check)
-    }
-
-    /// The first step of an import that checks latest.json beside its extracting pass: the
-    /// container checks only (the central directory; no content read). Returns the findings,
-    /// and what `ZipOpening.checkBeside` needs when the container is sound and latest.json is
-    /// its first entry (otherwise nil with no error: the caller takes the two halves in turn,
-    /// `checkZipHead` then `ZipCheck.checkContent`).
+    /// The container checks only (the central directory; no content read), the first step of
+    /// an import. Returns the findings, and what the rest of the checks need when the container
+    /// is sound: `ZipOpening.checkHead` (latest.json and the references, before the content
+    /// pass), or `ZipOpening.checkBeside` (all of it, latest.json's checks beside the pass).
     package func openZipForImport(path: String) -> (report: InputReport, opening: ZipOpening?) {
         var findings = Findings(configuration: options.configuration)
-        guard let (directory, top, manifestName) = openZip(path, into: &findings),
-              directory.entries.first?.displayName == manifestName else {
+        guard let (directory, top, manifestName) = openZip(path, into: &findings) else {
             return (InputReport(path: path, kind: .zip, diagnostics: findings.items), nil)
         }
         let pass = EntryPass(path: path, directory: directory, top: top, manifestName: manifestName, mode: .contentOnly, checker: self)

@@ -28,29 +28,39 @@ public enum ImportGate {
     /// file (which would block the read), a source folder, a folder of zips or a bare manifest.
     @discardableResult
     public static func check(_ path: String) throws -> Passed {
-        try requireZip(path)
-        // The checks that need no content but latest.json: a zip refused here never reaches a
-        // store. The rest (CRCs, real sizes, media) runs in the import's one extracting pass
-        // (`ZipCheck.checkContent`), into staging, before anything reaches the store.
-        let (report, check) = validator.checkZipHead(path: path)
-        let errors = report.diagnostics.filter { $0.severity == .error }
-        if !errors.isEmpty { throw DiagnosticsError(errors) }
-        guard let check else {
-            throw GalleyError("the zip's central directory or latest.json cannot be read", id: .inputUnreadable, path: path, hint: "Run `galley validate` on it.")
-        }
-        return Passed(warnings: report.diagnostics.filter { $0.severity == .warning }, check: check, path: path)
+        let opened = try open(path)
+        var passed = try check(opened)
+        passed.warnings = opened.warnings + passed.warnings
+        return passed
     }
 
     /// The container checks alone (the central directory; no content read): any error refuses
     /// the zip before a store is opened. What passed goes to `IssueStore.importZip(_:force:opened:progress:)`,
-    /// which checks latest.json beside the pass that extracts the files (`ZipOpening`), or, for
-    /// a zip whose latest.json is not its first entry, in turn (`check`). Throws as `check`.
+    /// which checks latest.json beside the pass that extracts the files (`ZipOpening.checkBeside`),
+    /// or first, with `check(_: Opened)`. Throws as `check`.
     public static func open(_ path: String) throws -> Opened {
         try requireZip(path)
         let (report, opening) = validator.openZipForImport(path: path)
         let errors = report.diagnostics.filter { $0.severity == .error }
         if !errors.isEmpty { throw DiagnosticsError(errors) }
-        return Opened(warnings: report.diagnostics.filter { $0.severity == .warning }, opening: opening)
+        guard let opening else {
+            throw GalleyError("the zip's central directory cannot be read", id: .inputUnreadable, path: path, hint: "Run `galley validate` on it.")
+        }
+        return Opened(warnings: report.diagnostics.filter { $0.severity == .warning }, opening: opening, path: path)
+    }
+
+    /// latest.json's checks and the references on a zip `open` passed (its central directory is
+    /// not read again): any error refuses it. The `Passed`'s warnings are these checks' only;
+    /// `opened` keeps the container's.
+    static func check(_ opened: Opened) throws -> Passed {
+        guard let opening = opened.takeOpening() else { return try check(opened.path) }
+        let (diagnostics, check) = opening.checkHead()
+        let errors = diagnostics.filter { $0.severity == .error }
+        if !errors.isEmpty { throw DiagnosticsError(errors) }
+        guard let check else {
+            throw GalleyError("the zip's latest.json cannot be read", id: .inputUnreadable, path: opened.path, hint: "Run `galley validate` on it.")
+        }
+        return Passed(warnings: diagnostics.filter { $0.severity == .warning }, check: check, facts: opened.facts, path: opened.path)
     }
 
     /// Validate with the older Linechef formats relaxed to warnings.
@@ -78,55 +88,35 @@ public enum ImportGate {
     public struct Opened: Sendable {
         /// What the container checks warned about.
         public var warnings: [Diagnostic]
-        /// The files in the issue's folder, as an import stores them.
-        let fileCount: Int
-        /// As `Passed.contentDigest`: from the central directory alone.
-        let contentDigest: String
-        /// Bytes the entries declare, for a progress bar.
-        let declaredBytes: Int64
+        /// The files, their digest and size, from the central directory.
+        let facts: Facts
         /// The zip's top folder (its apple_id, once latest.json's checks agree).
         let folder: String
         /// Whether the rest of the checks can run beside an extracting pass: latest.json is
         /// the first entry (else the import runs `check` and the pass in turn).
         let checksBeside: Bool
-        /// What those checks need (the central directory, the file list), for the one pass,
-        /// which takes it: the caller keeps its `Opened` through the whole import, and the
-        /// directory's entries and the file list held while the rows are written were 5 MB of
-        /// an import's peak at 30,000 articles.
-        private let held: HeldOpening
+        let path: String
+        /// What the rest of the checks need (the central directory, the file list), for the one
+        /// step that runs them, which takes it: the caller keeps its `Opened` through the whole
+        /// import, and the directory's entries and the file list held while the rows are
+        /// written were 5 MB of an import's peak at 30,000 articles.
+        private let held: TakeOnce<ZipOpening>
 
-        init(warnings: [Diagnostic], opening: ZipOpening?) {
+        init(warnings: [Diagnostic], opening: ZipOpening, path: String) {
             self.warnings = warnings
-            checksBeside = opening != nil
-            held = HeldOpening(opening)
-            let facts = opening.map { Facts($0.directory) }
-            fileCount = facts?.fileCount ?? 0
-            contentDigest = facts?.contentDigest ?? ""
-            declaredBytes = facts?.declaredBytes ?? 0
-            folder = opening?.directory.topFolder ?? ""
+            facts = Facts(opening.directory)
+            folder = opening.directory.topFolder ?? ""
+            checksBeside = opening.manifestFirst
+            self.path = path
+            held = TakeOnce(opening)
         }
 
-        /// What the checks beside the pass need; nil once taken, or when they cannot run beside.
+        /// What the rest of the checks need; nil once taken.
         func takeOpening() -> ZipOpening? { held.take() }
-
-        private final class HeldOpening: @unchecked Sendable {
-            // Guards `opening`.
-            private let lock = NSLock()
-            private var opening: ZipOpening?
-
-            init(_ opening: ZipOpening?) { self.opening = opening }
-
-            func take() -> ZipOpening? {
-                lock.lock()
-                defer { lock.unlock() }
-                defer { opening = nil }
-                return opening
-            }
-        }
     }
 
     /// What the central directory says of the files an import stores.
-    struct Facts {
+    struct Facts: Sendable {
         var fileCount: Int
         var contentDigest: String
         var declaredBytes: Int64
@@ -159,15 +149,14 @@ public enum ImportGate {
         /// content pass, which takes it: the caller keeps its `Passed` through the whole import,
         /// and holding the index while the rows are written was a third of an import's memory
         /// at 30,000 articles.
-        private let held: Held
+        private let held: TakeOnce<ZipCheck>
 
-        init(warnings: [Diagnostic], check: ZipCheck, path: String) {
+        init(warnings: [Diagnostic], check: ZipCheck, facts: Facts, path: String) {
             self.warnings = warnings
             issue = check.issue
-            let facts = Facts(check.directory)
             (fileCount, contentDigest, declaredBytes) = (facts.fileCount, facts.contentDigest, facts.declaredBytes)
             self.path = path
-            held = Held(check)
+            held = TakeOnce(check)
         }
 
         /// SHA-256 of one line per file, `name<TAB>crc32 in hex<TAB>size<LF>`, the lines in
@@ -206,21 +195,6 @@ public enum ImportGate {
                 throw GalleyError("the zip's central directory or latest.json cannot be read", id: .inputUnreadable, path: path)
             }
             return check
-        }
-
-        private final class Held: @unchecked Sendable {
-            // Guards `check`.
-            private let lock = NSLock()
-            private var check: ZipCheck?
-
-            init(_ check: ZipCheck) { self.check = check }
-
-            func take() -> ZipCheck? {
-                lock.lock()
-                defer { lock.unlock() }
-                defer { check = nil }
-                return check
-            }
         }
     }
 }

@@ -36,7 +36,7 @@ struct ImportPass {
     static func run(
         _ path: String, _ opened: ImportGate.Opened, stagingFolder: URL, root: URL, progress: ((Int64, Int64) -> Void)?
     ) throws -> (pass: ImportPass, issue: IssueRecord) {
-        let (pass, issue) = try extract(path, total: opened.declaredBytes, files: opened.fileCount, stagingFolder: stagingFolder, root: root,
+        let (pass, issue) = try extract(path, total: opened.facts.declaredBytes, files: opened.facts.fileCount, stagingFolder: stagingFolder, root: root,
                     progress: progress) { sink in
             guard let opening = opened.takeOpening() else {
                 throw GalleyError("the zip's checks already ran", id: .storeFailed, path: path, hint: "Open it again with ImportGate.open.")
@@ -88,8 +88,6 @@ struct ImportPass {
 extension ImportPass {
     /// Why the feed must not serve a zip that passed the gate, or nil: an older Linechef format
     /// (tolerated by import, a crash in current Dumpling builds).
-    static func withheldReason(_ passed: ImportGate.Passed) -> String? { withheldReason(passed.warnings) }
-
     static func withheldReason(_ warnings: [Diagnostic]) -> String? {
         guard warnings.contains(where: { $0.id == Check.manifestOlderFormat.id }) else { return nil }
         return "older Linechef format (manifest.older-format): current Dumpling builds crash on it"

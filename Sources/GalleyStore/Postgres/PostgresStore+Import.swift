@@ -99,7 +99,7 @@ extension PostgresStore {
         // 4. One transaction: the old rows out, the new ones in, the version and revision up.
         var counts = (articles: 0, assets: 0)
         var package = ImportResult.Package(sha256: digest.sha256, size: digest.size, version: 0,
-                                           withheld: ImportPass.withheldReason(passed))
+                                           withheld: ImportPass.withheldReason(passed.warnings))
         try transaction(connection) {
             package.version = try connection.rows("""
                 INSERT INTO package_version (apple_id, version) VALUES (\(issue.appleID), 1)

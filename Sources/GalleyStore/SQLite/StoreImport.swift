@@ -93,7 +93,7 @@ extension SQLiteStore {
         // database or `packages/`: a zip the pass refuses leaves the store as it was.
         let pass = try ImportPass.run(path, passed, stagingFolder: stagingFolder, root: root, progress: progress)
         defer { pass.cleanUp() }
-        return try commit(pass, issue: issue, contentDigest: passed.contentDigest, withheld: ImportPass.withheldReason(passed),
+        return try commit(pass, issue: issue, contentDigest: passed.contentDigest, withheld: ImportPass.withheldReason(passed.warnings),
                           replacing: existing, status: status, path: path)
     }
 
@@ -109,27 +109,31 @@ extension SQLiteStore {
         _ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)? = nil
     ) throws -> ImportResult {
         let holdsFiles = try !force && holdsFiles(opened)
-        guard opened.checksBeside, !holdsFiles else {
-            return try importZip(path, force: force, gate: ImportGate.check(path), progress: progress)
-        }
-        var result = try withWriterLock { () throws -> ImportResult in
+        var result = try opened.checksBeside && !holdsFiles ? importBeside(path, force: force, opened: opened, progress: progress)
+            : importZip(path, force: force, gate: ImportGate.check(opened), progress: progress)
+        result.warnings = opened.warnings + result.warnings
+        return result
+    }
+
+    private func importBeside(
+        _ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)?
+    ) throws -> ImportResult {
+        try withWriterLock { () throws -> ImportResult in
             let (pass, issue) = try ImportPass.run(path, opened, stagingFolder: stagingFolder, root: root, progress: progress)
             defer { pass.cleanUp() }
             let (existing, stored) = try storedIssue(issue)
             // The checks all ran in the pass.
             var status = ImportResult.Status.imported
-            switch try ImportVersions.decide(stored, issue: issue, contentDigest: opened.contentDigest, path: path, force: force, checked: { [] }) {
+            switch try ImportVersions.decide(stored, issue: issue, contentDigest: opened.facts.contentDigest, path: path, force: force, checked: { [] }) {
             case .add: break
             case .replace: status = .replaced
             case .unchanged:
                 guard let existing else { break }
-                return try unchanged(existing, issue: issue, path: path, files: opened.fileCount, warnings: pass.warnings)
+                return try unchanged(existing, issue: issue, path: path, files: opened.facts.fileCount, warnings: pass.warnings)
             }
-            return try commit(pass, issue: issue, contentDigest: opened.contentDigest, withheld: ImportPass.withheldReason(pass.warnings),
+            return try commit(pass, issue: issue, contentDigest: opened.facts.contentDigest, withheld: ImportPass.withheldReason(pass.warnings),
                               replacing: existing, status: status, path: path)
         }
-        result.warnings = opened.warnings + result.warnings
-        return result
     }
 
     /// The stored issue a zip with these fields would replace (same global id or apple_id), with
@@ -158,7 +162,7 @@ extension SQLiteStore {
     /// lists (same names, CRCs and sizes).
     private func holdsFiles(_ opened: ImportGate.Opened) throws -> Bool {
         try database.read { db in
-            try IssueRow.filter(IssueRow.Columns.appleID == opened.folder && Column("contentDigest") == opened.contentDigest).fetchCount(db) > 0
+            try IssueRow.filter(IssueRow.Columns.appleID == opened.folder && Column("contentDigest") == opened.facts.contentDigest).fetchCount(db) > 0
         }
     }
 
