@@ -46,9 +46,6 @@ SHM = os.path.join("/dev/shm", "galley-import-bench")
 IMAGE_KB = {300: 310, 3000: 310, 30000: 10}
 
 
-_warned = []
-
-
 def forget_deletions(zip_path, binaries):
     """Drops the page cache (after `sync`, so only clean pages go), which takes the inode-table
     blocks of the files just deleted with it, then reads the zip back, so every tool reads it from
@@ -56,22 +53,18 @@ def forget_deletions(zip_path, binaries):
     libraries from disk in the timed run; what else of its binary a run needs, each tool reads
     from disk alike (reading a whole binary back ahead of time made the kernel keep it in larger
     pieces and map more per fault: galley's peak RSS 3 MB higher). See the module's note on
-    ext4's `recently_deleted`. Needs root; without it, says once that the disk figures carry the
-    effect."""
+    ext4's `recently_deleted`. Needs root: returns why it could not, or None."""
     try:
         with open("/proc/sys/vm/drop_caches", "w") as control:
             control.write("3\n")
     except OSError as error:
-        if not _warned:
-            _warned.append(True)
-            print(f"note: cannot drop the page cache ({error.strerror}): disk runs right after a deletion "
-                  "carry ext4's recently-deleted inode scan, and vary with it", file=sys.stderr)
-        return
+        return error.strerror
     with open(zip_path, "rb") as zip_file:
         while zip_file.read(1 << 20):
             pass
     for binary, version in binaries:
         subprocess.run([binary, version], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return None
 
 
 def main():
@@ -88,6 +81,8 @@ def main():
     for tool in ("bsdtar", "unzip"):
         if shutil.which(tool) is None:
             sys.exit(f"{tool} is missing: run `bash scripts/setup.sh --bench`")
+    binaries = [(g, "--version"), (shutil.which("bsdtar"), "--version"), (shutil.which("unzip"), "-v")]
+    cannot_forget = []  # why the page cache cannot be dropped, once found
     out = os.path.join(WORK, "import-bench")
     os.makedirs(out, exist_ok=True)
     print(f"{'issue':>30} {'zip':>6} {'galley':>8} {'bsdtar':>8} {'unzip':>8} {'/bsdtar':>8} {'range':>11} {'/unzip':>7} "
@@ -114,8 +109,12 @@ def main():
             shutil.rmtree(target, ignore_errors=True)
             os.makedirs(target)
             os.sync()  # no run pays for another's write-back
-            if not args.tmpfs:
-                forget_deletions(zip_path, [(g, "--version"), (shutil.which("bsdtar"), "--version"), (shutil.which("unzip"), "-v")])
+            if not args.tmpfs and not cannot_forget:
+                why = forget_deletions(zip_path, binaries)
+                if why:
+                    cannot_forget.append(why)
+                    print(f"note: cannot drop the page cache ({why}): disk runs right after a deletion "
+                          "carry ext4's recently-deleted inode scan, and vary with it", file=sys.stderr)
 
         commands = {
             "galley": [g, "import", zip_path, "--store", os.path.join(target, "store")],

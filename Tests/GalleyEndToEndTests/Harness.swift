@@ -88,24 +88,8 @@ enum Harness {
         return target
     }
 
-    /// Every file under `folder` with its bytes (keyed by relative path), to prove nothing changed.
-    /// SQLite's shared-memory index (`-shm`) and an empty write-ahead log are left out: any
-    /// reader of a store makes them (an import reads the store to compare versions), and they
-    /// hold no content. A log with anything in it is kept, so a write is still seen.
-    static func snapshot(_ folder: String) throws -> [String: Data] {
-        var files: [String: Data] = [:]
-        let enumerator = FileManager.default.enumerator(atPath: folder)
-        while let name = enumerator?.nextObject() as? String {
-            if name.hasSuffix(".sqlite-shm") { continue }
-            if name.hasSuffix(".sqlite-wal"), (try? FileManager.default.attributesOfItem(atPath: folder + "/" + name)[.size] as? Int) == 0 { continue }
-            let path = folder + "/" + name
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
-                files[name] = try Data(contentsOf: URL(fileURLWithPath: path))
-            }
-        }
-        return files
-    }
+    /// Every file under `folder` with its bytes, but SQLite's index files (`StoreSnapshot`).
+    static func snapshot(_ folder: String) throws -> [String: Data] { try StoreSnapshot.of(folder) }
 
     /// Every file below `folder` with the given modification time.
     static func touchAll(_ folder: URL, date: Date) throws {

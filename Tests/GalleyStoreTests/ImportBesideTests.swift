@@ -4,10 +4,12 @@ import Testing
 @testable import GalleyFormats
 @testable import GalleyKit
 @testable import GalleyStore
+import GalleyTestSupport
 
 /// The import that checks latest.json beside the pass extracting the files
 /// (`importZip(_:force:opened:progress:)`, the command's) and the one that checks first
-/// (`importZip(_:force:gate:progress:)`, serve's and sync's) must decide every zip alike.
+/// (`importZip(_:force:gate:progress:)`, the PostgreSQL store's and `store copy`'s) must decide every
+/// zip alike.
 struct ImportBesideTests {
     init() { ProcessEnvironment.configureForArchives() }
 
@@ -36,26 +38,7 @@ struct ImportBesideTests {
         }
     }
 
-    /// Every file below `root` with its bytes, but SQLite's shared-memory index and an empty
-    /// write-ahead log (any reader makes them).
-    static func files(_ root: URL) throws -> [String: Data] {
-        var files: [String: Data] = [:]
-        let enumerator = FileManager.default.enumerator(atPath: root.path)
-        while let name = enumerator?.nextObject() as? String {
-            let path = root.appending(path: name).path
-            guard FileStatus(path)?.kind == .file, !name.hasSuffix("-shm") else { continue }
-            let data = try Data(contentsOf: URL(fileURLWithPath: path))
-            if name.hasSuffix("-wal"), data.isEmpty { continue }
-            files[name] = data
-        }
-        return files
-    }
-
-    static func temporaryFolder() throws -> URL {
-        let folder = FileManager.default.temporaryDirectory.appending(path: "beside-\(getpid())-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        return folder
-    }
+    static func files(_ root: URL) throws -> [String: Data] { try StoreSnapshot.of(root.path) }
 
     /// Each fixture into a store already holding the example issue: the same outcome both
     /// ways; a zip refused either way leaves the store's files as they were and nothing in
@@ -63,8 +46,7 @@ struct ImportBesideTests {
     @Test(arguments: zips) func bothWaysDecideAlike(_ name: String) throws {
         let zip = StoreConformanceTests.fixtures.appending(path: "zips/\(name)").path
         let example = StoreConformanceTests.fixtures.appending(path: "zips/example-valid.zip").path
-        let folder = try Self.temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try Scratch.folder("galley-beside")
         var outcomes: [Outcome] = []
         for beside in [true, false] {
             let root = folder.appending(path: beside ? "beside" : "gate")
@@ -88,8 +70,7 @@ struct ImportBesideTests {
     /// a title), and the zip left nothing behind.
     @Test func aManifestRefusedBesideTheExtractionNamesItsFinding() throws {
         let zip = StoreConformanceTests.fixtures.appending(path: "zips/missing-title-error.zip").path
-        let folder = try Self.temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try Scratch.folder("galley-beside")
         let store = try SQLiteStore(at: folder.appending(path: "store"))
         let opened = try ImportGate.open(zip)
         #expect(opened.checksBeside, "latest.json is the first entry: the beside way is taken")
@@ -106,8 +87,7 @@ struct ImportBesideTests {
         let current = fixtures.appending(path: "zips/example-valid.zip").path
         let older = fixtures.appending(path: "versions/example-valid.zip").path
         let edited = fixtures.appending(path: "versions/edited/example-valid.zip").path
-        let folder = try Self.temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try Scratch.folder("galley-beside")
         let root = folder.appending(path: "store")
         let store = try SQLiteStore(at: root)
         #expect(try store.importZip(current, force: false, opened: ImportGate.open(current)).status == .imported)

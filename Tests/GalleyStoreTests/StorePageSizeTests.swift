@@ -3,6 +3,7 @@ import GRDB
 import Testing
 @testable import GalleyCore
 @testable import GalleyStore
+import GalleyTestSupport
 
 /// A new store is made with 16 KiB pages (an article's row and its search text fit a page); a
 /// store made before keeps its own.
@@ -14,8 +15,7 @@ struct StorePageSizeTests {
     }
 
     @Test func aNewStoreHas16KiBPagesAndAnOlderOneKeepsItsOwn() throws {
-        let folder = try ImportBesideTests.temporaryFolder()
-        defer { try? FileManager.default.removeItem(at: folder) }
+        let folder = try Scratch.folder("galley-pages")
         let new = folder.appending(path: "new")
         _ = try SQLiteStore(at: new).writer()
         #expect(try Self.pageSize(new) == 16384)

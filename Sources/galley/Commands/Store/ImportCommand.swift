@@ -116,20 +116,20 @@ struct ImportCommand: ParsableCommand {
             do {
                 // Zips the container checks refuse never open (or create) the store; latest.json
                 // is checked beside the extraction, into staging.
-                let passed = try console.timed("\(zip): checked") { try ImportGate.open(zip) }
-                console.findings(passed.warnings)
+                let container = try console.timed("\(zip): checked") { try ImportGate.open(zip) }
+                console.findings(container.warnings)
                 if opened == nil { opened = try store.open(.create) }
                 guard let opened else { continue }
                 let bar = console.progressBar("importing")
                 let result = try console.timed("\(zip): extracted and written") {
                     defer { bar?.clear() }
-                    return try opened.importZip(zip, force: force, opened: passed) { done, total in
+                    return try opened.importZip(zip, force: force, opened: container) { done, total in
                         bar?.update(done: done, total: max(total, 1), detail: formatBytes(done))
                     }
                 }
                 results.append(.done(result))
-                // The gate's warnings were shown above; these are the content pass's.
-                console.findings(Array(result.warnings.dropFirst(passed.warnings.count)))
+                // The container's warnings were shown above; these are the rest of the checks'.
+                console.findings(Array(result.warnings.dropFirst(container.warnings.count)))
                 let what = result.status == .unchanged ? "already in the store (same last_updated); nothing changed"
                     : "\(result.status.rawValue): \(result.articles) articles, \(result.assets) assets"
                 console.status("\(result.appleID): \(what)")
