@@ -35,7 +35,7 @@ struct ReferenceChecks {
                 }
             }
             for variant in asset.variants where !variant.isEmpty {
-                if let contents, !inZip(variant), Self.pathProblem(variant) == nil {
+                if contents != nil, !inZip(variant), Self.pathProblem(variant) == nil {
                     findings.add(.refFileMissing, "the device variant `\(variant)` is not in the zip",
                                  at: SourceLocation(path: manifestPath, line: asset.line, jsonPath: asset.jsonPath),
                                  hint: "Add the file, or drop the variant.")
