@@ -158,6 +158,24 @@ import Testing
         #expect(String(decoding: bytes, as: UTF8.self) == "second")
     }
 
+    /// The CRC-32 (libdeflate's) is carried from chunk to chunk: entries of many 64 KiB chunks,
+    /// across several of the reader's 256 KiB windows, pass against this file's own bitwise
+    /// CRC, and one changed byte near the end of such an entry is caught.
+    @Test func aCRCIsCarriedAcrossChunksAndWindows() throws {
+        let text = (0..<90_000).map { String($0 &* 7919 % 100_003) }.joined(separator: ",")
+        #expect(text.utf8.count > 500_000)
+        let members = [Self.stored("a/long.txt", text), Self.deflated("a/long-deflated.txt", text), Self.stored("a/short.txt", "end")]
+        #expect(try readAll(reader(Self.zip(members))) == ["a/long.txt=\(text)", "a/long-deflated.txt=\(text)", "a/short.txt=end"])
+        for var member in members.prefix(2) {
+            member.data[member.data.count - 10] ^= 0x20
+            let reader = try reader(Self.zip([member]))
+            _ = reader.next()
+            #expect {
+                _ = try reader.read(limit: 1 << 20) { _ in }
+            } throws: { ($0 as? ZipEntryReader.ReadError)?.isChecksum == true }
+        }
+    }
+
     @Test func anUnsupportedMethodIsRefusedWithoutReading() throws {
         var member = Self.stored("a/x.txt", "content")
         member.method = 12  // bzip2
