@@ -44,9 +44,9 @@ public struct FileDigest: Sendable, Hashable {
 
     /// The digest of a file this process made and nobody else writes (the kept zip's staged
     /// copy), hashed through 2 MiB read-only mappings of its pages instead of `read`: the pages
-    /// the copy left in the page cache are mapped, not copied, which saved 0.2 CPU-seconds of
-    /// a 1.9 GB import (SHA-256 and all, 1.29 -> 1.08 s), for 1 MB more peak memory than the 1 MiB
-    /// read buffer. Only for such a file: a mapping of a file another process truncates faults
+    /// the copy left in the page cache are mapped, not copied, which saved 0.13 CPU-seconds of
+    /// a 1.9 GB import (SHA-256 and all, 1.31 -> 1.18 s), for under 1 MB more peak memory than
+    /// the 1 MiB read buffer. Only for such a file: a mapping of a file another process truncates faults
     /// (SIGBUS) where a `read` would end early, so a user's zip is always read. Falls back to
     /// reading when the system refuses the mapping.
     static func mappedDigest(_ path: String) throws -> FileDigest {

@@ -36,9 +36,9 @@ package struct SourceTree: Sendable {
     /// link after it was looked up is not seen; nor was one swapped between the look-up and the
     /// read before, so this gives nothing away. Shared by the threads that load articles.
     ///
-    /// Bounded: articles are loaded a batch at a time, in folder order, so the folders in use
-    /// are a few dozen; kept for every article of a 30,000-article issue, the set and its
-    /// strings raised pack's peak from 61 to 68 MB. When `limit` is reached it starts again.
+    /// Bounded, so memory stays flat at any size: articles are loaded a batch at a time, in
+    /// folder order, so the folders in use are a few dozen, not one per article of the issue.
+    /// When `limit` is reached it starts again.
     private final class PlainFolders: @unchecked Sendable {
         // @unchecked: `paths` is only touched under `lock`.
         private let lock = NSLock()
