@@ -38,7 +38,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pack_bench import ROOT, WORK, generate, settle, timed  # noqa: E402
+from pack_bench import ROOT, WORK, generate, settle, timed, timed_with_cpu  # noqa: E402
 
 # Where --tmpfs works; removed however the run ends (a 30,000-article run holds 2 GB there).
 SHM = os.path.join("/dev/shm", "galley-import-bench")
@@ -86,7 +86,7 @@ def main():
     out = os.path.join(WORK, "import-bench")
     os.makedirs(out, exist_ok=True)
     print(f"{'issue':>30} {'zip':>6} {'galley':>8} {'bsdtar':>8} {'unzip':>8} {'/bsdtar':>8} {'range':>11} {'/unzip':>7} "
-          f"{'galley RSS':>10} {'bsdtar RSS':>10}")
+          f"{'galley RSS':>10} {'bsdtar RSS':>10} {'CPU galley':>10} {'CPU bsdtar':>10}")
     ok = True
     for count in [int(c) for c in args.articles.split(",")]:
         kb = IMAGE_KB.get(count, 310)
@@ -122,14 +122,16 @@ def main():
             "unzip": ["unzip", "-q", zip_path, "-d", target],
         }
         times = {name: [] for name in commands}
+        cpus = {name: [] for name in commands}
         peaks = {name: 0.0 for name in commands}
         fresh()
         timed(commands["bsdtar"])  # warm the page cache: every tool reads the zip from memory
         for _ in range(args.runs):
             for name, cmd in commands.items():
                 fresh()
-                elapsed, peak = timed(cmd)
+                elapsed, peak, cpu = timed_with_cpu(cmd)
                 times[name].append(elapsed)
+                cpus[name].append(cpu)
                 peaks[name] = max(peaks[name], peak)
         shutil.rmtree(target, ignore_errors=True)
         size = os.path.getsize(zip_path) / 1e6
@@ -140,9 +142,11 @@ def main():
         label = f"{count} articles, {kb} KiB images" + (", tmpfs" if args.tmpfs else "")
         print(f"{label:>30} {size:5.0f}M {median['galley']:7.2f}s {median['bsdtar']:7.2f}s {median['unzip']:7.2f}s "
               f"{ratio:8.2f} {ratios[0]:5.2f}-{ratios[-1]:<5.2f} {median['galley'] / median['unzip']:7.2f} "
-              f"{peaks['galley']:9.1f}M {peaks['bsdtar']:9.1f}M", flush=True)
+              f"{peaks['galley']:9.1f}M {peaks['bsdtar']:9.1f}M "
+              f"{statistics.median(cpus['galley']):9.2f}s {statistics.median(cpus['bsdtar']):9.2f}s", flush=True)
         ok = ok and ratio <= 1.5 and peaks["galley"] < 64
-    print("range: the lowest and highest ratio of runs taken side by side")
+    print("range: the lowest and highest ratio of runs taken side by side; CPU: user and system seconds of all")
+    print("threads (medians), steadier than wall time when the machine's speed moves from hour to hour")
     print("goal (galley import <= 1.5x bsdtar -xf, RSS < 64 MB, at every size): " + ("met" if ok else "NOT met"))
 
 

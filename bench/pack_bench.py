@@ -95,8 +95,15 @@ def settle(binary):
 
 
 def timed(cmd, cwd=None):
-    """Wall seconds and peak RSS (MB) of one run of `cmd`. Standard error goes to a file, not a
-    pipe: a pipe read only after the process ends would block a chatty one for ever."""
+    """Wall seconds and peak RSS (MB) of one run of `cmd`."""
+    elapsed, peak, _ = timed_with_cpu(cmd, cwd)
+    return elapsed, peak
+
+
+def timed_with_cpu(cmd, cwd=None):
+    """Wall seconds, peak RSS (MB) and CPU seconds (user and system, all threads) of one run of
+    `cmd`. Standard error goes to a file, not a pipe: a pipe read only after the process ends
+    would block a chatty one for ever."""
     with tempfile.TemporaryFile() as err:
         start = time.perf_counter()
         proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.DEVNULL, stderr=err)
@@ -105,7 +112,7 @@ def timed(cmd, cwd=None):
         if os.waitstatus_to_exitcode(status) != 0:
             err.seek(0)
             sys.exit(f"command failed: {' '.join(cmd)}\n{err.read().decode(errors='replace')[-4000:]}")
-    return elapsed, usage.ru_maxrss / 1024
+    return elapsed, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime
 
 
 def measure(cmd, runs, cleanup, cwd=None):
