@@ -79,6 +79,20 @@ struct ImportBesideTests {
         #expect(try store.issues().isEmpty)
     }
 
+    /// One `Opened` serves more than one import: the first takes the central directory it
+    /// read, a later one (into another store, or the way that checks first) reads it again.
+    @Test func oneOpenedZipImportsIntoTwoStores() throws {
+        let zip = StoreConformanceTests.fixtures.appending(path: "zips/example-valid.zip").path
+        let folder = try Scratch.folder("galley-beside")
+        let opened = try ImportGate.open(zip)
+        let first = try SQLiteStore(at: folder.appending(path: "first")).importZip(zip, force: false, opened: opened)
+        let second = try SQLiteStore(at: folder.appending(path: "second")).importZip(zip, force: false, opened: opened)
+        let third = try SQLiteStore(at: folder.appending(path: "third")).importZip(zip, force: false, gate: ImportGate.check(opened), progress: nil)
+        for result in [first, second, third] {
+            #expect(result.status == .imported && result.articles == first.articles && result.package?.sha256 == first.package?.sha256)
+        }
+    }
+
     /// The versions rule the same way: the same zip again is unchanged (and takes the way that
     /// extracts nothing), an older one and an edited one with the same last_updated are
     /// refused and leave the store as it was, `force` replaces.

@@ -53,8 +53,7 @@ public enum ImportGate {
     /// not read again): any error refuses it. The `Passed`'s warnings are these checks' only;
     /// `opened` keeps the container's.
     static func check(_ opened: Opened) throws -> Passed {
-        guard let opening = opened.takeOpening() else { return try check(opened.path) }
-        let (diagnostics, check) = opening.checkHead()
+        let (diagnostics, check) = try opened.takeOpening().checkHead()
         let errors = diagnostics.filter { $0.severity == .error }
         if !errors.isEmpty { throw DiagnosticsError(errors) }
         guard let check else {
@@ -111,8 +110,16 @@ public enum ImportGate {
             held = TakeOnce(opening)
         }
 
-        /// What the rest of the checks need; nil once taken.
-        func takeOpening() -> ZipOpening? { held.take() }
+        /// What the rest of the checks need. The first call takes what `open` read; a later one
+        /// (a second import of the same `Opened`) reads the central directory again, refusing
+        /// the zip as `open` would if it changed since.
+        func takeOpening() throws -> ZipOpening {
+            if let opening = held.take() { return opening }
+            guard let opening = try ImportGate.open(path).held.take() else {
+                throw GalleyError("the zip's central directory cannot be read", id: .inputUnreadable, path: path, hint: "Run `galley validate` on it.")
+            }
+            return opening
+        }
     }
 
     /// What the central directory says of the files an import stores.

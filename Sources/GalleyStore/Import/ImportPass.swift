@@ -30,7 +30,7 @@ struct ImportPass {
     }
 
     /// The pass with latest.json's checks beside it (`ZipOpening.checkBeside`), for a zip whose
-    /// container passed `ImportGate.open` (whose checks it takes: one pass per `Opened`): every check of `galley validate` runs here, and any
+    /// container passed `ImportGate.open` (`Opened.takeOpening`): every check of `galley validate` runs here, and any
     /// error (latest.json's too) refuses the zip with nothing left in staging. Returns the
     /// issue's own fields from latest.json with the pass.
     static func run(
@@ -38,10 +38,7 @@ struct ImportPass {
     ) throws -> (pass: ImportPass, issue: IssueRecord) {
         let (pass, issue) = try extract(path, total: opened.facts.declaredBytes, files: opened.facts.fileCount, stagingFolder: stagingFolder, root: root,
                     progress: progress) { sink in
-            guard let opening = opened.takeOpening() else {
-                throw GalleyError("the zip's checks already ran", id: .storeFailed, path: path, hint: "Open it again with ImportGate.open.")
-            }
-            let (findings, issue) = try opening.checkBeside(sink: sink)
+            let (findings, issue) = try opened.takeOpening().checkBeside(sink: sink)
             let warnings = try refusingErrors(findings)
             guard let issue else {
                 throw GalleyError("the zip's latest.json cannot be read", id: .inputUnreadable, path: path, hint: "Run `galley validate` on it.")
