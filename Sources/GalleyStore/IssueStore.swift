@@ -108,6 +108,13 @@ public protocol IssueStore: AnyObject, Sendable {
 extension IssueStore {
     /// The checks, then the import, in turn.
     public func importZip(_ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)?) throws -> ImportResult {
+        try importInTurn(path, force: force, opened: opened, progress: progress)
+    }
+
+    /// latest.json's checks (`ImportGate.check`), then `importZip(_:force:gate:progress:)`; the
+    /// result's warnings start with `opened`'s. What a backend that cannot check beside its
+    /// pass does, and the SQLite store when it need not.
+    func importInTurn(_ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)?) throws -> ImportResult {
         var result = try importZip(path, force: force, gate: ImportGate.check(opened), progress: progress)
         result.warnings = opened.warnings + result.warnings
         return result

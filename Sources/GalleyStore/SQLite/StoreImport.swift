@@ -108,9 +108,10 @@ extension SQLiteStore {
     public func importZip(
         _ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)? = nil
     ) throws -> ImportResult {
-        let holdsFiles = try !force && holdsFiles(opened)
-        var result = try opened.checksBeside && !holdsFiles ? importBeside(path, force: force, opened: opened, progress: progress)
-            : importZip(path, force: force, gate: ImportGate.check(opened), progress: progress)
+        guard opened.checksBeside, try force || !holdsFiles(opened) else {
+            return try importInTurn(path, force: force, opened: opened, progress: progress)
+        }
+        var result = try importBeside(path, force: force, opened: opened, progress: progress)
         result.warnings = opened.warnings + result.warnings
         return result
     }
