@@ -57,6 +57,13 @@ struct MediaChecks {
         }
     }
 
+    /// `run`, then `runSVG`: every media check on what a content pass saw, as an import's
+    /// checks run them.
+    func runAll(_ index: ManifestIndex, contents: ZipContents, into findings: inout Findings) {
+        run(index, contents: contents, into: &findings)
+        runSVG(contents: contents, into: &findings)
+    }
+
     /// SVG files anywhere in the zip (listed or not: a server hands out every file) that would
     /// run script when opened, and SVG files a browser cannot read.
     package func runSVG(contents: ZipContents, into findings: inout Findings) {

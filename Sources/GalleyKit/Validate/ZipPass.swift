@@ -37,8 +37,7 @@ package struct ZipCheck: Sendable {
         var pass = self.pass
         pass.mode = .contentOnly
         _ = try pass.run(sink: sink, contents: &contents, into: &findings)
-        MediaChecks(zipPath: pass.path).run(index, contents: contents, into: &findings)
-        MediaChecks(zipPath: pass.path).runSVG(contents: contents, into: &findings)
+        MediaChecks(zipPath: pass.path).runAll(index, contents: contents, into: &findings)
         return findings.items
     }
 }
@@ -84,8 +83,7 @@ package struct ZipOpening: Sendable {
         guard let index = halves.index, let issue = index.issue else { return (findings.items, nil) }
         ReferenceChecks(manifestPath: pass.manifestDisplay).run(index, contents: halves.contents, into: &findings)
         findings.append(halves.contentFindings)
-        MediaChecks(zipPath: pass.path).run(index, contents: halves.contents, into: &findings)
-        MediaChecks(zipPath: pass.path).runSVG(contents: halves.contents, into: &findings)
+        MediaChecks(zipPath: pass.path).runAll(index, contents: halves.contents, into: &findings)
         return (findings.items, issue)
     }
 
