@@ -116,12 +116,12 @@ struct ImportCommand: ParsableCommand {
             do {
                 // Zips the container checks refuse never open (or create) the store; latest.json
                 // is checked beside the extraction, into staging.
-                let container = try console.timed("\(zip): checked") { try ImportGate.open(zip) }
+                let container = try console.timed("\(zip): container checked") { try ImportGate.open(zip) }
                 console.findings(container.warnings)
                 if opened == nil { opened = try store.open(.create) }
                 guard let opened else { continue }
                 let bar = console.progressBar("importing")
-                let result = try console.timed("\(zip): extracted and written") {
+                let result = try console.timed("\(zip): checked, extracted and written") {
                     defer { bar?.clear() }
                     return try opened.importZip(zip, force: force, opened: container) { done, total in
                         bar?.update(done: done, total: max(total, 1), detail: formatBytes(done))
