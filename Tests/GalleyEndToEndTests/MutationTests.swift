@@ -1,24 +1,12 @@
 import Foundation
+import GalleyTestSupport
 import Testing
 
 /// Bad input is normal input: damaged copies of a valid zip and manifest, made by a seeded
 /// generator, must each end in a report (exit 0 or 1), never a crash, a hang or status 2.
 @Suite struct MutationTests {
-    /// A small deterministic generator (SplitMix64), so a failure can be replayed.
-    struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-    }
-
     static func mutate(_ data: [UInt8], seed: UInt64) -> [UInt8] {
-        var generator = Generator(state: seed)
+        var generator = SeededGenerator(state: seed)
         var bytes = data
         for _ in 0..<(1 + generator.below(8)) {
             guard !bytes.isEmpty else { break }
