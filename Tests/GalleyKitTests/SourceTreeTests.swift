@@ -50,3 +50,52 @@ import Testing
         #expect(resolvedID(SourceTree(root: root), "images/photo.png", from: "articles/7") == "source.symlink-outside")
     }
 }
+
+/// Reading a source folder's text files: whole, whatever their size; nothing but a regular
+/// file; and pack's one read of an article's body file agreeing with the two-step way.
+@Suite struct SourceReadingTests {
+    @Test(arguments: [0, 1, 4095, 65_536, 200_001])
+    func aFileIsReadWhole(_ size: Int) throws {
+        let folder = try Scratch.folder("galley-readwhole")
+        let path = folder.appending(path: "f.md").path
+        let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        #expect(try readWholeFile(path) == bytes)
+    }
+
+    @Test func aFolderAFIFOAndAMissingFileAreRefusedWithoutWaiting() throws {
+        let folder = try Scratch.folder("galley-readwhole-kinds")
+        let fifo = folder.appending(path: "pipe.md").path
+        try #require(mkfifo(fifo, 0o600) == 0)
+        for (path, code) in [(folder.path, POSIXErrorCode.EINVAL), (fifo, .EINVAL), (folder.appending(path: "none.md").path, .ENOENT)] {
+            #expect(throws: POSIXError(code)) { try readWholeFile(path) }
+        }
+    }
+
+    @Test func loadingAnArticleWithItsBodyGivesWhatLoadingThenPreparingGives() throws {
+        let root = try Scratch.folder("galley-loadbody").appending(path: "issue")
+        let article = root.appending(path: "articles/01-harbour")
+        try FileManager.default.createDirectory(at: article, withIntermediateDirectories: true)
+        try Data("title: Winter\napple_id: org.example.winter\npublish_date: 2026-01-01\n".utf8).write(to: root.appending(path: "issue.yaml"))
+        try Data([0xFF, 0xD8, 0xFF, 0xE0, 0, 16]).write(to: article.appending(path: "a.jpg"))
+        try Data("---\ntitle: Harbour\nkeywords: ferry , night,quay\nassets:\n  - file: a.jpg\n---\nText <img src=\"a.jpg\"> and <img src=\"b.jpg\">.\n".utf8)
+            .write(to: article.appending(path: "article.md"))
+        let loader = IssueSourceLoader()
+        let source = try #require(try loader.load(root).source)
+        let builder = BodyBuilder()
+        builder.prepare()
+        let folder = try #require(source.articleFolders.first)
+        let once = loader.loadArticleAndBody(folder, of: source, builder: builder)
+        let (article1, found) = loader.loadArticle(folder, of: source)
+        let twoStep = try loader.prepareBody(of: #require(article1), in: source, builder: builder)
+        #expect(once.article?.title == "Harbour")
+        #expect(once.article?.keywords == ["ferry", "night", "quay"])
+        #expect(once.article?.assets.map(\.file) == article1?.assets.map(\.file))
+        #expect(once.body?.html == twoStep.body?.html)
+        #expect(once.files == twoStep.files)
+        #expect(once.files["a.jpg"]?.path == article.appending(path: "a.jpg").path)
+        // The missing b.jpg is reported once, located in the body.
+        #expect(once.diagnostics.map(\.id) == (found + twoStep.diagnostics).map(\.id))
+        #expect(once.diagnostics.map(\.id.rawValue) == ["source.file-missing"])
+    }
+}

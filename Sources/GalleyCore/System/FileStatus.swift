@@ -82,6 +82,28 @@ package func readAll(_ fd: Int32, at offset: UInt64, count: Int) throws -> [UInt
     return bytes
 }
 
+/// The whole of the regular file at `path`, with `open`, `fstat` and `read`. For the small text
+/// files a source folder is made of (each article's Markdown and YAML): `Data(contentsOf:)`
+/// and Foundation's UTF-8 decoding were 0.4 CPU-seconds of packing 30,000 articles
+/// (2026-11-26). Throws the `errno` that stopped it as a `POSIXError`; anything but a regular
+/// file (a folder, a FIFO, which would wait for a writer) is `EINVAL`.
+package func readWholeFile(_ path: String) throws -> [UInt8] {
+    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+    guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    defer { close(fd) }
+    var status = stat()
+    guard fstat(fd, &status) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    guard status.st_mode & S_IFMT == S_IFREG else { throw POSIXError(.EINVAL) }
+    // The size is a hint: a file that grew meanwhile is read to its end all the same.
+    var bytes = try readAll(fd, at: 0, count: Int(status.st_size))
+    while true {
+        let more = try readAll(fd, at: UInt64(bytes.count), count: 64 * 1024)
+        if more.isEmpty { break }
+        bytes += more
+    }
+    return bytes
+}
+
 /// The names in a folder as the file system stores them (bytes), with `readdir(3)`: Foundation
 /// decodes names that are not UTF-8 into replacement characters, and such a name then matches
 /// no file, so a folder listed through it would be lost without a word. `nil` when the folder

@@ -306,7 +306,7 @@ public struct KeyMap: Sendable {
     private func list(_ value: JSONValue, rule: Rule, pointer: String, globalID: String) throws -> [String] {
         switch value {
         case .string(let s):
-            return s.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            return s.split(separator: ",").map { $0.trimmingWhitespaces() }.filter { !$0.isEmpty }
         case .array(let items):
             return try items.enumerated().compactMap { index, element in
                 let inner = rule.each.map { $0.resolve(in: element) } ?? element

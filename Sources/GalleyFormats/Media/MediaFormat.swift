@@ -144,8 +144,11 @@ public enum MediaProber {
     /// at every call and returns a new `Data`, and its `seek` is another call; a pack probes each
     /// of its pictures (30,000 at 30,000 articles), `serve` each file it sends. `O_NONBLOCK`: a
     /// FIFO in a source folder fails instead of waiting for a writer.
-    public static func probe(_ url: URL) throws -> MediaProbe? {
-        let fd = open(url.path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+    public static func probe(_ url: URL) throws -> MediaProbe? { try probe(path: url.path) }
+
+    /// `probe(_:)` of the file at `path`.
+    public static func probe(path: String) throws -> MediaProbe? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
         defer { close(fd) }
         func read(_ offset: Int, _ count: Int) throws -> [UInt8] { try readAll(fd, at: UInt64(offset), count: count) }
@@ -159,7 +162,7 @@ public enum MediaProber {
         case .jpeg: size = try jpegSize(head: head, read: read)
         default: size = nil
         }
-        let svg = format == .svg ? try SVGScanner.scan(fileAt: url.path) : nil
+        let svg = format == .svg ? try SVGScanner.scan(fileAt: path) : nil
         return MediaProbe(format: format, pixelSize: size, svg: svg)
     }
 

@@ -56,7 +56,7 @@ public struct ThumbnailMaker: Sendable {
         if let status = FileStatus(output.path), status.kind == .file {
             return .made(SourceFile(relativePath: source.relativePath, url: output, size: status.size))
         }
-        let fd = open(source.url.path, O_RDONLY | O_CLOEXEC)
+        let fd = open(source.path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return .failed(String(cString: strerror(errno))) }
         defer { close(fd) }
         // Written under a temporary name and renamed: a thumbnail file is whole or absent.

@@ -60,7 +60,7 @@ public struct IssueSourceLoader: Sendable {
             log.add(problem)
             return nil
         }
-        guard let text = readText(tree.url(issueFile), display: issueFile, &log) else { return nil }
+        guard let text = readText(tree.path(issueFile), display: issueFile, &log) else { return nil }
         let fields = YAMLFields(file: issueFile, lineOffset: 0)
         guard let node = fields.parse(text, into: &log) else {
             if !log.hasErrors {
@@ -176,7 +176,19 @@ public struct IssueSourceLoader: Sendable {
     public func loadArticle(_ article: ArticleFolder, of source: IssueSource) -> (article: ArticleSource?, diagnostics: [Diagnostic]) {
         var log = DiagnosticLog()
         let loaded = loadArticle(folder: article.folder, slug: article.slug, tree: source.tree, &log)
-        return (log.hasErrors ? nil : loaded, log.items)
+        return (log.hasErrors ? nil : loaded?.article, log.items)
+    }
+
+    /// `loadArticle` and then `prepareBody`, the body file read once for both (its front matter
+    /// holds the fields): pack's way. `body` is nil when the article could not be read.
+    public func loadArticleAndBody(
+        _ folder: ArticleFolder, of source: IssueSource, builder: BodyBuilder
+    ) -> (article: ArticleSource?, body: PreparedBody?, files: [String: SourceFile], diagnostics: [Diagnostic]) {
+        var log = DiagnosticLog()
+        guard let loaded = loadArticle(folder: folder.folder, slug: folder.slug, tree: source.tree, &log), !log.hasErrors
+        else { return (nil, nil, [:], log.items) }
+        let (body, files, problems) = prepareBody(loaded.body, of: loaded.article, in: source, builder: builder)
+        return (loaded.article, body, files, log.items + problems)
     }
 
     /// The whole issue with every article read: convenient for small issues and tests.
@@ -242,9 +254,10 @@ public struct IssueSourceLoader: Sendable {
         return separators.isEmpty || slug.isEmpty ? folder : String(slug)
     }
 
+    /// The article's fields, and its body file's text split from its front matter.
     private func loadArticle(
         folder: String, slug: String, tree: SourceTree, _ log: inout DiagnosticLog
-    ) -> ArticleSource? {
+    ) -> (article: ArticleSource, body: FrontMatter.Split)? {
         let directory = "articles/\(folder)"
         if let problem = tree.linkOutside(directory) {
             log.add(problem)
@@ -256,7 +269,8 @@ public struct IssueSourceLoader: Sendable {
             return nil
         }
         // One listing of the folder answers every "is there an X" question below.
-        let present = Set((try? FileManager.default.contentsOfDirectory(atPath: tree.url(directory).path)) ?? [])
+        // Names that are not UTF-8 decode with replacement characters: they match no name asked for.
+        let present = Set((rawDirectoryNames(tree.path(directory)) ?? []).map { String(decoding: $0, as: UTF8.self) })
         let bodies = Self.bodyFileNames.filter { present.contains($0.0) }
         guard let (bodyName, format) = bodies.first else {
             log.add(Diagnostic(.sourceBodyMissing, "the article folder has no article.md or article.html",
@@ -275,7 +289,7 @@ public struct IssueSourceLoader: Sendable {
             log.add(problem)
             return nil
         }
-        guard let text = readText(tree.url(bodyFile), display: bodyFile, &log) else { return nil }
+        guard let text = readText(tree.path(bodyFile), display: bodyFile, &log) else { return nil }
         let front = FrontMatter.split(text)
 
         let sidecars = ["article.yaml", "article.yml"].filter { present.contains($0) }
@@ -295,7 +309,7 @@ public struct IssueSourceLoader: Sendable {
                 log.add(problem)
                 return nil
             }
-            guard let sidecarText = readText(tree.url(fieldsFile), display: fieldsFile, &log) else { return nil }
+            guard let sidecarText = readText(tree.path(fieldsFile), display: fieldsFile, &log) else { return nil }
             yamlText = sidecarText
             lineOffset = 0
         } else if let yaml = front.yaml {
@@ -348,7 +362,7 @@ public struct IssueSourceLoader: Sendable {
         article.dateLocation = fields.at(map.value("date"), "date")
         article.metadata = map.jsonObject("metadata", log: &log)
         article.assets = loadAssets(map, directory: directory, owner: slug, tree: tree, fields: fields, &log)
-        return article
+        return (article, front)
     }
 
     private func loadAuthor(_ map: YAMLMapping, into article: inout ArticleSource, _ log: inout DiagnosticLog) {
@@ -451,10 +465,15 @@ public struct IssueSourceLoader: Sendable {
         of article: ArticleSource, in source: IssueSource, builder: BodyBuilder
     ) -> (body: PreparedBody?, files: [String: SourceFile], diagnostics: [Diagnostic]) {
         var log = DiagnosticLog()
-        guard let text = readText(source.root.appending(path: article.bodyFile), display: article.bodyFile, &log) else {
+        guard let text = readText(source.tree.path(article.bodyFile), display: article.bodyFile, &log) else {
             return (nil, [:], log.items)
         }
-        let front = FrontMatter.split(text)
+        return prepareBody(FrontMatter.split(text), of: article, in: source, builder: builder)
+    }
+
+    private func prepareBody(
+        _ front: FrontMatter.Split, of article: ArticleSource, in source: IssueSource, builder: BodyBuilder
+    ) -> (body: PreparedBody?, files: [String: SourceFile], diagnostics: [Diagnostic]) {
         let prepared = builder.prepare(front.body, format: article.bodyFormat, file: article.bodyFile,
                                        lineOffset: front.bodyLineOffset)
         let tree = source.tree
@@ -476,13 +495,13 @@ public struct IssueSourceLoader: Sendable {
 
     // MARK: Files
 
-    private func readText(_ url: URL, display: String, _ log: inout DiagnosticLog) -> String? {
-        guard let data = try? Data(contentsOf: url) else {
+    private func readText(_ path: String, display: String, _ log: inout DiagnosticLog) -> String? {
+        guard let data = try? readWholeFile(path) else {
             log.add(Diagnostic(.sourceFileUnreadable, "cannot be read", at: SourceLocation(path: display),
                            hint: "Check that it is a readable file."))
             return nil
         }
-        guard var text = String(data: data, encoding: .utf8) else {
+        guard var text = String(validating: data, as: UTF8.self) else {
             log.add(Diagnostic(.sourceEncoding, "is not valid UTF-8 text", at: SourceLocation(path: display),
                            hint: "Save the file as UTF-8."))
             return nil
@@ -494,9 +513,12 @@ public struct IssueSourceLoader: Sendable {
 
 /// Splits YAML front matter (between `---` lines at the top) from the body that follows.
 package enum FrontMatter {
+    /// What `split` returns.
+    package typealias Split = (yaml: String?, body: String, bodyLineOffset: Int, unclosed: Bool)
+
     /// `yaml` is `nil` when the text has no front matter; `unclosed` when it opens one and never
     /// closes it.
-    package static func split(_ text: String) -> (yaml: String?, body: String, bodyLineOffset: Int, unclosed: Bool) {
+    package static func split(_ text: String) -> Split {
         let normalized = LineEndings.normalize(text)
         let bytes = Array(normalized.utf8)
         guard bytes.count >= 4, bytes[0..<4].elementsEqual("---\n".utf8) else {

@@ -5,8 +5,23 @@ import GalleyCore
 public struct SourceFile: Sendable, Hashable {
     /// Path relative to the issue folder, `/`-separated, without `.` or `..`.
     public var relativePath: String
-    public var url: URL
+    /// The absolute path. Text, not a `URL`: a pack makes one for every file of every article
+    /// and looks each up by path several times; making the URLs and asking them their paths
+    /// was 0.5 CPU-seconds of packing 30,000 articles (2026-11-26).
+    public var path: String
     public var size: Int64
+
+    public init(relativePath: String, path: String, size: Int64) {
+        self.relativePath = relativePath
+        self.path = path
+        self.size = size
+    }
+
+    public init(relativePath: String, url: URL, size: Int64) {
+        self.init(relativePath: relativePath, path: url.path, size: size)
+    }
+
+    public var url: URL { URL(fileURLWithPath: path, isDirectory: false) }
 }
 
 /// The issue source folder: resolves paths written in source files to real files, refusing
@@ -165,7 +180,7 @@ package struct SourceTree: Sendable {
             return fail(.sourceFileUnreadable, "the \(what) file `\(written)` cannot be read",
                         "Check the file's permissions (it must be a readable regular file).")
         }
-        return .file(SourceFile(relativePath: relative, url: url(relative), size: status.size))
+        return .file(SourceFile(relativePath: relative, path: path(relative), size: status.size))
     }
 
     private func nearestName(to name: String, in directory: String) -> String? {

@@ -146,7 +146,7 @@ struct YAMLMapping {
         guard let value = value(key) else { return nil }
         switch value {
         case .scalar(let scalar):
-            return scalar.string.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            return scalar.string.split(separator: ",").map { $0.trimmingWhitespaces() }
                 .filter { !$0.isEmpty }
         case .sequence(let items):
             var out: [String] = []
@@ -157,7 +157,7 @@ struct YAMLMapping {
                         at: fields.at(item, "\(path(key))[\(index)]")))
                     continue
                 }
-                out.append(scalar.string.trimmingCharacters(in: .whitespaces))
+                out.append(scalar.string.trimmingWhitespaces())
             }
             return out
         default:

@@ -181,7 +181,7 @@ public struct PackPlanner {
             } else if let target = assetsByFile[file.relativePath] {
                 links[path] = PreparedBody.Target(name: target.name)
             } else {
-                let compressed = probed[file.url.path]?.format.isCompressed ?? false
+                let compressed = probed[file.path]?.format.isCompressed ?? false
                 links[path] = PreparedBody.Target(name: names.name(for: file, owner: article.slug, compressed: compressed))
             }
         }
@@ -267,7 +267,7 @@ public struct PackPlanner {
         }
         let result: MediaProbe?
         do {
-            result = try probed[file.url.path] ?? MediaProber.probe(file.url)
+            result = try probed[file.path] ?? MediaProber.probe(path: file.path)
         } catch {
             let (reason, hint) = FileSystemError.describe(error)
             diagnostics.add(Diagnostic(
@@ -370,7 +370,7 @@ struct EntryNames {
         let candidate = unique(wanted)
         let compression: ZipCompression = compressed ? .store : .deflate
         // The absolute path as the folder's path (shared) and the source's relative path.
-        let full = file.url.path
+        let full = file.path
         let plan: ZipEntryPlan
         let relative = file.relativePath.utf8
         if !relative.isEmpty, full.utf8.count > relative.count, full.utf8.suffix(relative.count).elementsEqual(relative) {
@@ -394,7 +394,7 @@ struct EntryNames {
         let base = SourceTree.zipSafeName(stem + "-350x350.jpg")
         let wanted = owner.isEmpty ? base : SourceTree.zipSafeName(owner) + "-" + base
         let name = unique(wanted)
-        add(ZipEntryPlan(name: name, path: file.url.path, size: file.size, compression: .store, origin: picture.url.path), key: key)
+        add(ZipEntryPlan(name: name, path: file.path, size: file.size, compression: .store, origin: picture.path), key: key)
         return name
     }
 

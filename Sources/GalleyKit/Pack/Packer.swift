@@ -382,13 +382,12 @@ public struct Packer {
             // 1. Fields, the body converted and its local files found, and the first bytes of
             //    every media file, on every core.
             let loaded = parallelMap(batch) { folder -> LoadedArticle in
-                let (read, found) = loader.loadArticle(folder, of: source)
+                let (read, body, files, found) = loader.loadArticleAndBody(folder, of: source, builder: builder)
                 guard var article = read else { return LoadedArticle(article: nil, diagnostics: found) }
-                let (body, files, problems) = loader.prepareBody(of: article, in: source, builder: builder)
                 // Each <img> of the body becomes an asset here, once, so thumbnails and planning see it.
                 let bodyFiles = BodyFiles.resolve(body?.references ?? [], files: files, into: &article)
                 let probes = Self.probes(of: article.assets, and: files.values.sorted { $0.relativePath < $1.relativePath })
-                return LoadedArticle(article: article, diagnostics: found + problems, probes: probes, body: body,
+                return LoadedArticle(article: article, diagnostics: found, probes: probes, body: body,
                                      bodyFiles: bodyFiles, thumbnails: Self.thumbnails(of: article.assets, maker: maker, probes: probes))
             }
             // 2. Ids, names, dates and media kinds, in issue order.
@@ -448,8 +447,8 @@ public struct Packer {
     static func probes(of assets: [AssetSource], and others: [SourceFile] = []) -> [String: MediaProbe] {
         var probes: [String: MediaProbe] = [:]
         let files = assets.flatMap { [$0.file] + ($0.thumbnail.map { [$0] } ?? []) + ($0.poster.map { [$0] } ?? []) } + others
-        for file in files where file.size > 0 && probes[file.url.path] == nil {
-            if let probe = try? MediaProber.probe(file.url) { probes[file.url.path] = probe }
+        for file in files where file.size > 0 && probes[file.path] == nil {
+            if let probe = try? MediaProber.probe(path: file.path) { probes[file.path] = probe }
         }
         return probes
     }
@@ -463,8 +462,8 @@ public struct Packer {
         guard let maker else { return [:] }
         var made: [String: ThumbnailMaker.Outcome] = [:]
         for asset in assets {
-            guard let kind = probes[asset.file.url.path]?.format.kind, let picture = PackPlanner.thumbnailSource(asset, kind: kind),
-                  made[picture.relativePath] == nil, let probe = probes[picture.url.path] else { continue }
+            guard let kind = probes[asset.file.path]?.format.kind, let picture = PackPlanner.thumbnailSource(asset, kind: kind),
+                  made[picture.relativePath] == nil, let probe = probes[picture.path] else { continue }
             // A picture whose header claims more pixels than any magazine needs is a
             // decompression bomb or a mistake: libvips would spend minutes on it.
             if let size = probe.pixelSize, size.width * size.height > ThumbnailMaker.maxPixels {
