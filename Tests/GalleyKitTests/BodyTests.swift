@@ -1,4 +1,5 @@
 import Foundation
+import GalleyTestSupport
 import Testing
 @testable import GalleyCore
 @testable import GalleyFormats
@@ -12,6 +13,66 @@ import Testing
         #expect(matches.map(\.isExact) == [true, false, false])
         #expect(matches.map(\.line) == [2, 3, 4])
         #expect(matches[1].column == 3)
+    }
+
+    /// The byte-by-byte scan `Placeholder.scan` replaced (2026-11-26), kept as the oracle.
+    static func referenceScan(_ text: String) -> [Placeholder.Match] {
+        let bytes = Array(text.utf8)
+        var matches: [Placeholder.Match] = []
+        var (line, lineStart, i) = (1, 0, 0)
+        let n = bytes.count
+        func skipSpaces(_ j: inout Int) { while j < n, bytes[j] == 32 || bytes[j] == 9 { j += 1 } }
+        while i < n {
+            if bytes[i] == 10 { (line, lineStart, i) = (line + 1, i + 1, i + 1); continue }
+            guard bytes[i] == 60, i + 3 < n, bytes[i + 1] == 33, bytes[i + 2] == 45, bytes[i + 3] == 45 else { i += 1; continue }
+            var j = i + 4
+            skipSpaces(&j)
+            guard j < n, bytes[j] == 91 else { i += 4; continue }
+            j += 1
+            skipSpaces(&j)
+            guard j + 5 <= n, String(decoding: bytes[j..<j + 5], as: UTF8.self).lowercased() == "asset" else { i += 4; continue }
+            j += 5
+            skipSpaces(&j)
+            guard j < n, bytes[j] == 58 else { i += 4; continue }
+            j += 1
+            let keyStart = j
+            while j < n, bytes[j] != 93, bytes[j] != 10 { j += 1 }
+            guard j < n, bytes[j] == 93 else { i += 4; continue }
+            let keyEnd = j
+            j += 1
+            skipSpaces(&j)
+            guard j + 3 <= n, bytes[j] == 45, bytes[j + 1] == 45, bytes[j + 2] == 62 else { i += 4; continue }
+            j += 3
+            let matchText = String(decoding: bytes[i..<j], as: UTF8.self)
+            let key = String(decoding: bytes[keyStart..<keyEnd], as: UTF8.self).trimmingCharacters(in: .whitespaces)
+            matches.append(Placeholder.Match(
+                key: key, text: matchText, isExact: matchText == Placeholder.text(for: key), line: line,
+                column: String(decoding: bytes[lineStart..<i], as: UTF8.self).count + 1, utf8Range: i..<j))
+            i = j
+        }
+        return matches
+    }
+
+    @Test func theScanFindsWhatTheByteByByteScanFound() {
+        // Texts made of the pieces placeholders and their near misses are made of, in random
+        // order: every match, line, column and range the same.
+        let pieces = ["<!--", " ", "\t", "[", "asset", "ASSET", "AsSeT", "assez", ":", "a.jpg", " k ", "]", "-->", "--", "<", "\n",
+                      "é", "😀", "x", "<p>", "<!-- [ASSET: id] -->", "<!--[asset:b]-->", "\r\n",
+                      "<!-- [", "ASSET:", "assez:", "asseT :", " k] -->", "] -->", "<!-- [assez: k] -->", "<!-- [AsseS: k] -->"]
+        var generator = SeededGenerator(state: 12)
+        for round in 0..<3_000 {
+            let text = (0..<generator.below(40)).map { _ in pieces[generator.below(pieces.count)] }.joined()
+            let found = Placeholder.scan(text)
+            let expected = Self.referenceScan(text)
+            #expect(found == expected, "round \(round): \(text.debugDescription)")
+            if found != expected { break }
+        }
+    }
+
+    @Test(arguments: [("plain ASCII", 0), ("a\r\nb", 1), ("a\rb", 0), ("😀", 1), ("é", 0), ("e\u{301}", 1), ("🇫🇷 x", 3), ("", 0)])
+    func theUTF16SurplusIsUnitsLessCharacters(_ text: String, _ surplus: Int) {
+        #expect(BodyBuilder.utf16Surplus(text) == surplus)
+        #expect(text.utf16.count - text.count == surplus)
     }
 
     @Test func twoPlaceholdersOnOneLineAreTwoMatches() {

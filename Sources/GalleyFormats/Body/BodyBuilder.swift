@@ -116,6 +116,15 @@ public struct BodyBuilder: Sendable {
         return (line, String(decoding: bytes[lineStart..<offset], as: UTF8.self).count + 1)
     }
 
+    /// How many more UTF-16 units than characters `text` has. An ASCII text without a
+    /// carriage return has none, which is answered without counting characters (grapheme
+    /// breaking, 1.4% of packing 30,000 articles when asked of every body).
+    static func utf16Surplus(_ text: String) -> Int {
+        let units = text.utf16.count
+        if units == text.utf8.count && !text.utf8.contains(13) { return 0 }
+        return units - text.count
+    }
+
     /// Puts every exact placeholder alone on its line, then pads for Dumpling's search window.
     public static func finish(_ html: String) -> String {
         let matches = Placeholder.scan(html).filter(\.isExact)
@@ -138,7 +147,7 @@ public struct BodyBuilder: Sendable {
         var body = String(decoding: out, as: UTF8.self)
         // Dumpling searches the first `characters.count` UTF-16 units only: pad so the window
         // still reaches the end (modern grapheme counts are never larger than Swift 1.2's).
-        let shortfall = body.utf16.count - body.count
+        let shortfall = Self.utf16Surplus(body)
         if shortfall > 0 {
             body += String(repeating: " ", count: shortfall) + "\n"
         }

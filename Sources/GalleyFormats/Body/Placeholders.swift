@@ -24,52 +24,65 @@ public enum Placeholder {
     }
 
     /// Finds every comment that looks like a placeholder: `<!--`, optional space, `[`, `asset`
-    /// in any case, `:`, the key, `]`, optional space, `-->`. Runs in one pass over the bytes.
+    /// in any case, `:`, the key, `]`, optional space, `-->`. One pass over the text's own
+    /// bytes (no copy), jumping from `<` to `<` with `memchr` and counting lines only up to
+    /// each match: pack scans every body three times, and the byte-by-byte loop over a copy
+    /// was 2.8% of packing 30,000 articles (2026-11-26).
     public static func scan(_ text: String) -> [Match] {
-        let bytes = Array(text.utf8)
+        var text = text
+        return text.withUTF8 { scan($0) }
+    }
+
+    static func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> [Match] {
+        guard let base = bytes.baseAddress else { return [] }
+        let n = bytes.count
         var matches: [Match] = []
+        // Lines are counted lazily: `line` and `lineStart` hold for offset `counted`.
         var line = 1
         var lineStart = 0
+        var counted = 0
+        func skipSpaces(_ j: inout Int) { while j < n, base[j] == 32 || base[j] == 9 { j += 1 } }
+        func isAsset(_ j: Int) -> Bool {
+            // `asset` in any case: ASCII letters only (0x20 folds them to lower case).
+            j + 5 <= n && base[j] | 0x20 == 97 && base[j + 1] | 0x20 == 115 && base[j + 2] | 0x20 == 115
+                && base[j + 3] | 0x20 == 101 && base[j + 4] | 0x20 == 116
+        }
         var i = 0
-        let n = bytes.count
-        func skipSpaces(_ j: inout Int) { while j < n, bytes[j] == 32 || bytes[j] == 9 { j += 1 } }
         while i < n {
-            let byte = bytes[i]
-            if byte == 10 {
-                line += 1
-                lineStart = i + 1
-                i += 1
-                continue
-            }
-            guard byte == 60, i + 3 < n, bytes[i + 1] == 33, bytes[i + 2] == 45, bytes[i + 3] == 45 else {
+            guard let found = memchr(base + i, 60, n - i) else { break }  // <
+            i = UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
+            guard i + 3 < n, base[i + 1] == 33, base[i + 2] == 45, base[i + 3] == 45 else {
                 i += 1
                 continue
             }
             // `<!--` at i.
             var j = i + 4
             skipSpaces(&j)
-            guard j < n, bytes[j] == 91 else { i += 4; continue }  // [
+            guard j < n, base[j] == 91 else { i += 4; continue }  // [
             j += 1
             skipSpaces(&j)
-            guard j + 5 <= n, String(decoding: bytes[j..<j + 5], as: UTF8.self).lowercased() == "asset" else {
-                i += 4
-                continue
-            }
+            guard isAsset(j) else { i += 4; continue }
             j += 5
             skipSpaces(&j)
-            guard j < n, bytes[j] == 58 else { i += 4; continue }  // :
+            guard j < n, base[j] == 58 else { i += 4; continue }  // :
             j += 1
             let keyStart = j
-            while j < n, bytes[j] != 93, bytes[j] != 10 { j += 1 }  // up to ]
-            guard j < n, bytes[j] == 93 else { i += 4; continue }
+            while j < n, base[j] != 93, base[j] != 10 { j += 1 }  // up to ]
+            guard j < n, base[j] == 93 else { i += 4; continue }
             let keyEnd = j
             j += 1
             skipSpaces(&j)
-            guard j + 3 <= n, bytes[j] == 45, bytes[j + 1] == 45, bytes[j + 2] == 62 else { i += 4; continue }
+            guard j + 3 <= n, base[j] == 45, base[j + 1] == 45, base[j + 2] == 62 else { i += 4; continue }
             j += 3
-            let matchText = String(decoding: bytes[i..<j], as: UTF8.self)
-            let key = String(decoding: bytes[keyStart..<keyEnd], as: UTF8.self).trimmingWhitespaces()
-            let column = String(decoding: bytes[lineStart..<i], as: UTF8.self).count + 1
+            while counted < i, let newline = memchr(base + counted, 10, i - counted) {
+                lineStart = UnsafeRawPointer(base).distance(to: UnsafeRawPointer(newline)) + 1
+                line += 1
+                counted = lineStart
+            }
+            counted = i
+            let matchText = String(decoding: UnsafeBufferPointer(rebasing: bytes[i..<j]), as: UTF8.self)
+            let key = String(decoding: UnsafeBufferPointer(rebasing: bytes[keyStart..<keyEnd]), as: UTF8.self).trimmingWhitespaces()
+            let column = String(decoding: UnsafeBufferPointer(rebasing: bytes[lineStart..<i]), as: UTF8.self).count + 1
             matches.append(Match(
                 key: key, text: matchText, isExact: matchText == Placeholder.text(for: key), line: line, column: column,
                 utf8Range: i..<j))
