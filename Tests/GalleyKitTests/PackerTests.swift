@@ -96,6 +96,33 @@ import Testing
         #expect(final.entriesTotal == 17)
     }
 
+    @Test(arguments: [("masthead.png", 100), ("masthead.png", -100), ("articles/01-the-lighthouse-keepers/lamp-room.jpg", 9_000)])
+    func aMediaFileThatChangesSizeBeforeTheZipIsWrittenStopsThePack(_ file: String, _ change: Int) throws {
+        // Changed after it was planned (its size taken), before the zip's media are written:
+        // small files are read ahead whole, larger ones streamed; both ways see the change.
+        let folder = try outputFolder()
+        let copy = folder.appending(path: "issue")
+        try FileManager.default.copyItem(at: Self.example, to: copy)
+        var options = PackOptions(source: copy, output: folder.appending(path: "out"))
+        options.thumbnails = .none
+        let target = copy.appending(path: file)
+        var changed = false
+        #expect {
+            _ = try Packer().pack(options) { progress in
+                guard progress.phase == .articles, progress.articlesDone == progress.articlesTotal, !changed else { return }
+                changed = true
+                var bytes = try! Data(contentsOf: target)
+                if change > 0 { bytes += Data(repeating: 7, count: change) } else { bytes.removeLast(-change) }
+                try! bytes.write(to: target)
+            }
+        } throws: { error in
+            let message = (error as? GalleyError)?.message ?? ""
+            return message.hasPrefix("the file changed while it was being packed") && (error as? GalleyError)?.path == target.path
+        }
+        #expect(changed)
+        #expect(!FileManager.default.fileExists(atPath: folder.appending(path: "out/com.example.harbour.2026-01.zip").path))
+    }
+
     @Test func articleIDsSurviveReorderingAndRenumbering() throws {
         let copy = try outputFolder().appending(path: "issue")
         try FileManager.default.copyItem(at: Self.example, to: copy)

@@ -217,16 +217,34 @@ public struct Packer {
         state.bytesDone += manifest.bytesWritten
         state.entriesDone = 1
         progress?(state)
-        for entry in entries {
-            try writer.addFile(
-                name: prefix + entry.name, from: entry.path, size: entry.size, mtime: planned.entryTime,
-                compression: entry.compression
-            ) { chunk in
-                state.bytesDone += chunk
+        // A thread of its own reads the small files ahead (open, read, close) while this one
+        // writes them into the zip: a 30,000-article issue's 60,000 pictures were 1.7 s on one
+        // core with the other idle (2026-11-26). At most `Self.readAhead` files of at most
+        // `Self.readAheadBytes` each wait; a larger file, or one that cannot be read whole or
+        // whose size changed, is streamed from its path here, as before (which reports it).
+        let toRead = entries
+        try pipeline(capacity: Self.readAhead, produce: { send in
+            for entry in toRead {
+                let bytes = entry.size <= Self.readAheadBytes ? try? readWholeFile(entry.path) : nil
+                try send(ReadAhead(entry: entry, bytes: bytes))
+            }
+        }, consume: { item in
+            let entry = item.entry
+            if let bytes = item.bytes, Int64(bytes.count) == entry.size {
+                try writer.addData(name: prefix + entry.name, bytes, mtime: planned.entryTime, compression: entry.compression)
+                state.bytesDone += entry.size
                 progress?(state)
+            } else {
+                try writer.addFile(
+                    name: prefix + entry.name, from: entry.path, size: entry.size, mtime: planned.entryTime,
+                    compression: entry.compression
+                ) { chunk in
+                    state.bytesDone += chunk
+                    progress?(state)
+                }
             }
             state.entriesDone += 1
-        }
+        })
         // Not needed past here; let go before the written zip's directory is read back.
         entries = []
         let (bytes, sha256) = try writer.finish()
@@ -247,6 +265,17 @@ public struct Packer {
             globalID: planned.issue.globalID, lastUpdated: DumplingDate.rfc3339(planned.issue.lastUpdated),
             articles: planned.articleCount, assets: planned.assetCount, entries: entryCount,
             warnings: diagnostics.filter { $0.severity != .error })
+    }
+
+    /// Media files read ahead of the zip's writing: how many may wait, and the largest read
+    /// whole (at most 2 MiB held).
+    static let readAhead = 16
+    static let readAheadBytes: Int64 = 128 * 1024
+
+    /// A media file for the zip, read whole when small (`bytes`).
+    struct ReadAhead: Sendable {
+        var entry: ZipEntryPlan
+        var bytes: [UInt8]?
     }
 
     /// The findings on the written zip that stop a pack: its errors, except the Zip64 records
