@@ -429,7 +429,20 @@ public struct FeedSyncer: Sendable {
             throw GalleyError("another galley sync is writing into this store", id: .syncRunning, path: store.root.path,
                               hint: "Nothing was done; the running sync follows the feed. On a timer, this is harmless.")
         }
+        Self.removeFinishedDownloads(in: downloads.path)
         return lock
+    }
+
+    /// Removes the whole downloads (`<name>.zip`) a sync killed between the download and the
+    /// end of its import left behind; `.partial` files stay, to be resumed. Under the lock, no
+    /// other sync is importing one, and no sync reads an earlier run's `.zip`: each downloads
+    /// into its `.partial` and renames it over the old one. Without this, a sync killed just
+    /// after its import committed left the zip for ever, its package being current from then on.
+    static func removeFinishedDownloads(in folder: String) {
+        for name in rawDirectoryNames(folder) ?? [] where name.count > 4 && name.suffix(4).elementsEqual(".zip".utf8) {
+            let path = folder + "/" + String(decoding: name, as: UTF8.self)
+            if FileStatus(path)?.kind == .file { unlink(path) }
+        }
     }
 
     struct FeedAnswer {

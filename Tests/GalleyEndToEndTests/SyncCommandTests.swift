@@ -244,6 +244,28 @@ import Testing
         #expect(try Self.storeIsClean(reader))
     }
 
+    /// A sync killed after its import committed, before it removed the downloaded zip, left
+    /// the zip for ever (the package was current from then on, so no later sync touched it):
+    /// the next sync removes such zips, and keeps `.partial` files, which it resumes.
+    @Test func aDownloadLeftWholeByAKilledSyncIsRemovedByTheNext() throws {
+        let work = try Harness.temporaryDirectory()
+        let (reader, _) = try Self.readerWithOldContent(work)
+        let (server, port) = try Self.faultServer("ok", log: work.appending(path: "requests.log"))
+        defer { server.terminate() }
+        let url = "http://127.0.0.1:\(port)/feed"
+        #expect(try Harness.galley(["sync", url, "--store", reader.path, "-q"]).status == 0)
+        let downloads = reader.appending(path: "downloads")
+        let left = downloads.appending(path: "63fd858c3e68bcaefe6376340c63a36058c7c1e7dd2eaccd7fbaca4ba9cf716b.zip")
+        let partial = downloads.appending(path: "v7-other.zip.partial")
+        try FileManager.default.copyItem(at: Harness.fixtures.appending(path: "zips/example-valid.zip"), to: left)
+        try Data("half".utf8).write(to: partial)
+        let again = try Harness.galley(["sync", url, "--store", reader.path, "--json"])
+        #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+        #expect((again.json?["current"] as? [String]) == ["example-valid"], "\(again.stdout)")
+        #expect(try Set(FileManager.default.contentsOfDirectory(atPath: downloads.path)) == [".lock", "v7-other.zip.partial"])
+        #expect(try Self.storeIsClean(reader))
+    }
+
     /// SIGKILL at random moments (feed, download, import): after each, the store holds the old
     /// issue or the new one, whole, and `store check` is clean; a last sync completes.
     @Test func aSyncKilledAtRandomPointsLeavesTheStoreWhole() throws {
