@@ -190,6 +190,31 @@ import Testing
         #expect(SourceTree.zipSafeName(input) == expected)
     }
 
+    /// The Foundation version `zipSafeName` replaced (2026-11-26), the oracle for random names.
+    static func referenceZipSafeName(_ name: String) -> String {
+        var out = ""
+        for scalar in name.unicodeScalars {
+            let keep = scalar.isASCII && (CharacterSet.alphanumerics.contains(scalar) || scalar == "." || scalar == "_" || scalar == "-")
+            let c: Character = keep ? Character(scalar) : "-"
+            if c == "-" && out.last == "-" { continue }
+            out.append(c)
+        }
+        while let first = out.first, first == "." || first == "-" { out.removeFirst() }
+        return out.isEmpty ? "file" : out
+    }
+
+    @Test func zipNamesAgreeWithTheFoundationWayOnRandomNames() {
+        let pieces = ["a", "Z", "0", "9", ".", "-", "_", " ", "é", "日", "\u{301}", "👩‍👧", "/", "(", "~", "\u{0}", "\t", "--", ".."]
+        var generator = SeededGenerator(state: 9)
+        for _ in 0..<3_000 {
+            let name = (0..<generator.below(9)).map { _ in pieces[generator.below(pieces.count)] }.joined()
+            #expect(SourceTree.zipSafeName(name) == Self.referenceZipSafeName(name), "\(name.debugDescription)")
+        }
+        for path in ["a/b/c.jpg", "c.jpg", "articles/x y/é.png", "a/"] {
+            #expect(EntryNames.lastComponent(path) == (path.hasSuffix("/") ? "" : (path as NSString).lastPathComponent))
+        }
+    }
+
     @Test(arguments: ["01-band", "2_band", "10. band"])
     func slugsDropTheOrderPrefix(folder: String) {
         #expect(IssueSourceLoader.slug(of: folder) == "band")

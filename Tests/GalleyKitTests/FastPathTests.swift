@@ -1,4 +1,5 @@
 import Foundation
+import GalleyTestSupport
 import Testing
 @testable import GalleyCore
 @testable import GalleyFormats
@@ -10,7 +11,18 @@ import Testing
     static let texts = [
         "", " ", "\t", "a", " a", "a ", "\ta\t", "2026-11-24T10:00:00Z", "\n x \n", "\u{00A0}x", "x\u{2003}",
         "\u{3000}", "é", " é ", "\r\n", "\u{0B}v\u{0C}", "a b", "👩‍👩‍👧", " \u{85}",
+        " \u{301}a", "a\u{301} ", " \t x\u{00A0} ", "\u{00A0} a ", " a\u{00A0}", "\r\n\u{2028}x\u{2029} \n", " a.jpg", "  ",
     ]
+
+    @Test func trimmingAgreesWithFoundationOnRandomTexts() {
+        let pieces = [" ", "\t", "\n", "\r", "\u{0B}", "a", "é", "\u{301}", "\u{00A0}", "\u{2003}", "\u{85}", "\u{2028}", "👩‍👧", "x y"]
+        var generator = SeededGenerator(state: 5)
+        for _ in 0..<2_000 {
+            let text = (0..<generator.below(7)).map { _ in pieces[generator.below(pieces.count)] }.joined()
+            #expect(text.trimmingWhitespaces() == text.trimmingCharacters(in: .whitespaces), "\(text.debugDescription)")
+            #expect(text.trimmingWhitespacesAndNewlines() == text.trimmingCharacters(in: .whitespacesAndNewlines), "\(text.debugDescription)")
+        }
+    }
 
     @Test(arguments: texts)
     func trimmingAgreesWithFoundation(text: String) {

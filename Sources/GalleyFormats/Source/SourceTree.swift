@@ -215,15 +215,21 @@ package struct SourceTree: Sendable {
 
     /// A name in the zip producer profile (`[A-Za-z0-9._-]`), made from any file name.
     package static func zipSafeName(_ name: String) -> String {
-        var out = ""
+        // Bytes, not Characters, and ASCII ranges, not `CharacterSet.alphanumerics` (whose ASCII
+        // members are these): pack names every media file, and the Foundation way was 1% of
+        // packing 30,000 articles (2026-11-26).
+        var out: [UInt8] = []
+        out.reserveCapacity(name.utf8.count)
         for scalar in name.unicodeScalars {
-            let keep = scalar.isASCII
-                && (CharacterSet.alphanumerics.contains(scalar) || scalar == "." || scalar == "_" || scalar == "-")
-            let c: Character = keep ? Character(scalar) : "-"
-            if c == "-" && out.last == "-" { continue }
-            out.append(c)
+            let value = scalar.value
+            let keep = (0x30...0x39).contains(value) || (0x41...0x5A).contains(value) || (0x61...0x7A).contains(value)
+                || value == 0x2E || value == 0x5F || value == 0x2D  // . _ -
+            let byte: UInt8 = keep ? UInt8(value) : 0x2D
+            if byte == 0x2D && out.last == 0x2D { continue }
+            out.append(byte)
         }
-        while let first = out.first, first == "." || first == "-" { out.removeFirst() }
-        return out.isEmpty ? "file" : out
+        // No leading `.` or `-`.
+        guard let start = out.firstIndex(where: { $0 != 0x2E && $0 != 0x2D }) else { return "file" }
+        return String(decoding: out[start...], as: UTF8.self)
     }
 }

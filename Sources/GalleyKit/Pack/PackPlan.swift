@@ -365,7 +365,7 @@ struct EntryNames {
     /// `compressed`: the file's data is compressed already, so it is stored, not deflated.
     package mutating func name(for file: SourceFile, owner: String, compressed: Bool) -> String {
         if let existing = bySource[file.relativePath] { return plans[Int(existing)].name }
-        let base = SourceTree.zipSafeName((file.relativePath as NSString).lastPathComponent)
+        let base = SourceTree.zipSafeName(Self.lastComponent(file.relativePath))
         let wanted = owner.isEmpty ? base : SourceTree.zipSafeName(owner) + "-" + base
         let candidate = unique(wanted)
         let compression: ZipCompression = compressed ? .store : .deflate
@@ -396,6 +396,13 @@ struct EntryNames {
         let name = unique(wanted)
         add(ZipEntryPlan(name: name, path: file.path, size: file.size, compression: .store, origin: picture.path), key: key)
         return name
+    }
+
+    /// The part of a relative path after its last `/` (the whole path without one): what
+    /// `NSString.lastPathComponent` gives for such paths, without bridging to `NSString`.
+    static func lastComponent(_ path: String) -> String {
+        guard let slash = path.utf8.lastIndex(of: UInt8(ascii: "/")) else { return path }
+        return String(path[path.utf8.index(after: slash)...])
     }
 
     private mutating func add(_ plan: ZipEntryPlan, key: String) {
