@@ -67,18 +67,24 @@ package func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
 /// `Data` per read and a seek of its own.
 package func readAll(_ fd: Int32, at offset: UInt64, count: Int) throws -> [UInt8] {
     guard count > 0 else { return [] }
-    var bytes = [UInt8](repeating: 0, count: count)
-    var done = 0
-    while done < count {
-        let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress.map { $0 + done }, count - done, off_t(offset) + off_t(done)) }
-        if got < 0 {
-            if errno == EINTR { continue }
-            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+    var failure: Int32 = 0
+    // Not zero-filled first: only the bytes read are kept (the fill was 1.5% of a pack that
+    // reads the first 4 KiB of 60,000 pictures).
+    let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+        initialized = 0
+        guard let base = buffer.baseAddress else { return }
+        while initialized < count {
+            let got = pread(fd, base + initialized, count - initialized, off_t(offset) + off_t(initialized))
+            if got < 0 {
+                if errno == EINTR { continue }
+                failure = errno
+                return
+            }
+            if got == 0 { return }
+            initialized += got
         }
-        if got == 0 { break }
-        done += got
     }
-    if done < count { bytes.removeLast(count - done) }
+    guard failure == 0 else { throw POSIXError(POSIXErrorCode(rawValue: failure) ?? .EIO) }
     return bytes
 }
 
