@@ -203,4 +203,27 @@ import Testing
         func set() { lock.lock(); value = true; lock.unlock() }
         var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
     }
+
+    @Test func aBackgroundMapRunsWhileTheCallerWorksAndKeepsTheOrder() {
+        // The first item waits for the caller to have gone on past the map: a map that ran its
+        // items on the calling thread before returning would time out there instead.
+        final class Flag: @unchecked Sendable {
+            private let lock = NSLock()
+            private var raised = false
+            func raise() { lock.withLock { raised = true } }
+            var isRaised: Bool { lock.withLock { raised } }
+        }
+        let callerWorking = DispatchSemaphore(value: 0)
+        let sawTheCaller = Flag()
+        let items = Array(0..<20)
+        let map = BackgroundMap(items) { item -> Int in
+            if item == 0 && callerWorking.wait(timeout: .now() + 5) == .success { sawTheCaller.raise() }
+            return item * item
+        }
+        callerWorking.signal()  // the caller's own work begins after the map did
+        #expect(map.results() == items.map { $0 * $0 })
+        #expect(sawTheCaller.isRaised, "the items ran while the caller went on")
+        #expect(map.results() == items.map { $0 * $0 }, "asked again, the same")
+        #expect(BackgroundMap([Int]()) { $0 }.results().isEmpty)
+    }
 }

@@ -26,6 +26,34 @@ package func parallelMap<T: Sendable, R: Sendable>(_ items: [T], _ transform: @S
     return slots.all()
 }
 
+/// `parallelMap` begun now and collected later: each item is transformed on the shared worker
+/// threads (GCD's global queue, no thread of its own) while the caller does other work;
+/// `results()` waits for them all. For the next batch of a stream read while this one is
+/// finished on the calling thread. Call `results()` (or `wait()`) on every path before the
+/// items' owner goes away.
+package final class BackgroundMap<R: Sendable>: @unchecked Sendable {
+    // @unchecked: the slots are written under their lock, read after the group's wait.
+    private let slots: ResultSlots<R>
+    private let group = DispatchGroup()
+
+    package init<T: Sendable>(_ items: [T], _ transform: @escaping @Sendable (T) -> R) {
+        let slots = ResultSlots<R>(items.count)
+        self.slots = slots
+        for (index, item) in items.enumerated() {
+            DispatchQueue.global().async(group: group) { slots.set(index, transform(item)) }
+        }
+    }
+
+    /// Waits for every item.
+    package func wait() { group.wait() }
+
+    /// Every item's result, in order, once all are done.
+    package func results() -> [R] {
+        group.wait()
+        return slots.all()
+    }
+}
+
 /// A value one thread writes and another reads once a semaphore says it is there.
 private final class Handoff<T>: @unchecked Sendable {
     var value: T?
