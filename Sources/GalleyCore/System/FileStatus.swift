@@ -100,14 +100,21 @@ package func readWholeFile(_ path: String) throws -> [UInt8] {
     var status = stat()
     guard fstat(fd, &status) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
     guard status.st_mode & S_IFMT == S_IFREG else { throw POSIXError(.EINVAL) }
-    // The size is a hint: a file that grew meanwhile is read to its end all the same.
+    // The size is a hint: a file that grew meanwhile is read to its end all the same. The end
+    // is found with a one-byte read (a 64 KiB buffer for it was an allocation a file, 60,000
+    // of them in a pack's read-ahead).
     var bytes = try readAll(fd, at: 0, count: Int(status.st_size))
     while true {
-        let more = try readAll(fd, at: UInt64(bytes.count), count: 64 * 1024)
-        if more.isEmpty { break }
-        bytes += more
+        var byte: UInt8 = 0
+        let got = pread(fd, &byte, 1, off_t(bytes.count))
+        if got < 0 {
+            if errno == EINTR { continue }
+            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+        }
+        if got == 0 { return bytes }
+        bytes.append(byte)
+        bytes += try readAll(fd, at: UInt64(bytes.count), count: 64 * 1024)
     }
-    return bytes
 }
 
 /// The names in a folder as the file system stores them (bytes), with `readdir(3)`: Foundation
