@@ -123,6 +123,28 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: folder.appending(path: "out/com.example.harbour.2026-01.zip").path))
     }
 
+    @Test(arguments: ["masthead.png", "articles/01-the-lighthouse-keepers/lamp-room.jpg"])
+    func aMediaFileReplacedByAFIFOStopsThePackWithoutWaiting(_ file: String) throws {
+        // Small files are read ahead, larger ones streamed: neither waits for a writer.
+        let folder = try outputFolder()
+        let copy = folder.appending(path: "issue")
+        try FileManager.default.copyItem(at: Self.example, to: copy)
+        var options = PackOptions(source: copy, output: folder.appending(path: "out"))
+        options.thumbnails = .none
+        let target = copy.appending(path: file)
+        #expect {
+            _ = try Packer().pack(options) { progress in
+                guard progress.phase == .articles, progress.articlesDone == progress.articlesTotal,
+                      FileStatus(target.path, follow: false)?.kind == .file else { return }
+                unlink(target.path)
+                mkfifo(target.path, 0o644)
+            }
+        } throws: { error in
+            (error as? GalleyError)?.message.hasPrefix("the file changed while it was being packed") == true
+        }
+        #expect(!FileManager.default.fileExists(atPath: folder.appending(path: "out/com.example.harbour.2026-01.zip").path))
+    }
+
     @Test func articleIDsSurviveReorderingAndRenumbering() throws {
         let copy = try outputFolder().appending(path: "issue")
         try FileManager.default.copyItem(at: Self.example, to: copy)

@@ -63,6 +63,20 @@ import Testing
         #expect(try readWholeFile(path) == bytes)
     }
 
+    @Test func aFileIsReadOnlyAtItsExpectedSizeAndNeverPastIt() throws {
+        let folder = try Scratch.folder("galley-readexpected")
+        let path = folder.appending(path: "a.jpg").path
+        try Data(repeating: 7, count: 1_000).write(to: URL(fileURLWithPath: path))
+        #expect(try readFile(path, expecting: 1_000) == [UInt8](repeating: 7, count: 1_000))
+        #expect(try readFile(path, expecting: 999) == nil, "grew")
+        #expect(try readFile(path, expecting: 1_001) == nil, "shrank")
+        #expect(try readFile(path, expecting: 0) == nil)
+        let fifo = folder.appending(path: "pipe.jpg").path
+        try #require(mkfifo(fifo, 0o600) == 0)
+        #expect(throws: POSIXError(.ESPIPE), "a FIFO is refused at once") { try readFile(fifo, expecting: 10) }
+        #expect(throws: POSIXError(.ENOENT)) { try readFile(folder.appending(path: "none.jpg").path, expecting: 1) }
+    }
+
     @Test func aFolderAFIFOAndAMissingFileAreRefusedWithoutWaiting() throws {
         let folder = try Scratch.folder("galley-readwhole-kinds")
         let fifo = folder.appending(path: "pipe.md").path

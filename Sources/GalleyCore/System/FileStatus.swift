@@ -117,6 +117,20 @@ package func readWholeFile(_ path: String) throws -> [UInt8] {
     }
 }
 
+/// The file at `path` read whole when it holds exactly `size` bytes; nil when it holds another
+/// number (it changed since it was measured). Never reads more than `size + 1` bytes, whatever
+/// the file has become, and never waits (`O_NONBLOCK`, and `pread`, which a FIFO put in its
+/// place refuses with `ESPIPE`).
+/// For pack's read-ahead of the media it planned.
+package func readFile(_ path: String, expecting size: Int) throws -> [UInt8]? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+    guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    defer { close(fd) }
+    // One byte more than expected: a short read of a regular file is its end.
+    let bytes = try readAll(fd, at: 0, count: size + 1)
+    return bytes.count == size ? bytes : nil
+}
+
 /// The names in a folder as the file system stores them (bytes), with `readdir(3)`: Foundation
 /// decodes names that are not UTF-8 into replacement characters, and such a name then matches
 /// no file, so a folder listed through it would be lost without a word. `nil` when the folder

@@ -125,7 +125,9 @@ public final class ZipWriter: @unchecked Sendable {
         name: String, from source: String, size: Int64, mtime: Int64, compression: ZipCompression,
         progress: (Int64) -> Void = { _ in }
     ) throws {
-        let input = open(source, O_RDONLY | O_CLOEXEC)
+        // O_NONBLOCK: a FIFO put where a planned file was reads as empty (and is reported as a
+        // changed file) instead of waiting for a writer.
+        let input = open(source, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard input >= 0 else {
             throw GalleyError("cannot open: \(String(cString: strerror(errno)))", id: .inputUnreadable, path: source)
         }

@@ -220,17 +220,18 @@ public struct Packer {
         // A thread of its own reads the small files ahead (open, read, close) while this one
         // writes them into the zip: a 30,000-article issue's 60,000 pictures were 1.7 s on one
         // core with the other idle (2026-11-26). At most `Self.readAhead` files of at most
-        // `Self.readAheadBytes` each wait; a larger file, or one that cannot be read whole or
-        // whose size changed, is streamed from its path here, as before (which reports it).
+        // `Self.readAheadBytes` each wait, and none is read past its planned size; a larger file,
+        // or one that cannot be read or whose size changed, is streamed from its path here, as
+        // before (which reports it).
         let toRead = entries
         try pipeline(capacity: Self.readAhead, produce: { send in
             for entry in toRead {
-                let bytes = entry.size <= Self.readAheadBytes ? try? readWholeFile(entry.path) : nil
+                let bytes = entry.size <= Self.readAheadBytes ? (try? readFile(entry.path, expecting: Int(entry.size))) ?? nil : nil
                 try send(ReadAhead(entry: entry, bytes: bytes))
             }
         }, consume: { item in
             let entry = item.entry
-            if let bytes = item.bytes, Int64(bytes.count) == entry.size {
+            if let bytes = item.bytes {
                 try writer.addData(name: prefix + entry.name, bytes, mtime: planned.entryTime, compression: entry.compression)
                 state.bytesDone += entry.size
                 progress?(state)
