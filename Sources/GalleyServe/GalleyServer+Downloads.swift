@@ -19,7 +19,7 @@ extension GalleyServer {
             }
             let file = try await storeCall { try self.store.localFile(try self.store.file(name, issue: id)) }
             return try await send(file, request, context) {
-                (try? MediaProber.probe(URL(fileURLWithPath: file.path)))??.format.mimeType
+                (try? MediaProber.probe(path: file.path))??.format.mimeType
                     ?? (name.lowercased().hasSuffix(".json") ? Self.json : "application/octet-stream")
             }
         } catch {

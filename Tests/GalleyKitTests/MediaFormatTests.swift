@@ -48,14 +48,14 @@ import Testing
         for exif in [6_000, 100] {
             let file = folder.appending(path: "photo-\(exif).jpg")
             try Data(jpeg(exif: exif)).write(to: file)
-            let probe = try #require(try MediaProber.probe(file))
+            let probe = try #require(try MediaProber.probe(path: file.path))
             #expect(probe.format == .jpeg && probe.pixelSize == PixelSize(width: 0x456, height: 0x123), "EXIF of \(exif) bytes")
         }
-        #expect(throws: (any Error).self) { try MediaProber.probe(folder.appending(path: "missing.jpg")) }
-        #expect(throws: (any Error).self) { try MediaProber.probe(folder) }
+        #expect(throws: (any Error).self) { try MediaProber.probe(path: folder.appending(path: "missing.jpg").path) }
+        #expect(throws: (any Error).self) { try MediaProber.probe(path: folder.path) }
         let fifo = folder.appending(path: "pipe.jpg")
         #expect(mkfifo(fifo.path, 0o600) == 0)
-        #expect(throws: (any Error).self, "refused at once") { try MediaProber.probe(fifo) }
+        #expect(throws: (any Error).self, "refused at once") { try MediaProber.probe(path: fifo.path) }
     }
 
     @Test func compressedMediaIsStoredAndTheRestDeflated() {
@@ -72,7 +72,7 @@ import Testing
     func probesTheExampleMedia(path: String, format: MediaFormat, width: Int, height: Int) throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appending(path: "Examples/winter-2026")
-        let probe = try #require(try MediaProber.probe(root.appending(path: path)))
+        let probe = try #require(try MediaProber.probe(path: root.appending(path: path).path))
         #expect(probe.format == format)
         if width > 0 {
             #expect(probe.pixelSize == PixelSize(width: width, height: height))

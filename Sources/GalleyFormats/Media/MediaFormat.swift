@@ -136,7 +136,7 @@ public struct MediaProbe: Sendable, Hashable {
 }
 
 public enum MediaProber {
-    /// Reads the first bytes of the file at `url` (and, for JPEG, hops from segment to
+    /// Reads the first bytes of the file at `path` (and, for JPEG, hops from segment to
     /// segment) to tell its format and dimensions. Reads the whole file only for SVG, whose
     /// every element may carry script (in chunks, through `SVGScanner`).
     ///
@@ -144,9 +144,6 @@ public enum MediaProber {
     /// at every call and returns a new `Data`, and its `seek` is another call; a pack probes each
     /// of its pictures (30,000 at 30,000 articles), `serve` each file it sends. `O_NONBLOCK`: a
     /// FIFO in a source folder fails instead of waiting for a writer.
-    public static func probe(_ url: URL) throws -> MediaProbe? { try probe(path: url.path) }
-
-    /// `probe(_:)` of the file at `path`.
     public static func probe(path: String) throws -> MediaProbe? {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }

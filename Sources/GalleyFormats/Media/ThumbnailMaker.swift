@@ -54,7 +54,7 @@ public struct ThumbnailMaker: Sendable {
         }
         let output = folder.appending(path: "\(SHA256Hasher.hex(of: source.relativePath).prefix(32)).jpg")
         if let status = FileStatus(output.path), status.kind == .file {
-            return .made(SourceFile(relativePath: source.relativePath, url: output, size: status.size))
+            return .made(SourceFile(relativePath: source.relativePath, path: output.path, size: status.size))
         }
         let fd = open(source.path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return .failed(String(cString: strerror(errno))) }
@@ -71,7 +71,7 @@ public struct ThumbnailMaker: Sendable {
             let words = text(of: message).split(separator: "\n").first.map(String.init) ?? "libvips failed"
             return .failed(words.isEmpty ? "libvips failed" : words)
         }
-        return .made(SourceFile(relativePath: source.relativePath, url: output, size: written.size))
+        return .made(SourceFile(relativePath: source.relativePath, path: output.path, size: written.size))
     }
 }
 

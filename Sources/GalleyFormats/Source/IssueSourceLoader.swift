@@ -179,8 +179,9 @@ public struct IssueSourceLoader: Sendable {
         return (log.hasErrors ? nil : loaded?.article, log.items)
     }
 
-    /// `loadArticle` and then `prepareBody`, the body file read once for both (its front matter
-    /// holds the fields): pack's way. `body` is nil when the article could not be read.
+    /// `loadArticle`, then the article's body prepared (`prepareBody`) from the same read of its
+    /// body file (whose front matter holds the fields): pack's way. `article` and `body` are nil
+    /// when the article could not be read.
     public func loadArticleAndBody(
         _ folder: ArticleFolder, of source: IssueSource, builder: BodyBuilder
     ) -> (article: ArticleSource?, body: PreparedBody?, files: [String: SourceFile], diagnostics: [Diagnostic]) {
@@ -457,23 +458,13 @@ public struct IssueSourceLoader: Sendable {
 
     // MARK: Body references
 
-    /// Reads an article's body (front matter removed) and prepares it: converted to HTML, its
-    /// local file references found and resolved to files of the issue folder, relative to the
-    /// article's folder. A reference to a missing file is an error located where it is
+    /// Prepares an article's body (its file's text, front matter split off): converted to HTML,
+    /// its local file references found and resolved to files of the issue folder, relative to
+    /// the article's folder. A reference to a missing file is an error located where it is
     /// written, with a "did you mean" when a file's name is close.
-    public func prepareBody(
-        of article: ArticleSource, in source: IssueSource, builder: BodyBuilder
-    ) -> (body: PreparedBody?, files: [String: SourceFile], diagnostics: [Diagnostic]) {
-        var log = DiagnosticLog()
-        guard let text = readText(source.tree.path(article.bodyFile), display: article.bodyFile, &log) else {
-            return (nil, [:], log.items)
-        }
-        return prepareBody(FrontMatter.split(text), of: article, in: source, builder: builder)
-    }
-
     private func prepareBody(
         _ front: FrontMatter.Split, of article: ArticleSource, in source: IssueSource, builder: BodyBuilder
-    ) -> (body: PreparedBody?, files: [String: SourceFile], diagnostics: [Diagnostic]) {
+    ) -> (body: PreparedBody, files: [String: SourceFile], diagnostics: [Diagnostic]) {
         let prepared = builder.prepare(front.body, format: article.bodyFormat, file: article.bodyFile,
                                        lineOffset: front.bodyLineOffset)
         let tree = source.tree

@@ -16,12 +16,6 @@ public struct SourceFile: Sendable, Hashable {
         self.path = path
         self.size = size
     }
-
-    public init(relativePath: String, url: URL, size: Int64) {
-        self.init(relativePath: relativePath, path: url.path, size: size)
-    }
-
-    public var url: URL { URL(fileURLWithPath: path, isDirectory: false) }
 }
 
 /// The issue source folder: resolves paths written in source files to real files, refusing
