@@ -221,6 +221,7 @@ public struct FeedSyncer: Sendable {
         let feedURL = try Self.feedURL(options.url)
         let lock = try lockDownloads()
         defer { lock.unlock() }
+        Self.removeFinishedDownloads(in: downloadsFolder.path)
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .follow(max: 5, allowCycles: false),
             timeout: .init(connect: .seconds(options.connectTimeout), read: .seconds(options.idleTimeout)))
@@ -273,7 +274,7 @@ public struct FeedSyncer: Sendable {
         }
         let feed = try Feed(parsed, base: feedURL)
         var summary = try accept(revision: feed.revision, followed: followed, verified: verified, emit)
-        let downloads = store.root.appending(path: "downloads")
+        let downloads = downloadsFolder
         for package in feed.packages {
             let name = package.appleID ?? package.url.lastPathComponent
             if feed.single, let followed, package.version <= followed.revision { continue }
@@ -414,10 +415,13 @@ public struct FeedSyncer: Sendable {
         emit(event)
     }
 
+    /// Where downloads go, in the store: `<name>.zip.partial` while they arrive.
+    private var downloadsFolder: URL { store.root.appending(path: "downloads") }
+
     /// One sync at a time per store: a second one (a cron job overlapping a slow run) would
     /// write the same `.partial` files. It stops at once; the running one does the work.
     private func lockDownloads() throws -> StoreLock {
-        let downloads = store.root.appending(path: "downloads")
+        let downloads = downloadsFolder
         do {
             try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
         } catch {
@@ -429,7 +433,6 @@ public struct FeedSyncer: Sendable {
             throw GalleyError("another galley sync is writing into this store", id: .syncRunning, path: store.root.path,
                               hint: "Nothing was done; the running sync follows the feed. On a timer, this is harmless.")
         }
-        Self.removeFinishedDownloads(in: downloads.path)
         return lock
     }
 
