@@ -51,6 +51,39 @@ import Testing
         #expect(ContainerChecks.folded(name, raw: Array(name.utf8)) == name.precomposedStringWithCanonicalMapping.lowercased())
     }
 
+    /// `ReferenceChecks.pathProblem` before it read bytes: the oracle on text without combining
+    /// marks, where characters and bytes split alike.
+    static func characterPathProblem(_ value: String) -> String? {
+        if value.hasPrefix("/") { return "is absolute" }
+        if value.contains("\\") { return "contains a backslash" }
+        if value.split(separator: "/", omittingEmptySubsequences: false).contains("..") { return "contains `..`" }
+        if value.unicodeScalars.contains(where: { $0.value < 0x20 }) { return "contains a control character" }
+        return nil
+    }
+
+    @Test func referencePathProblemsAgreeWithTheCharacterCheckOnRandomPaths() {
+        let pieces = ["/", "\\", ".", "..", "a", "é", "\t", "\n", "\u{1F}", "\u{7F}", " ", "👩‍👧", "x.jpg", "\u{0}"]
+        var generator = SeededGenerator(state: 12)
+        var seen = Set<String?>()
+        for _ in 0..<5_000 {
+            let path = (0..<generator.below(8)).map { _ in pieces[generator.below(pieces.count)] }.joined()
+            let expected = Self.characterPathProblem(path)
+            #expect(ReferenceChecks.pathProblem(path) == expected, "\(path.debugDescription)")
+            seen.insert(expected)
+        }
+        // Every answer, and none, came up: the draw reaches each branch.
+        #expect(seen.count == 5)
+    }
+
+    /// Where a combining mark follows `/`, characters hide what the file system sees: the bytes
+    /// `..` then `/` go up a folder, and a leading `/` is the root. The byte check says so.
+    @Test func referencePathProblemsReadBytesNotCharacters() {
+        #expect(ReferenceChecks.pathProblem("../\u{301}x.jpg") == "contains `..`")
+        #expect(ReferenceChecks.pathProblem("/\u{301}x.jpg") == "is absolute")
+        #expect(ReferenceChecks.pathProblem("a/..\u{301}/b") == nil)
+        #expect(ReferenceChecks.pathProblem("images/a.jpg") == nil)
+    }
+
     @Test func componentLengthsKeepEmptyParts() {
         #expect(ContainerChecks.componentLengths("a//bc/".utf8, separatedBy: UInt8(ascii: "/")) == [1, 0, 2, 0])
         #expect(ContainerChecks.componentLengths("".utf8, separatedBy: UInt8(ascii: "/")) == [0])
