@@ -75,6 +75,8 @@ let package = Package(
             dependencies: [
                 "GalleyCore", "GalleyFormats", "GalleyKit",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for the rows an import binds by position (StoreRows.swift).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 // The PostgreSQL backend (Sources/GalleyStore/Postgres): the same IssueStore.
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),

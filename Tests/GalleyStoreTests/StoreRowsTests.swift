@@ -14,11 +14,11 @@ import Testing
         #expect(Row.insertColumns.count == row.insertValues.count)
         #expect(Set(Row.insertColumns) == Set(encoded.keys), "\(Row.databaseTableName): columns differ from the Codable ones")
         for (column, value) in zip(Row.insertColumns, row.insertValues) {
-            #expect((value?.databaseValue ?? .null) == encoded[column], "\(Row.databaseTableName).\(column)")
+            #expect(value == encoded[column], "\(Row.databaseTableName).\(column)")
         }
         // Every value tells one column from another (no two bound the same): the check above
         // would miss two columns swapped if their values were equal.
-        let values = row.insertValues.map { $0?.databaseValue ?? .null }.filter { !$0.isNull }
+        let values = row.insertValues.filter { !$0.isNull }
         #expect(Set(values).count == values.count, "\(Row.databaseTableName): make the example's values distinct")
     }
 
@@ -46,13 +46,62 @@ import Testing
         var encoded = try issueImage.databaseDictionary
         encoded["id"] = nil
         for (column, value) in zip(AssetRow.insertColumns, issueImage.insertValues) {
-            #expect((value?.databaseValue ?? .null) == encoded[column], "asset.\(column)")
+            #expect(value == encoded[column], "asset.\(column)")
         }
     }
 
     @Test func aFileRowBindsItsCodableColumnsInOrder() throws {
         try Self.check(FileRow(id: nil, issueId: 41, name: "com.example/latest.json", size: 1234,
                                sha256: "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"))
+    }
+
+    /// `executeBinding` runs a cached statement again and again, each time with its own values,
+    /// as GRDB's `execute(arguments:)` would: the rows read back are the rows written.
+    @Test func rowsBoundThroughSQLiteReadBackAsGRDBWritesThem() throws {
+        let queue = try DatabaseQueue()
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE file (id INTEGER PRIMARY KEY, issueId INTEGER NOT NULL, name TEXT NOT NULL UNIQUE, size INTEGER, sha256 TEXT)")
+            let insert = try db.cachedStatement(sql: FileRow.insertSQL(orIgnore: false))
+            let rows = [
+                FileRow(id: nil, issueId: 41, name: "a/latest.json", size: 1234, sha256: String(repeating: "ab", count: 32)),
+                FileRow(id: nil, issueId: 41, name: "a/Café ☕.jpg", size: 0, sha256: ""),
+                FileRow(id: nil, issueId: 42, name: "b/" + String(repeating: "x", count: 100_000), size: Int64.max, sha256: "e3"),
+            ]
+            for row in rows { try row.insert(with: insert) }
+            let read = try FileRow.order(Column("id")).fetchAll(db)
+            #expect(read.map(\.name) == rows.map(\.name))
+            #expect(read.map(\.size) == rows.map(\.size))
+            #expect(read.map(\.sha256) == rows.map(\.sha256))
+            #expect(read.map(\.issueId) == rows.map(\.issueId))
+            // A NULL binds as NULL, not as the previous run's value.
+            let nullable = try db.cachedStatement(sql: "INSERT INTO file (issueId, name, size, sha256) VALUES (?, ?, ?, ?)")
+            try nullable.executeBinding([7.databaseValue, "n".databaseValue, .null, .null])
+            let row = try Row.fetchOne(db, sql: "SELECT size, sha256 FROM file WHERE name = 'n'")
+            #expect(row?["size"] == nil as Int64?)
+            #expect(row?["sha256"] == nil as String?)
+        }
+    }
+
+    /// A failing run throws SQLite's error with the statement, leaves nothing, and the statement
+    /// runs again afterwards; values that do not fit the placeholders are refused before it runs.
+    @Test func aRowBoundThroughSQLiteThatFailsThrowsAndTheStatementRunsAgain() throws {
+        let queue = try DatabaseQueue()
+        try queue.write { db in
+            try db.execute(sql: "CREATE TABLE file (id INTEGER PRIMARY KEY, issueId INTEGER NOT NULL, name TEXT NOT NULL UNIQUE, size INTEGER, sha256 TEXT)")
+            let insert = try db.cachedStatement(sql: FileRow.insertSQL(orIgnore: false))
+            let row = FileRow(id: nil, issueId: 1, name: "a/x.jpg", size: 3, sha256: "s")
+            try row.insert(with: insert)
+            do {
+                try row.insert(with: insert)
+                Issue.record("a second row of the same name was written")
+            } catch let error as DatabaseError {
+                #expect(error.resultCode == .SQLITE_CONSTRAINT)
+                #expect(error.sql == FileRow.insertSQL(orIgnore: false))
+            }
+            #expect(throws: DatabaseError.self) { try insert.executeBinding([1.databaseValue]) }
+            try FileRow(id: nil, issueId: 1, name: "a/y.jpg", size: 4, sha256: "t").insert(with: insert)
+            #expect(try Int.fetchOne(db, sql: "SELECT count(*) FROM file") == 2)
+        }
     }
 
     @Test func theStatementNamesEveryColumnWithOnePlaceholderEach() {

@@ -155,7 +155,14 @@ enum SearchText {
 
     /// `insertSQL`'s arguments.
     static func arguments(_ rowID: Int64, _ fields: [String]) -> StatementArguments {
-        StatementArguments([rowID as (any DatabaseValueConvertible)?] + fields.map { $0 as (any DatabaseValueConvertible)? })
+        StatementArguments(values(rowID, fields))
+    }
+
+    /// `insertSQL`'s values, for `Statement.executeBinding`.
+    static func values(_ rowID: Int64, _ fields: [String]) -> [DatabaseValue] {
+        var values = [rowID.databaseValue]
+        for field in fields { values.append(field.databaseValue) }
+        return values
     }
 
     /// Adds an article to the search index, as the v4 migration's rebuild does (import makes

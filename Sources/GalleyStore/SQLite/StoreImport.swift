@@ -257,7 +257,7 @@ extension SQLiteStore {
             guard db.changesCount > 0 else { return }
             counts.articles += 1
             let articleID = db.lastInsertedRowID
-            try insertSearch.execute(arguments: SearchText.arguments(articleID, prepared.search))
+            try insertSearch.executeBinding(SearchText.values(articleID, prepared.search))
             try insertAssets(prepared.assets, article: articleID)
         })
         let insertFile = try db.cachedStatement(sql: FileRow.insertSQL(orIgnore: false))
