@@ -310,7 +310,11 @@ public struct FeedSyncer: Sendable {
                                       hint: "Check the permissions of the store's downloads/ folder.")
                 }
                 defer { try? FileManager.default.removeItem(atPath: file) }
-                let result = try store.importZip(file, force: false, opened: ImportGate.open(file), progress: nil)
+                // The download is the store's own file, hashed as it arrived: the import keeps
+                // it by a second name rather than a copy.
+                var opened = try ImportGate.open(file)
+                if let downloaded { opened = opened.adopting(downloaded) }
+                let result = try store.importZip(file, force: false, opened: opened, progress: nil)
                 summary.imported.append(result)
                 var complete = SyncEvent(.issueDownloadComplete, appleID: result.appleID)
                 complete.status = result.status.rawValue

@@ -66,6 +66,46 @@ struct ImportBesideTests {
         #expect(outcomes[0] == outcomes[1], "\(name)")
     }
 
+    /// The file's identity (device and inode): the same for two names of one file.
+    static func inode(_ path: String) throws -> [UInt64] {
+        var info = stat()
+        guard stat(path, &info) == 0 else { throw GalleyError("cannot stat \(path)") }
+        return [UInt64(info.st_dev), UInt64(info.st_ino)]
+    }
+
+    /// A zip the caller vouches for (sync's download, `Opened.adopting`) is kept by a second
+    /// name, both ways of importing; one whose digest has another size, or one nobody vouched
+    /// for, is copied and hashed; the kept zip is named by its digest every time.
+    @Test(arguments: [true, false]) func aVouchedForZipIsKeptByALinkAndAnyOtherIsCopied(beside: Bool) throws {
+        let folder = try Scratch.folder("galley-adopt")
+        let zip = folder.appending(path: "download.zip").path
+        try FileManager.default.copyItem(atPath: StoreConformanceTests.fixtures.appending(path: "zips/example-valid.zip").path, toPath: zip)
+        let digest = try FileDigest.of(zip)
+        func keep(_ opened: ImportGate.Opened, _ name: String) throws -> (kept: String, result: ImportResult) {
+            let root = folder.appending(path: name)
+            let store = try SQLiteStore(at: root)
+            let result = beside ? try store.importZip(zip, force: false, opened: opened)
+                : try store.importZip(zip, force: false, gate: ImportGate.check(opened), progress: nil)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: root.appending(path: "staging").path).isEmpty)
+            return (root.appending(path: "packages/\(digest.sha256).zip").path, result)
+        }
+        let adopted = try keep(ImportGate.open(zip).adopting(digest), "adopted")
+        #expect(adopted.result.package?.sha256 == digest.sha256)
+        #expect(try Self.inode(adopted.kept) == Self.inode(zip), "the download itself is kept")
+
+        let copied = try keep(ImportGate.open(zip), "copied")
+        #expect(copied.result.package?.sha256 == digest.sha256)
+        #expect(try Self.inode(copied.kept) != Self.inode(zip))
+
+        // A digest that is not this file's (another size): the file is copied and its own
+        // digest names it, not the one given.
+        let wrong = FileDigest(sha256: String(repeating: "0", count: 64), size: digest.size + 1)
+        let refusedLink = try keep(ImportGate.open(zip).adopting(wrong), "wrong")
+        #expect(refusedLink.result.package?.sha256 == digest.sha256)
+        #expect(try Self.inode(refusedLink.kept) != Self.inode(zip))
+        #expect(try FileDigest.of(refusedLink.kept) == digest)
+    }
+
     /// latest.json's refusal comes from the beside way with its own words (an article without
     /// a title), and the zip left nothing behind.
     @Test func aManifestRefusedBesideTheExtractionNamesItsFinding() throws {

@@ -59,7 +59,9 @@ public enum ImportGate {
         guard let check else {
             throw GalleyError("the zip's latest.json cannot be read", id: .inputUnreadable, path: opened.path, hint: "Run `galley validate` on it.")
         }
-        return Passed(warnings: diagnostics.filter { $0.severity == .warning }, check: check, facts: opened.facts, path: opened.path)
+        var passed = Passed(warnings: diagnostics.filter { $0.severity == .warning }, check: check, facts: opened.facts, path: opened.path)
+        passed.adoptable = opened.adoptable
+        return passed
     }
 
     /// Validate with the older Linechef formats relaxed to warnings.
@@ -95,6 +97,11 @@ public enum ImportGate {
         /// the first entry (else the import runs `check` and the pass in turn).
         let checksBeside: Bool
         let path: String
+        /// The zip's digest, when the zip is the store's own file that nothing else writes (a
+        /// download `galley sync` hashed as it arrived and checked against its feed): the
+        /// import then keeps it by a second name (a hard link) instead of copying and hashing it
+        /// again. Set with `adopting(_:)`.
+        public private(set) var adoptable: FileDigest?
         /// What the rest of the checks need (the central directory, the file list), for the one
         /// step that runs them, which takes it: the caller keeps its `Opened` through the whole
         /// import, and the directory's entries and the file list held while the rows are
@@ -108,6 +115,15 @@ public enum ImportGate {
             checksBeside = opening.manifestFirst
             self.path = path
             held = TakeOnce(opening)
+        }
+
+        /// This zip, vouched for as the store's own file with `digest` (see `adoptable`). The
+        /// import still links it only when the file has the digest's size, and copies it when
+        /// the link cannot be made (another file system).
+        public func adopting(_ digest: FileDigest) -> Opened {
+            var opened = self
+            opened.adoptable = digest
+            return opened
         }
 
         /// What the rest of the checks need. The first call takes what `open` read; a later one
@@ -151,6 +167,8 @@ public enum ImportGate {
         public let contentDigest: String
         /// Bytes the entries declare, for a progress bar.
         let declaredBytes: Int64
+        /// `Opened.adoptable` of the zip this came from.
+        var adoptable: FileDigest?
         private let path: String
         /// What the checks read (the central directory, latest.json's index), for the one
         /// content pass, which takes it: the caller keeps its `Passed` through the whole import,

@@ -23,8 +23,8 @@ struct ImportPass {
     static func run(
         _ path: String, _ passed: ImportGate.Passed, stagingFolder: URL, root: URL, progress: ((Int64, Int64) -> Void)?
     ) throws -> ImportPass {
-        try extract(path, total: passed.declaredBytes, files: passed.fileCount, stagingFolder: stagingFolder, root: root,
-                    progress: progress) { sink in
+        try extract(path, total: passed.declaredBytes, files: passed.fileCount, adoptable: passed.adoptable, stagingFolder: stagingFolder,
+                    root: root, progress: progress) { sink in
             (try refusingErrors(passed.takeCheck().checkContent(sink: sink)), ())
         }.pass
     }
@@ -36,8 +36,8 @@ struct ImportPass {
     static func run(
         _ path: String, _ opened: ImportGate.Opened, stagingFolder: URL, root: URL, progress: ((Int64, Int64) -> Void)?
     ) throws -> (pass: ImportPass, issue: IssueRecord) {
-        let (pass, issue) = try extract(path, total: opened.facts.declaredBytes, files: opened.facts.fileCount, stagingFolder: stagingFolder, root: root,
-                    progress: progress) { sink in
+        let (pass, issue) = try extract(path, total: opened.facts.declaredBytes, files: opened.facts.fileCount, adoptable: opened.adoptable,
+                                        stagingFolder: stagingFolder, root: root, progress: progress) { sink in
             let (findings, issue) = try opened.takeOpening().checkBeside(sink: sink)
             let warnings = try refusingErrors(findings)
             guard let issue else {
@@ -51,7 +51,7 @@ struct ImportPass {
     /// Staging, the extracting sink and the kept zip's copy around `check`, which runs the
     /// content pass through the sink and returns its warnings (its errors refuse the zip).
     private static func extract<Extra>(
-        _ path: String, total: Int64, files: Int, stagingFolder: URL, root: URL, progress: ((Int64, Int64) -> Void)?,
+        _ path: String, total: Int64, files: Int, adoptable: FileDigest?, stagingFolder: URL, root: URL, progress: ((Int64, Int64) -> Void)?,
         check: (ExtractingSink) throws -> (warnings: [Diagnostic], extra: Extra)
     ) throws -> (pass: ImportPass, extra: Extra) {
         let token = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -60,7 +60,9 @@ struct ImportPass {
         var succeeded = false
         defer { if !succeeded { try? FileManager.default.removeItem(at: staging) } }
         let sink = try ExtractingSink(root: staging, total: total, files: files, progress: progress)
-        let (pass, keeping) = alongside({ try stagePackage(path, token: token, stagingFolder: stagingFolder, root: root) }) {
+        let (pass, keeping) = alongside({
+            try stagePackage(path, token: token, adoptable: adoptable, stagingFolder: stagingFolder, root: root)
+        }) {
             try check(sink)
         }
         do {
@@ -92,13 +94,23 @@ extension ImportPass {
 
     /// Copies the zip into staging and hashes the copy (`staging/<token>.zip`); the backend
     /// moves it to its content-addressed name once the import's checks have passed, so a
-    /// refused zip never reaches the kept zips.
+    /// refused zip never reaches the kept zips. A zip the caller vouched for (`adoptable`: the
+    /// store's own download, hashed as it arrived) is linked there instead, when it has the
+    /// digest's size and the link can be made: for a 190 MB package, 0.06 s of copying, 0.11 s
+    /// of hashing and a third copy of it on the disk while it is imported.
     ///
     /// It takes no store, so the thread it runs on holds no reference to one: a store still held when
     /// the process exits never closes its connections, and its write-ahead log is then left
     /// unmerged.
-    static func stagePackage(_ path: String, token: String, stagingFolder: URL, root: URL) throws -> (staged: URL, digest: FileDigest) {
+    static func stagePackage(
+        _ path: String, token: String, adoptable: FileDigest? = nil, stagingFolder: URL, root: URL
+    ) throws -> (staged: URL, digest: FileDigest) {
         let staged = stagingFolder.appending(path: "\(token).zip")
+        if let adoptable, link(path, staged.path) == 0 {
+            if FileStatus(staged.path)?.size == adoptable.size { return (staged, adoptable) }
+            // Not the file that was vouched for: keep a copy, hashed, as for any zip.
+            unlink(staged.path)
+        }
         do {
             return (staged, try FileDigest.of(path, copyingTo: staged.path))
         } catch let error as FileDigestError {
