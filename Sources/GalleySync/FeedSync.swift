@@ -275,6 +275,7 @@ public struct FeedSyncer: Sendable {
         let feed = try Feed(parsed, base: feedURL)
         var summary = try accept(revision: feed.revision, followed: followed, verified: verified, emit)
         let downloads = downloadsFolder
+        Self.removeAbandonedDownloads(in: downloads.path, keeping: Set(feed.packages.map { Self.downloadName($0) + ".partial" }))
         for package in feed.packages {
             let name = package.appleID ?? package.url.lastPathComponent
             if feed.single, let followed, package.version <= followed.revision { continue }
@@ -294,8 +295,7 @@ public struct FeedSyncer: Sendable {
             }
             var downloaded: FileDigest?
             do {
-                // Named by content when the feed gives it, so a resumed download is the same file.
-                let file = downloads.appending(path: "\(package.sha256 ?? "v\(package.version)-\(SourceTree.zipSafeName(name))").zip").path
+                let file = downloads.appending(path: Self.downloadName(package)).path
                 let partial = file + ".partial"
                 var started = SyncEvent(.downloadStarted, appleID: package.appleID)
                 started.bytes = FileStatus(partial)?.size ?? 0
@@ -438,6 +438,30 @@ public struct FeedSyncer: Sendable {
                               hint: "Nothing was done; the running sync follows the feed. On a timer, this is harmless.")
         }
         return lock
+    }
+
+    /// The file a package downloads to in `downloads/` (`.partial` added while it arrives):
+    /// named by content when the feed gives its SHA-256, so a resumed download is the same file.
+    static func downloadName(_ package: Feed.Package) -> String {
+        "\(package.sha256 ?? "v\(package.version)-\(SourceTree.zipSafeName(package.appleID ?? package.url.lastPathComponent))").zip"
+    }
+
+    /// How long a `.partial` download no package of the feed names is kept: another feed this
+    /// store follows may be resuming it.
+    static let abandonedDownloadAge: Int64 = 24 * 3_600
+
+    /// Removes the `.partial` downloads no package of the feed being followed names (`keeping`)
+    /// that nothing wrote for `abandonedDownloadAge`: a package the feed dropped, or replaced
+    /// with a new version (another SHA-256), while its download was cut. Nothing resumes them,
+    /// and until now they stayed for ever. Under the lock, as `removeFinishedDownloads`.
+    static func removeAbandonedDownloads(in folder: String, keeping: Set<String>, now: Date = Date()) {
+        let cutoff = Int64(now.timeIntervalSince1970) - abandonedDownloadAge
+        for raw in rawDirectoryNames(folder) ?? [] where raw.count > 8 && raw.suffix(8).elementsEqual(".partial".utf8) {
+            let name = String(decoding: raw, as: UTF8.self)
+            guard !keeping.contains(name) else { continue }
+            let path = folder + "/" + name
+            if let status = FileStatus(path, follow: false), status.kind == .file, status.modified / 1_000_000_000 < cutoff { unlink(path) }
+        }
     }
 
     /// Removes the whole downloads (`<name>.zip`) a sync killed between the download and the

@@ -266,6 +266,36 @@ import Testing
         #expect(try Self.storeIsClean(reader))
     }
 
+    /// A `.partial` download no package of the feed names, untouched for over a day (its
+    /// package dropped or replaced while the download was cut), is removed by the next sync
+    /// that reads the feed; one the feed names, or one written lately (another feed this store
+    /// follows may be resuming it), stays, and so does anything that is not a download.
+    @Test func anAbandonedPartialDownloadIsRemovedAfterADay() throws {
+        let work = try Harness.temporaryDirectory()
+        let (reader, _) = try Self.readerWithOldContent(work)
+        let (server, port) = try Self.faultServer("ok", log: work.appending(path: "requests.log"))
+        defer { server.terminate() }
+        let url = "http://127.0.0.1:\(port)/feed"
+        #expect(try Harness.galley(["sync", url, "--store", reader.path, "-q"]).status == 0)
+        let downloads = reader.appending(path: "downloads")
+        let twoDaysAgo = Date(timeIntervalSinceNow: -2 * 86_400)
+        let names = [
+            "abandoned": String(repeating: "0", count: 64) + ".zip.partial",
+            "named": "63fd858c3e68bcaefe6376340c63a36058c7c1e7dd2eaccd7fbaca4ba9cf716b.zip.partial",
+            "recent": "v7-other.zip.partial",
+            "other": "notes.txt",
+        ]
+        for (kind, name) in names {
+            let path = downloads.appending(path: name).path
+            try Data("half".utf8).write(to: URL(fileURLWithPath: path))
+            if kind != "recent" { try FileManager.default.setAttributes([.modificationDate: twoDaysAgo], ofItemAtPath: path) }
+        }
+        let again = try Harness.galley(["sync", url, "--store", reader.path, "--prune", "--json"])
+        #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+        #expect(try Set(FileManager.default.contentsOfDirectory(atPath: downloads.path))
+                == [".lock", names["named"]!, names["recent"]!, names["other"]!])
+    }
+
     /// SIGKILL at random moments (feed, download, import): after each, the store holds the old
     /// issue or the new one, whole, and `store check` is clean; a last sync completes.
     @Test func aSyncKilledAtRandomPointsLeavesTheStoreWhole() throws {
