@@ -244,16 +244,25 @@ import Testing
         #expect(try Self.storeIsClean(reader))
     }
 
+    /// A reader store synced once from a feed server answering "ok" (the caller stops the
+    /// server): the store, the feed's address and the server.
+    static func readerSyncedOnce() throws -> (reader: URL, url: String, server: Process) {
+        let work = try Harness.temporaryDirectory()
+        let (reader, _) = try readerWithOldContent(work)
+        let (server, port) = try faultServer("ok", log: work.appending(path: "requests.log"))
+        let url = "http://127.0.0.1:\(port)/feed"
+        let first = try Harness.galley(["sync", url, "--store", reader.path, "-q"])
+        if first.status != 0 { server.terminate() }
+        #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+        return (reader, url, server)
+    }
+
     /// A sync killed after its import committed, before it removed the downloaded zip, left
     /// the zip for ever (the package was current from then on, so no later sync touched it):
     /// the next sync removes such zips, and keeps `.partial` files, which it resumes.
     @Test func aDownloadLeftWholeByAKilledSyncIsRemovedByTheNext() throws {
-        let work = try Harness.temporaryDirectory()
-        let (reader, _) = try Self.readerWithOldContent(work)
-        let (server, port) = try Self.faultServer("ok", log: work.appending(path: "requests.log"))
+        let (reader, url, server) = try Self.readerSyncedOnce()
         defer { server.terminate() }
-        let url = "http://127.0.0.1:\(port)/feed"
-        #expect(try Harness.galley(["sync", url, "--store", reader.path, "-q"]).status == 0)
         let downloads = reader.appending(path: "downloads")
         let left = downloads.appending(path: "63fd858c3e68bcaefe6376340c63a36058c7c1e7dd2eaccd7fbaca4ba9cf716b.zip")
         let partial = downloads.appending(path: "v7-other.zip.partial")
@@ -271,12 +280,8 @@ import Testing
     /// that reads the feed; one the feed names, or one written lately (another feed this store
     /// follows may be resuming it), stays, and so does anything that is not a download.
     @Test func anAbandonedPartialDownloadIsRemovedAfterADay() throws {
-        let work = try Harness.temporaryDirectory()
-        let (reader, _) = try Self.readerWithOldContent(work)
-        let (server, port) = try Self.faultServer("ok", log: work.appending(path: "requests.log"))
+        let (reader, url, server) = try Self.readerSyncedOnce()
         defer { server.terminate() }
-        let url = "http://127.0.0.1:\(port)/feed"
-        #expect(try Harness.galley(["sync", url, "--store", reader.path, "-q"]).status == 0)
         let downloads = reader.appending(path: "downloads")
         let twoDaysAgo = Date(timeIntervalSinceNow: -2 * 86_400)
         let names = [
