@@ -1,6 +1,7 @@
 import Foundation
 import GalleyTestSupport
 import Testing
+@testable import GalleyCore
 @testable import GalleyFormats
 
 /// `ZipDirectory.read` works out what the extra fields say as it reads them (they are not
@@ -34,6 +35,44 @@ import Testing
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let directory = try ZipDirectory.read(path: path, maxEntries: 10)
         return try #require(directory.entries.first)
+    }
+
+    /// The local headers and data descriptors, read through one window, are what a parse of
+    /// the whole file in memory finds: a zip libarchive streamed (a descriptor after each
+    /// entry), with empty, small and over-4-KiB entries, stored and deflated, names of every
+    /// length, so reads fall inside the window, across its end and past it.
+    @Test func localHeadersAndDescriptorsReadThroughTheWindowAreTheFilesOwn() throws {
+        ProcessEnvironment.configureForArchives()
+        let path = Scratch.path("galley-zipwindow", suffix: ".zip")
+        let writer = try ZipWriter(url: path, hashing: false, allowZip64: false)
+        var generator = SeededGenerator(state: 41)
+        for number in 0..<300 {
+            let name = "top/" + String(repeating: "n", count: 1 + generator.below(150)) + "\(number).bin"
+            let size = [0, 1, 100, 3_000, 4_090, 5_000, 20_000][generator.below(7)]
+            let data = (0..<size).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
+            try writer.addData(name: name, data, mtime: 0, compression: generator.below(2) == 0 ? .store : .deflate)
+        }
+        _ = try writer.finish()
+        let bytes = [UInt8](try Data(contentsOf: path))
+        func le16(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
+        func le32(_ at: Int) -> Int { le16(at) | le16(at + 2) << 16 }
+        let directory = try ZipDirectory.read(path: path.path, maxEntries: 1_000)
+        #expect(directory.entries.count == 300)
+        var descriptors = 0
+        for entry in directory.entries {
+            let offset = Int(entry.localHeaderOffset)
+            #expect(le32(offset) == 0x0403_4B50)
+            let headerLength = 30 + le16(offset + 26) + le16(offset + 28)
+            #expect(entry.localHeaderLength == UInt64(headerLength), "\(entry.displayName)")
+            #expect(entry.differingLocalName == nil, "\(entry.displayName)")
+            if le16(offset + 6) & 0x8 != 0 {
+                let dataEnd = offset + headerLength + Int(entry.compressedSize)
+                let expected: UInt64 = le32(dataEnd) == 0x0807_4B50 ? 16 : 12
+                #expect(entry.descriptorLength == expected, "\(entry.displayName)")
+                descriptors += 1
+            }
+        }
+        #expect(descriptors > 0, "libarchive streamed the entries, with descriptors")
     }
 
     @Test func aLinkInEitherExtraFieldIsDeclaredAndOrdinaryFieldsAreNot() throws {
