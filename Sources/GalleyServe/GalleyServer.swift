@@ -193,9 +193,8 @@ public struct GalleyServer: Sendable {
                 filter.issueOwn = true
             }
             filter.first = try cover || flag("first")
-            let assets = try self.store.assets(filter)
-            if try flag("count") { return AssetCount(count: assets.count) }
-            return ListAnswer(items: assets.map(Self.served))
+            if try flag("count") { return AssetCount(count: try self.store.assetCount(filter)) }
+            return ListAnswer(items: try self.store.assets(filter).map(Self.served))
         }
         route("search") { request, _, _ in
             guard let text = request.uri.queryParameters["q"], !text.isEmpty else {

@@ -51,6 +51,8 @@ public protocol IssueStore: AnyObject, Sendable {
     /// One article, its assets, and its issue's newer and older articles.
     func article(_ id: String, issue: String?) throws -> ArticleDetail
     func assets(_ filter: AssetFilter) throws -> [StoredAsset]
+    /// How many assets `assets(filter)` lists (its errors too), without listing them.
+    func assetCount(_ filter: AssetFilter) throws -> Int
     func search(_ text: String, options: SearchOptions) throws -> SearchResults
 
     /// A number that grows with every import or delete: equal revisions mean equal answers.
@@ -119,6 +121,9 @@ extension IssueStore {
         result.warnings = opened.warnings + result.warnings
         return result
     }
+
+    /// Lists and counts: a backend with a cheaper count implements it.
+    public func assetCount(_ filter: AssetFilter) throws -> Int { try assets(filter).count }
 
     /// Search with the default options (20 results, the default rank limit).
     public func search(_ text: String) throws -> SearchResults { try search(text, options: SearchOptions()) }

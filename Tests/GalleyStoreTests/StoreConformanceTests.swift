@@ -278,6 +278,18 @@ import Testing
         #expect(try store.assets(AssetFilter(issue: Self.issue, issueOwn: true)).map(\.fileName) == ["cover.jpg", "masthead.png"])
         #expect(try store.assets(AssetFilter(issue: Self.issue, issueOwn: true, first: true)).map(\.fileName) == ["cover.jpg"])
         #expect(try store.assets(AssetFilter(issue: Self.issue, kind: .sound)).map(\.articleGlobalID) == [Self.ferry])
+        // Counted without listing, every filter counts what it lists; unknown ids fail alike.
+        let filters = [
+            AssetFilter(), AssetFilter(issue: Self.issue), AssetFilter(issue: Self.issue, issueOwn: true),
+            AssetFilter(issue: Self.issue, issueOwn: true, first: true), AssetFilter(issue: Self.issue, kind: .sound),
+            AssetFilter(kind: .image), AssetFilter(kind: .video), AssetFilter(first: true), AssetFilter(article: Self.ferry),
+        ]
+        for filter in filters {
+            #expect(try store.assetCount(filter) == store.assets(filter).count, "\(filter)")
+        }
+        #expect(try store.assetCount(AssetFilter()) > 4)
+        #expect(throws: GalleyError.self) { try store.assetCount(AssetFilter(issue: "nope")) }
+        #expect(throws: GalleyError.self) { try store.assetCount(AssetFilter(article: "nope")) }
 
         // Search, scoped and not.
         #expect(try store.search("lighthouse", options: SearchOptions(issue: Self.issue)).articles.first?.globalID == Self.lighthouse)

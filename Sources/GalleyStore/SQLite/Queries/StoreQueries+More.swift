@@ -60,23 +60,39 @@ extension SQLiteStore {
     /// order; or only the cover or the first image. Unknown ids are errors.
     public func assets(_ filter: AssetFilter) throws -> [StoredAsset] {
         try database.read { db in
-            if let issue = filter.issue { _ = try issueSummary(issue, db) }
-            let articleID = try filter.article.map { try articleRowID($0, issue: filter.issue, db) }
-            var query = SQLFilter()
-            query.issue(filter.issue)
-            if let articleID { query.add("s.articleId = ?", [articleID]) }
-            if let kind = filter.first ? .image : filter.kind { query.add("s.kind = ?", [kind.rawValue]) }
-            if filter.issueOwn { query.add("s.articleId IS NULL") }
-            var sql = """
-                SELECT \(Self.assetColumns) FROM asset s JOIN issue i ON i.id = s.issueId
-                LEFT JOIN article a ON a.id = s.articleId
-                """ + query.whereSQL
+            var (sql, arguments) = try assetQuery(filter, columns: Self.assetColumns, db)
             sql += " ORDER BY i.publishDay DESC, i.appleID, coalesce(a.placement, 0), s.kind, s.placement"
             if filter.first { sql += " LIMIT 1" }
-            let rows = try StoredAsset.fetchAll(db, sql: sql, arguments: query.arguments)
+            let rows = try StoredAsset.fetchAll(db, sql: sql, arguments: arguments)
             let folders = Dictionary(uniqueKeysWithValues: try IssueRow.fetchAll(db).map { ($0.globalID, $0.folder) })
             return assetPaths(rows, folders: folders)
         }
+    }
+
+    /// How many assets `assets(filter)` lists, counted by SQLite (`/assets?count=true`): listing
+    /// 60,000 assets to count them made a record and a path for each.
+    public func assetCount(_ filter: AssetFilter) throws -> Int {
+        try database.read { db in
+            let (sql, arguments) = try assetQuery(filter, columns: "1", db)
+            return try Int.fetchOne(db, sql: "SELECT count(*) FROM (\(sql)\(filter.first ? " LIMIT 1" : ""))", arguments: arguments) ?? 0
+        }
+    }
+
+    /// The SELECT of `columns` over the assets `filter` names, with its arguments (no order, no
+    /// limit); an unknown issue or article throws, as the listing does.
+    private func assetQuery(_ filter: AssetFilter, columns: String, _ db: Database) throws -> (String, StatementArguments) {
+        if let issue = filter.issue { _ = try issueSummary(issue, db) }
+        let articleID = try filter.article.map { try articleRowID($0, issue: filter.issue, db) }
+        var query = SQLFilter()
+        query.issue(filter.issue)
+        if let articleID { query.add("s.articleId = ?", [articleID]) }
+        if let kind = filter.first ? .image : filter.kind { query.add("s.kind = ?", [kind.rawValue]) }
+        if filter.issueOwn { query.add("s.articleId IS NULL") }
+        let sql = """
+            SELECT \(columns) FROM asset s JOIN issue i ON i.id = s.issueId
+            LEFT JOIN article a ON a.id = s.articleId
+            """ + query.whereSQL
+        return (sql, query.arguments)
     }
 
     /// The row id of an article by global id; with several issues holding that id, `issue` decides.

@@ -43,12 +43,13 @@ struct AssetsCommand: ParsableCommand {
         try console.run {
             let filter = AssetFilter(issue: issue, article: article, kind: playlist ? .sound : type, issueOwn: cover, first: cover || first)
             let opened = try store.open()
-            let assets = try console.timed("query") { try opened.assets(filter) }
             if count {
-                if output.json { return console.emit(AssetCount(count: assets.count)) }
-                console.data("\(assets.count)\n")
+                let counted = try console.timed("query") { try opened.assetCount(filter) }
+                if output.json { return console.emit(AssetCount(count: counted)) }
+                console.data("\(counted)\n")
                 return
             }
+            let assets = try console.timed("query") { try opened.assets(filter) }
             if output.json { return console.emit(Document(assets: assets)) }
             if assets.isEmpty { try store.explainEmpty("assets", in: opened, console) }
             for asset in assets { console.data("\(asset.globalID)  \(asset.kind)  \(asset.path)\n") }
