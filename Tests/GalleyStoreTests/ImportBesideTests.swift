@@ -104,6 +104,17 @@ struct ImportBesideTests {
         #expect(refusedLink.result.package?.sha256 == digest.sha256)
         #expect(try Self.inode(refusedLink.kept) != Self.inode(zip))
         #expect(try FileDigest.of(refusedLink.kept) == digest)
+
+        // A symbolic link vouched for: link(2) would keep the link itself; the file is copied.
+        let symlink = folder.appending(path: "symlink.zip").path
+        try FileManager.default.createSymbolicLink(atPath: symlink, withDestinationPath: zip)
+        let root = folder.appending(path: "symlink")
+        let store = try SQLiteStore(at: root)
+        _ = beside ? try store.importZip(symlink, force: false, opened: ImportGate.open(symlink).adopting(digest))
+            : try store.importZip(symlink, force: false, gate: ImportGate.check(ImportGate.open(symlink).adopting(digest)), progress: nil)
+        let kept = root.appending(path: "packages/\(digest.sha256).zip").path
+        #expect(FileStatus(kept, follow: false)?.kind == .file)
+        #expect(try Self.inode(kept) != Self.inode(zip))
     }
 
     /// latest.json's refusal comes from the beside way with its own words (an article without

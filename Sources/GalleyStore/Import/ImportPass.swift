@@ -107,7 +107,10 @@ extension ImportPass {
     ) throws -> (staged: URL, digest: FileDigest) {
         let staged = stagingFolder.appending(path: "\(token).zip")
         if let adoptable, link(path, staged.path) == 0 {
-            if FileStatus(staged.path)?.size == adoptable.size { return (staged, adoptable) }
+            // link(2) names a symbolic link itself, not its target: only a plain file is kept.
+            if let status = FileStatus(staged.path, follow: false), status.kind == .file, status.size == adoptable.size {
+                return (staged, adoptable)
+            }
             // Not the file that was vouched for: keep a copy, hashed, as for any zip.
             unlink(staged.path)
         }
