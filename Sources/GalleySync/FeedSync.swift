@@ -452,8 +452,8 @@ public struct FeedSyncer: Sendable {
 
     /// Removes the `.partial` downloads no package of the feed being followed names (`keeping`)
     /// that nothing wrote for `abandonedDownloadAge`: a package the feed dropped, or replaced
-    /// with a new version (another SHA-256), while its download was cut. Nothing resumes them,
-    /// and until now they stayed for ever. Under the lock, as `removeFinishedDownloads`.
+    /// with a new version (another SHA-256), while its download was cut. Nothing would resume
+    /// them, and nothing else removes them. Under the lock, as `removeFinishedDownloads`.
     static func removeAbandonedDownloads(in folder: String, keeping: Set<String>, now: Date = Date()) {
         let cutoff = Int64(now.timeIntervalSince1970) - abandonedDownloadAge
         for raw in rawDirectoryNames(folder) ?? [] where raw.count > 8 && raw.suffix(8).elementsEqual(".partial".utf8) {

@@ -199,9 +199,9 @@ struct FileRow: Codable, FetchableRecord, MutablePersistableRecord {
 /// articles; these skip that. The columns and values stay the `Codable` ones: a test holds
 /// `insertValues` equal to GRDB's `databaseDictionary` of the same row, for every table here.
 ///
-/// The values are `DatabaseValue`s made by each column's own type: an array of
-/// `(any DatabaseValueConvertible)?` boxed every value and looked its type's conformance up at
-/// run time to unbox it, 0.6 CPU-s of 180,000 rows (a third of the rows' thread).
+/// The values are `DatabaseValue`s made by each column's own type and bound as they are
+/// (`Statement.executeBinding`): no boxing into `(any DatabaseValueConvertible)?`, no
+/// `StatementArguments` (0.6 CPU-s of the 180,000 rows of a 30,000-article import).
 protocol PositionalInsert: TableRecord {
     /// Every column but `id`, in the order of `insertValues`.
     static var insertColumns: [String] { get }
