@@ -147,6 +147,18 @@ struct ImportBesideTests {
     /// The versions rule the same way: the same zip again is unchanged (and takes the way that
     /// extracts nothing), an older one and an edited one with the same last_updated are
     /// refused and leave the store as it was, `force` replaces.
+    /// latest.json's first bytes give the issue's own fields, which Galley's and Linechef's
+    /// zips put before the articles; a zip whose latest.json is not its first entry gives none.
+    @Test func theIssueFieldsArePeekedFromLatestJSONsFirstBytes() throws {
+        let zips = StoreConformanceTests.fixtures.appending(path: "zips")
+        let peeked = try #require(try ImportGate.open(zips.appending(path: "example-valid.zip").path).peekIssue())
+        #expect(peeked.appleID == "example-valid")
+        #expect(peeked.globalID == "5f0000000000000000000010")
+        #expect(peeked.lastUpdated == "2020-03-01T00:00:00.000+0000")
+        let older = try #require(try ImportGate.open(StoreConformanceTests.fixtures.appending(path: "versions/example-valid.zip").path).peekIssue())
+        #expect(older.lastUpdated < peeked.lastUpdated)
+    }
+
     @Test func theVersionsRuleBesideTheExtraction() throws {
         let fixtures = StoreConformanceTests.fixtures
         let current = fixtures.appending(path: "zips/example-valid.zip").path
@@ -155,7 +167,14 @@ struct ImportBesideTests {
         let folder = try Scratch.folder("galley-beside")
         let root = folder.appending(path: "store")
         let store = try SQLiteStore(at: root)
+        #expect(try store.extractsBeside(ImportGate.open(current), force: false), "a new issue is checked beside its extraction")
         #expect(try store.importZip(current, force: false, opened: ImportGate.open(current)).status == .imported)
+        // The same files, an older version, the same version edited: the versions decide
+        // before anything is extracted; with --force the edited one is extracted beside.
+        for zip in [current, older, edited] {
+            #expect(try !store.extractsBeside(ImportGate.open(zip), force: false), "\(zip)")
+        }
+        #expect(try store.extractsBeside(ImportGate.open(edited), force: true))
         let before = try Self.files(root)
         #expect(try store.importZip(current, force: false, opened: ImportGate.open(current)).status == .unchanged)
         #expect(try Self.files(root) == before)

@@ -76,6 +76,13 @@ package final class TakeOnce<T: Sendable>: @unchecked Sendable {
         defer { value = nil }
         return value
     }
+
+    /// `body` on the value, without taking it; nil once it was taken.
+    package func peek<R>(_ body: (T) throws -> R) rethrows -> R? {
+        lock.lock()
+        defer { lock.unlock() }
+        return try value.map(body)
+    }
 }
 
 /// Runs `background` on a thread of its own while `body` runs on this one, and returns both

@@ -58,6 +58,33 @@ package struct ZipOpening: Sendable {
     /// reads the entries in order, and stops at a damaged latest.json before any file.
     package var manifestFirst: Bool { directory.entries.first?.displayName == pass.manifestName }
 
+    /// The issue's own fields as latest.json gives them before its first article, read from
+    /// the zip's first entry and at most `peekBytes` of it (Linechef's and Galley's zips give
+    /// them first), or nil when latest.json is not the first entry, cannot be read that far or
+    /// puts its articles first. A hint for the import to choose its way (`SQLiteStore.extractsBeside`):
+    /// nothing is checked here, and the checks read latest.json whole whatever this says.
+    package func peekIssue() -> IssueRecord? {
+        guard manifestFirst, let reader = try? ZipEntryReader(path: pass.path, directory: directory),
+              let entry = reader.next(), entry.name == pass.manifestName else { return nil }
+        var read = 0
+        var stream = ManifestStream(chunks: {
+            guard read < Self.peekBytes, let chunk = try reader.readChunk() else { return nil }
+            read += chunk.count
+            return chunk
+        })
+        struct FirstArticle: Error { let members: [LocatedJSON.Member] }
+        do {
+            return try stream.read(article: { _, _, members in throw FirstArticle(members: members) }).record
+        } catch let first as FirstArticle {
+            return ManifestRecords.issue(LocatedJSON(value: .object(first.members), line: 1, column: 1))
+        } catch {
+            return nil
+        }
+    }
+
+    /// How much of latest.json `peekIssue` reads at most.
+    static let peekBytes = 1 << 20
+
     /// latest.json's checks and the references, reading latest.json only: the findings, and
     /// what the content pass needs when latest.json was read to its end.
     package func checkHead() -> (findings: [Diagnostic], check: ZipCheck?) {

@@ -126,6 +126,10 @@ public enum ImportGate {
             return opened
         }
 
+        /// The issue's own fields latest.json gives before its articles (`ZipOpening.peekIssue`),
+        /// or nil: a hint, nothing checked.
+        func peekIssue() -> IssueRecord? { held.peek { $0.peekIssue() } ?? nil }
+
         /// What the rest of the checks need. The first call takes what `open` read; a later one
         /// (a second import of the same `Opened`) reads the central directory again, refusing
         /// the zip as `open` would if it changed since.

@@ -108,7 +108,7 @@ extension SQLiteStore {
     public func importZip(
         _ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)? = nil
     ) throws -> ImportResult {
-        guard opened.checksBeside, try force || !holdsFiles(opened) else {
+        guard try extractsBeside(opened, force: force) else {
             return try importInTurn(path, force: force, opened: opened, progress: progress)
         }
         var result = try importBeside(path, force: force, opened: opened, progress: progress)
@@ -157,6 +157,26 @@ extension SQLiteStore {
         return ImportResult(path: path, status: .unchanged, appleID: issue.appleID, globalID: issue.globalID,
                             lastUpdated: DumplingDate.rfc3339(issue.lastUpdated), articles: counts.0, assets: counts.1,
                             files: files, package: existing.package, warnings: warnings)
+    }
+
+    /// Whether latest.json is checked beside the pass that extracts the files (else the checks,
+    /// the versions, then the pass, in turn): latest.json must be the first entry, and the zip
+    /// must look like it changes the store. One that holds the same files as the stored issue,
+    /// or whose latest.json says in its first bytes (`ImportGate.Opened.peekIssue`) that it is
+    /// no newer than the stored issue, takes the other way, where the versions refuse it (or
+    /// change nothing) before a file is extracted: beside, an older 1.9 GB issue was extracted
+    /// and its zip copied, seconds and twice its size on disk, to be refused. The peek only
+    /// picks the way; both ways decide every zip alike.
+    func extractsBeside(_ opened: ImportGate.Opened, force: Bool) throws -> Bool {
+        guard opened.checksBeside else { return false }
+        if force { return true }
+        if try holdsFiles(opened) { return false }
+        // Only latest.json of an issue the store holds is peeked at (by the zip's folder name,
+        // its apple_id once the checks agree): a new issue goes beside at once.
+        let held = try database.read { db in try IssueRow.filter(IssueRow.Columns.appleID == opened.folder).fetchCount(db) > 0 }
+        guard held, let peeked = opened.peekIssue(), let zipMS = Self.milliseconds(peeked.lastUpdated),
+              let storedMS = try storedIssue(peeked).versions?.lastUpdatedMS else { return true }
+        return zipMS > storedMS
     }
 
     /// Whether an issue of the zip's folder name holds the files the zip's central directory
