@@ -272,17 +272,20 @@ extension ContainerChecks {
         return lengths
     }
 
-    /// Whether a part of the name between `/` or `\` is `..`.
-    static func hasDotDot(_ raw: [UInt8]) -> Bool {
-        let dot = UInt8(ascii: "."), slash = UInt8(ascii: "/"), backslash = UInt8(ascii: "\\")
-        var index = 0
-        while index < raw.count {
-            var end = index
-            while end < raw.count && raw[end] != slash && raw[end] != backslash { end += 1 }
-            if end - index == 2 && raw[index] == dot && raw[index + 1] == dot { return true }
-            index = end + 1
+    /// Whether a part of the name between `/` or `\` is `..`, in one pass over its bytes.
+    static func hasDotDot(_ bytes: some Sequence<UInt8>) -> Bool {
+        // The current part's length while it is all dots; -1 once another byte came.
+        var dots = 0
+        for byte in bytes {
+            switch byte {
+            case UInt8(ascii: "/"), UInt8(ascii: "\\"):
+                if dots == 2 { return true }
+                dots = 0
+            case UInt8(ascii: "."): if dots >= 0 { dots += 1 }
+            default: dots = -1
+            }
         }
-        return false
+        return dots == 2
     }
 
     /// What an entry's name clashes with.
