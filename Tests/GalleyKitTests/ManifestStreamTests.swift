@@ -80,6 +80,22 @@ import Testing
         }
     }
 
+    /// The head: the issue's own fields before the first article, nothing read past it (a
+    /// broken tail is not seen); fields after the articles are not in it; without articles,
+    /// the whole document.
+    @Test func theHeadIsTheIssueFieldsBeforeTheFirstArticle() throws {
+        var first = ManifestStream(text: #"{"global_id": "g1", "last_updated": "2026-01-02T00:00:00Z", "articles": [{"title": "t"}, !!broken"#)
+        let head = try first.readHead().record
+        #expect(head.globalID == "g1")
+        #expect(head.lastUpdated == "2026-01-02T00:00:00Z")
+        var late = ManifestStream(text: #"{"articles": [{"title": "t"}], "last_updated": "2026-01-02T00:00:00Z"}"#)
+        #expect(try late.readHead().record.lastUpdated == "")
+        var none = ManifestStream(text: #"{"articles": [], "apple_id": "a"}"#)
+        #expect(try none.readHead().record.appleID == "a")
+        var broken = ManifestStream(text: #"{"global_id": "#)
+        #expect(throws: ManifestStream.Failure.self) { try broken.readHead() }
+    }
+
     @Test func errorsFromTheCallbackPassThrough() {
         struct Refused: Error {}
         var reader = ManifestStream(text: Self.text)

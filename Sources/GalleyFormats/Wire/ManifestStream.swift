@@ -104,6 +104,20 @@ package struct ManifestStream {
         return issue
     }
 
+    /// The issue's members up to its first article, reading no further (all of them when it has
+    /// none): its own fields when they come first, as Galley and Linechef write them. What
+    /// comes after the first article is not read, so nothing says the document is whole.
+    package mutating func readHead() throws -> Issue {
+        struct FirstArticle: Error { let members: [LocatedJSON.Member] }
+        do {
+            return try read(article: { _, _, members in throw FirstArticle(members: members) })
+        } catch let first as FirstArticle {
+            var issue = Issue()
+            issue.members = first.members
+            return issue
+        }
+    }
+
     /// A `Failure` as a `GalleyError` for commands that only need to stop (render, import).
     package static func describe(_ failure: Failure, display: String) -> GalleyError {
         let hint = "Run `galley validate` on it."

@@ -72,14 +72,7 @@ package struct ZipOpening: Sendable {
             read += chunk.count
             return chunk
         })
-        struct FirstArticle: Error { let members: [LocatedJSON.Member] }
-        do {
-            return try stream.read(article: { _, _, members in throw FirstArticle(members: members) }).record
-        } catch let first as FirstArticle {
-            return ManifestRecords.issue(LocatedJSON(value: .object(first.members), line: 1, column: 1))
-        } catch {
-            return nil
-        }
+        return try? stream.readHead().record
     }
 
     /// How much of latest.json `peekIssue` reads at most.
