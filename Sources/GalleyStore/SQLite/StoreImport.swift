@@ -170,21 +170,14 @@ extension SQLiteStore {
     func extractsBeside(_ opened: ImportGate.Opened, force: Bool) throws -> Bool {
         guard opened.checksBeside else { return false }
         if force { return true }
-        if try holdsFiles(opened) { return false }
-        // Only latest.json of an issue the store holds is peeked at (by the zip's folder name,
-        // its apple_id once the checks agree): a new issue goes beside at once.
-        let held = try database.read { db in try IssueRow.filter(IssueRow.Columns.appleID == opened.folder).fetchCount(db) > 0 }
-        guard held, let peeked = opened.peekIssue(), let zipMS = Self.milliseconds(peeked.lastUpdated),
-              let storedMS = try storedIssue(peeked).versions?.lastUpdatedMS else { return true }
+        // The issue of the zip's folder name (its apple_id once the checks agree), one row read:
+        // a new issue goes beside at once, and only a held one's latest.json is peeked at.
+        let held = try database.read { db in try IssueRow.filter(IssueRow.Columns.appleID == opened.folder).fetchOne(db) }
+        guard let held else { return true }
+        if held.contentDigest == opened.facts.contentDigest { return false }  // the same files
+        guard let storedMS = held.lastUpdatedMS, let peeked = opened.peekIssue(),
+              let zipMS = Self.milliseconds(peeked.lastUpdated) else { return true }
         return zipMS > storedMS
-    }
-
-    /// Whether an issue of the zip's folder name holds the files the zip's central directory
-    /// lists (same names, CRCs and sizes).
-    private func holdsFiles(_ opened: ImportGate.Opened) throws -> Bool {
-        try database.read { db in
-            try IssueRow.filter(IssueRow.Columns.appleID == opened.folder && Column("contentDigest") == opened.facts.contentDigest).fetchCount(db) > 0
-        }
     }
 
     /// What every import does once its pass has passed and the versions said go: the kept zip
