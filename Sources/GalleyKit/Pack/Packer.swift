@@ -226,7 +226,7 @@ public struct Packer {
         let toRead = entries
         try pipeline(capacity: Self.readAhead, produce: { send in
             for entry in toRead {
-                let bytes = entry.size <= Self.readAheadBytes ? (try? readFile(entry.path, expecting: Int(entry.size))) ?? nil : nil
+                let bytes = entry.size <= Self.readAheadBytes ? try? readFile(entry.path, expecting: Int(entry.size)) : nil
                 try send(ReadAhead(entry: entry, bytes: bytes))
             }
         }, consume: { item in
