@@ -96,10 +96,10 @@ import Testing
         #expect(final.entriesTotal == 17)
     }
 
-    @Test(arguments: [("masthead.png", 100), ("masthead.png", -100), ("articles/01-the-lighthouse-keepers/lamp-room.jpg", 9_000)])
-    func aMediaFileThatChangesSizeBeforeTheZipIsWrittenStopsThePack(_ file: String, _ change: Int) throws {
-        // Changed after it was planned (its size taken), before the zip's media are written:
-        // small files are read ahead whole, larger ones streamed; both ways see the change.
+    /// Packs a copy of the example and runs `change` on its `file` once, when every article is
+    /// planned (its size taken) and no media file is written yet. Returns the error the pack
+    /// threw (nil when it did not), the changed file, and whether a zip was left in the output.
+    func packChangingMidway(_ file: String, _ change: @escaping (URL) -> Void) throws -> (error: GalleyError?, target: URL, zipLeft: Bool) {
         let folder = try outputFolder()
         let copy = folder.appending(path: "issue")
         try FileManager.default.copyItem(at: Self.example, to: copy)
@@ -107,42 +107,44 @@ import Testing
         options.thumbnails = .none
         let target = copy.appending(path: file)
         var changed = false
-        #expect {
+        var failure: GalleyError?
+        do {
             _ = try Packer().pack(options) { progress in
                 guard progress.phase == .articles, progress.articlesDone == progress.articlesTotal, !changed else { return }
                 changed = true
-                var bytes = try! Data(contentsOf: target)
-                if change > 0 { bytes += Data(repeating: 7, count: change) } else { bytes.removeLast(-change) }
-                try! bytes.write(to: target)
+                change(target)
             }
-        } throws: { error in
-            let message = (error as? GalleyError)?.message ?? ""
-            return message.hasPrefix("the file changed while it was being packed") && (error as? GalleyError)?.path == target.path
+        } catch {
+            failure = try #require(error as? GalleyError, "\(error)")
         }
-        #expect(changed)
-        #expect(!FileManager.default.fileExists(atPath: folder.appending(path: "out/com.example.harbour.2026-01.zip").path))
+        #expect(changed, "the file was changed midway")
+        return (failure, target, FileManager.default.fileExists(atPath: folder.appending(path: "out/com.example.harbour.2026-01.zip").path))
+    }
+
+    @Test(arguments: [("masthead.png", 100), ("masthead.png", -100), ("articles/01-the-lighthouse-keepers/lamp-room.jpg", 9_000)])
+    func aMediaFileThatChangesSizeBeforeTheZipIsWrittenStopsThePack(_ file: String, _ change: Int) throws {
+        // Small files are read ahead whole, larger ones streamed: both ways see the change.
+        let packed = try packChangingMidway(file) { target in
+            var bytes = try! Data(contentsOf: target)
+            if change > 0 { bytes += Data(repeating: 7, count: change) } else { bytes.removeLast(-change) }
+            try! bytes.write(to: target)
+        }
+        let error = try #require(packed.error, "the pack stopped")
+        #expect(error.message.hasPrefix("the file changed while it was being packed"))
+        #expect(error.path == packed.target.path)
+        #expect(!packed.zipLeft)
     }
 
     @Test(arguments: ["masthead.png", "articles/01-the-lighthouse-keepers/lamp-room.jpg"])
     func aMediaFileReplacedByAFIFOStopsThePackWithoutWaiting(_ file: String) throws {
         // Small files are read ahead, larger ones streamed: neither waits for a writer.
-        let folder = try outputFolder()
-        let copy = folder.appending(path: "issue")
-        try FileManager.default.copyItem(at: Self.example, to: copy)
-        var options = PackOptions(source: copy, output: folder.appending(path: "out"))
-        options.thumbnails = .none
-        let target = copy.appending(path: file)
-        #expect {
-            _ = try Packer().pack(options) { progress in
-                guard progress.phase == .articles, progress.articlesDone == progress.articlesTotal,
-                      FileStatus(target.path, follow: false)?.kind == .file else { return }
-                unlink(target.path)
-                mkfifo(target.path, 0o644)
-            }
-        } throws: { error in
-            (error as? GalleyError)?.message.hasPrefix("the file changed while it was being packed") == true
+        let packed = try packChangingMidway(file) { target in
+            unlink(target.path)
+            mkfifo(target.path, 0o644)
         }
-        #expect(!FileManager.default.fileExists(atPath: folder.appending(path: "out/com.example.harbour.2026-01.zip").path))
+        let error = try #require(packed.error, "the pack stopped")
+        #expect(error.message.hasPrefix("the file changed while it was being packed"))
+        #expect(!packed.zipLeft)
     }
 
     @Test func articleIDsSurviveReorderingAndRenumbering() throws {
