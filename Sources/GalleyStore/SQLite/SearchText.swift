@@ -153,11 +153,6 @@ enum SearchText {
         [field(title), field(dek), field(keywords), body(html)]
     }
 
-    /// `insertSQL`'s arguments.
-    static func arguments(_ rowID: Int64, _ fields: [String]) -> StatementArguments {
-        StatementArguments(values(rowID, fields))
-    }
-
     /// `insertSQL`'s values, for `Statement.executeBinding`.
     static func values(_ rowID: Int64, _ fields: [String]) -> [DatabaseValue] {
         var values = [rowID.databaseValue]
@@ -169,7 +164,7 @@ enum SearchText {
     /// `fields` on another thread).
     static func index(_ db: Database, rowID: Int64, title: String, dek: String, keywords: String, body html: String) throws {
         let insert = try db.cachedStatement(sql: insertSQL)
-        try insert.execute(arguments: arguments(rowID, fields(title: title, dek: dek, keywords: keywords, body: html)))
+        try insert.executeBinding(values(rowID, fields(title: title, dek: dek, keywords: keywords, body: html)))
     }
 
     /// The full-text table: title, dek, keywords, body, split by `tokenizer` (migration v1's
