@@ -127,6 +127,9 @@ struct Feed {
         var url: URL
         var size: Int64?
         var sha256: String?
+
+        /// What the package is called in messages and file names: its apple_id, else its file's name.
+        var name: String { appleID ?? url.lastPathComponent }
     }
 
     var revision: Int64
@@ -277,7 +280,7 @@ public struct FeedSyncer: Sendable {
         let downloads = downloadsFolder
         Self.removeAbandonedDownloads(in: downloads.path, keeping: Set(feed.packages.map { Self.downloadName($0) + ".partial" }))
         for package in feed.packages {
-            let name = package.appleID ?? package.url.lastPathComponent
+            let name = package.name
             if feed.single, let followed, package.version <= followed.revision { continue }
             if let appleID = package.appleID, let sha = package.sha256, (try? store.package(appleID))?.sha256 == sha {
                 summary.current.append(appleID)
@@ -443,7 +446,7 @@ public struct FeedSyncer: Sendable {
     /// The file a package downloads to in `downloads/` (`.partial` added while it arrives):
     /// named by content when the feed gives its SHA-256, so a resumed download is the same file.
     static func downloadName(_ package: Feed.Package) -> String {
-        "\(package.sha256 ?? "v\(package.version)-\(SourceTree.zipSafeName(package.appleID ?? package.url.lastPathComponent))").zip"
+        "\(package.sha256 ?? "v\(package.version)-\(SourceTree.zipSafeName(package.name))").zip"
     }
 
     /// How long a `.partial` download no package of the feed names is kept: another feed this
