@@ -88,4 +88,34 @@ import Testing
         #expect(ContainerChecks.componentLengths("a//bc/".utf8, separatedBy: UInt8(ascii: "/")) == [1, 0, 2, 0])
         #expect(ContainerChecks.componentLengths("".utf8, separatedBy: UInt8(ascii: "/")) == [0])
     }
+
+    /// The word-at-a-time scans answer as the byte-by-byte ones, wherever in a word, a
+    /// four-word block or the tail the deciding byte sits, and on substrings that start
+    /// mid-word of their string.
+    @Test func byteScansAgreeWithTheByteByByteAnswers() {
+        var generator = SeededGenerator(state: 12)
+        let pieces = ["a", " ", "\n", "\r", "é", "x\r\n", "👩‍👧", "\u{7F}", "0123456789abcdef", "\u{80}"]
+        var answers = Set<[Bool]>()
+        for _ in 0..<3_000 {
+            let text = (0..<generator.below(40)).map { _ in pieces[generator.below(pieces.count)] }.joined()
+            let start = text.utf8.index(text.utf8.startIndex, offsetBy: generator.below(text.utf8.count + 1))
+            for sample in [Substring(text), text[start...]] {
+                let expected = [sample.utf8.allSatisfy { $0 < 0x80 }, sample.utf8.contains(13)]
+                #expect([ByteScan.isASCII(sample), ByteScan.contains(13, in: sample)] == expected, "\(sample.debugDescription)")
+                answers.insert(expected)
+            }
+        }
+        // Every combination came up, a non-ASCII byte at each offset of a 32-byte block too.
+        #expect(answers.count == 4)
+        for length in 0..<70 {
+            for at in 0..<length {
+                var bytes = [UInt8](repeating: UInt8(ascii: "a"), count: length)
+                bytes[at] = 0xC3
+                #expect(!bytes.withUnsafeBufferPointer(ByteScan.isASCII), "\(length) \(at)")
+                bytes[at] = 13
+                #expect(bytes.withUnsafeBufferPointer(ByteScan.isASCII))
+                #expect(bytes.withUnsafeBufferPointer { ByteScan.contains(13, in: $0) })
+            }
+        }
+    }
 }

@@ -93,7 +93,7 @@ struct ReferenceChecks {
             findings.add(.refPlaceholderSameLine, "line \(lineNumber) of the body holds \(count) placeholders: Dumpling's greedy pattern reads them as one unknown id",
                          at: location, hint: "Put every placeholder on its own line.")
         }
-        let hasCR = body.utf8.contains(13)
+        let hasCR = ByteScan.contains(13, in: body)
         if hasCR {
             findings.add(.refLineEndings, "the body has CR line endings, which shorten Dumpling's placeholder search window",
                          at: location, hint: "Use LF line endings only.")
@@ -101,7 +101,7 @@ struct ReferenceChecks {
         // Dumpling searches body.characters.count UTF-16 units: placeholders past that are not
         // found. Plain ASCII without CR has one UTF-16 unit per character, so nothing falls
         // outside, and counting characters (grapheme breaking, 3% of a large validate) is skipped.
-        if hasCR || !body.utf8.allSatisfy({ $0 < 0x80 }), matches.contains(where: \.isExact) {
+        if hasCR || !ByteScan.isASCII(body), matches.contains(where: \.isExact) {
             checkWindow(body, matches, at: location, into: &findings)
         }
     }
