@@ -136,7 +136,7 @@ public final class SQLiteStore: IssueStore {
             try migrationLock.lock()
             defer { migrationLock.unlock() }
             let database = try DatabasePool(path: root.appending(path: "store.sqlite").path, configuration: configuration)
-            try StoreSchema.migrator().migrate(database)
+            try StoreSchema.migrate(database)
             return database
         } catch let error as GalleyError {
             throw error

@@ -6,6 +6,69 @@ import GalleyKit
 /// The store's versioned schema. Migrations only ever append: a store made by an older Galley
 /// is brought up to date when it is opened.
 enum StoreSchema {
+    /// Brings the store's database up to date. A new (empty) one gets the schema the
+    /// migrations end with in one script (`current`), marked as migrated; a store made by an
+    /// older Galley replays the migrations it lacks. Replaying all of them for every new store
+    /// (v1 builds a search table that v4 drops and builds again; GRDB's `belongsTo` compiles its
+    /// inflection rules) was 5-7 ms of every import into a new store, a fifth of a 4-article
+    /// import (2026-11-26). `StoreSchemaTests` holds the script equal to the migrations' result.
+    static func migrate(_ database: DatabasePool) throws {
+        try database.write { db in
+            guard try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") == 0 else { return }
+            try db.execute(sql: current)
+            let applied = try db.makeStatement(sql: "INSERT INTO grdb_migrations (identifier) VALUES (?)")
+            for identifier in currentIdentifiers { try applied.execute(arguments: [identifier]) }
+        }
+        try migrator().migrate(database)
+    }
+
+    /// The migrations `current` stands for. One added later is not in it: a new store gets the
+    /// script, then that migration, as an older store gets the migrations it lacks.
+    static let currentIdentifiers = [
+        "v1: issues, articles, assets, search", "v2: search terms", "v3: content digest", "v4: search text",
+        "v5: revision, article ids", "v6: packages", "v7: listing order", "v8: followed feeds", "v9: refused packages",
+        "v10: feed signature expiry", "v11: independent articles",
+    ]
+
+    /// What `migrator()` makes of an empty database up to v11, each statement as SQLite then
+    /// holds it in `sqlite_master` (columns added by ALTER TABLE inside their tables'
+    /// statements); SQLite makes the tables behind `articleSearch` itself.
+    static let current = #"""
+        CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+        CREATE TABLE "issue" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "globalID" TEXT NOT NULL UNIQUE, "appleID" TEXT NOT NULL UNIQUE, "title" TEXT NOT NULL, "description" TEXT NOT NULL, "lastUpdated" TEXT NOT NULL, "lastUpdatedMS" INTEGER, "displayDate" TEXT NOT NULL, "publishDate" TEXT NOT NULL, "publishDay" TEXT, "metadata" TEXT NOT NULL, "folder" TEXT NOT NULL, "contentDigest" TEXT, "packageSHA256" TEXT, "packageSize" INTEGER, "packageVersion" INTEGER, "packageWithheld" TEXT);
+        CREATE TABLE "article" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "issueId" INTEGER NOT NULL REFERENCES "issue"("id") ON DELETE CASCADE, "globalID" TEXT NOT NULL, "placement" INTEGER NOT NULL, "title" TEXT NOT NULL, "body" TEXT NOT NULL, "description" TEXT NOT NULL, "url" TEXT NOT NULL, "section" TEXT NOT NULL, "authorName" TEXT NOT NULL, "source" TEXT NOT NULL, "dek" TEXT NOT NULL, "authorURL" TEXT NOT NULL, "authorBio" TEXT NOT NULL, "keywords" TEXT NOT NULL, "commentary" TEXT NOT NULL, "type" TEXT NOT NULL, "dateLastUpdated" TEXT NOT NULL, "dateMS" INTEGER, "sku" TEXT, "published" BOOLEAN NOT NULL, "featured" BOOLEAN NOT NULL, "customMeta" TEXT NOT NULL, UNIQUE ("issueId", "globalID"));
+        CREATE INDEX "article_on_issueId" ON "article"("issueId");
+        CREATE TABLE "asset" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "issueId" INTEGER NOT NULL REFERENCES "issue"("id") ON DELETE CASCADE, "articleId" INTEGER REFERENCES "article"("id") ON DELETE CASCADE, "globalID" TEXT NOT NULL, "kind" TEXT NOT NULL, "placement" INTEGER NOT NULL, "caption" TEXT NOT NULL, "source" TEXT NOT NULL, "fileName" TEXT NOT NULL, "crop350" TEXT NOT NULL, "metadata" TEXT, UNIQUE ("issueId", "globalID"));
+        CREATE INDEX "asset_on_issueId" ON "asset"("issueId");
+        CREATE INDEX "asset_on_articleId" ON "asset"("articleId");
+        CREATE TABLE "file" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "issueId" INTEGER NOT NULL REFERENCES "issue"("id") ON DELETE CASCADE, "name" TEXT NOT NULL, "size" INTEGER NOT NULL, "sha256" TEXT NOT NULL, UNIQUE ("issueId", "name"));
+        CREATE INDEX "file_on_issueId" ON "file"("issueId");
+        CREATE VIRTUAL TABLE "articleSearch" USING fts5(title, dek, keywords, body, tokenize='''unicode61'' ''remove_diacritics'' ''2'' ''tokenchars'' ''''''''');
+        CREATE VIRTUAL TABLE articleSearchTerms USING fts5vocab(articleSearch, 'instance');
+        CREATE TABLE storeRevision (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
+        INSERT INTO storeRevision (id, value) VALUES (1, 1);
+        CREATE TRIGGER issueInserted AFTER INSERT ON issue BEGIN UPDATE storeRevision SET value = value + 1; END;
+        CREATE TRIGGER issueUpdated AFTER UPDATE ON issue BEGIN UPDATE storeRevision SET value = value + 1; END;
+        CREATE TRIGGER issueDeleted AFTER DELETE ON issue BEGIN UPDATE storeRevision SET value = value + 1; END;
+        CREATE INDEX articleGlobalID ON article(globalID);
+        CREATE TABLE "packageVersion" ("appleID" TEXT PRIMARY KEY NOT NULL, "version" INTEGER NOT NULL);
+        CREATE INDEX issueListing ON issue(coalesce(publishDay, '') DESC, appleID);
+        CREATE INDEX articleListing ON article(issueId, placement);
+        CREATE INDEX articleByDate ON article(coalesce(dateMS, -9223372036854775807) DESC);
+        CREATE TABLE "syncFeed" ("url" TEXT PRIMARY KEY NOT NULL, "etag" TEXT, "revision" INTEGER NOT NULL, "syncedAt" TEXT NOT NULL, "expires" TEXT);
+        CREATE TABLE "syncRefused" ("sha256" TEXT PRIMARY KEY NOT NULL, "appleID" TEXT NOT NULL, "message" TEXT NOT NULL, "refusedAt" TEXT NOT NULL);
+        CREATE TABLE independentArticle (
+            globalID TEXT PRIMARY KEY NOT NULL,
+            title TEXT NOT NULL, dek TEXT NOT NULL, section TEXT NOT NULL, type TEXT NOT NULL,
+            author TEXT NOT NULL, date TEXT, dateMS INTEGER, keywords TEXT NOT NULL,
+            body TEXT NOT NULL, url TEXT NOT NULL, featured INTEGER NOT NULL,
+            source TEXT NOT NULL, mergedAt TEXT NOT NULL);
+        CREATE INDEX independentByDate ON independentArticle(coalesce(dateMS, -9223372036854775807) DESC, globalID);
+        CREATE TRIGGER independentInserted AFTER INSERT ON independentArticle BEGIN UPDATE storeRevision SET value = value + 1; END;
+        CREATE TRIGGER independentUpdated AFTER UPDATE ON independentArticle BEGIN UPDATE storeRevision SET value = value + 1; END;
+        CREATE TRIGGER independentDeleted AFTER DELETE ON independentArticle BEGIN UPDATE storeRevision SET value = value + 1; END;
+        """#
+
     static func migrator() -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("v1: issues, articles, assets, search") { db in

@@ -1,0 +1,75 @@
+import Foundation
+import GRDB
+import Testing
+@testable import GalleyCore
+@testable import GalleyStore
+import GalleyTestSupport
+
+/// A new store gets its schema from one script (`StoreSchema.current`) instead of replaying
+/// every migration: the script must leave exactly what the migrations leave, or stores made
+/// new and stores made by an older Galley would differ.
+struct StoreSchemaTests {
+    /// Everything of a database's schema that a query or a later migration can tell apart:
+    /// every table, index, trigger and view with its SQL, the migrations marked as done, and
+    /// the rows the schema itself holds (the revision, the search index's configuration).
+    static func schema(_ database: DatabasePool) throws -> [String] {
+        try database.read { db in
+            var lines = try Row.fetchAll(db, sql: "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name").map {
+                "\($0["type"] as String) \($0["name"] as String) on \($0["tbl_name"] as String): \(($0["sql"] as String?) ?? "-")"
+            }
+            lines += try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY identifier").map { "migrated \($0)" }
+            lines += try Row.fetchAll(db, sql: "SELECT id, value FROM storeRevision").map { "revision \($0)" }
+            lines += try Row.fetchAll(db, sql: "SELECT k, v FROM articleSearch_config ORDER BY k").map { "search config \($0)" }
+            lines.append("page size \(try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 0)")
+            return lines
+        }
+    }
+
+    static func pool(_ folder: URL, _ name: String) throws -> DatabasePool {
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA page_size = 16384") }
+        return try DatabasePool(path: folder.appending(path: "\(name).sqlite").path, configuration: configuration)
+    }
+
+    @Test func theNewStoreScriptLeavesWhatTheMigrationsLeave() throws {
+        let folder = try Scratch.folder("galley-schema")
+        let replayed = try Self.pool(folder, "replayed")
+        try StoreSchema.migrator().migrate(replayed)
+        let scripted = try Self.pool(folder, "scripted")
+        try StoreSchema.migrate(scripted)
+
+        let expected = try Self.schema(replayed)
+        #expect(expected.count > 40, "\(expected)")
+        #expect(try Self.schema(scripted) == expected)
+        // Every migration the script stands for is one the migrator knows, so none runs again.
+        #expect(try scripted.read { db in try StoreSchema.migrator().hasCompletedMigrations(db) })
+        // The script stands for the first migrations, in order (one added later runs after it).
+        let migrations = StoreSchema.migrator().migrations
+        #expect(Array(migrations.prefix(StoreSchema.currentIdentifiers.count)) == StoreSchema.currentIdentifiers)
+    }
+
+    /// A database that is not empty (a store made by an older Galley) gets the migrations it
+    /// lacks, never the script.
+    @Test func anOlderStoreIsMigratedNotScripted() throws {
+        let folder = try Scratch.folder("galley-schema-old")
+        let replayed = try Self.pool(folder, "replayed")
+        try StoreSchema.migrator().migrate(replayed)
+        let old = try Self.pool(folder, "old")
+        try StoreSchema.migrator().migrate(old, upTo: "v6: packages")
+        try StoreSchema.migrate(old)
+        #expect(try Self.schema(old) == Self.schema(replayed))
+    }
+
+    /// The script as a whole store uses it: made new, the store imports, searches and counts
+    /// its revision as one made by the migrations would.
+    @Test func aStoreMadeByTheScriptWorks() throws {
+        let folder = try Scratch.folder("galley-schema-store")
+        let store = try SQLiteStore(at: folder.appending(path: "store"))
+        let revision = try store.revision()
+        let example = StoreConformanceTests.fixtures.appending(path: "zips/example-valid.zip").path
+        let result = try store.importZip(example, force: false, gate: nil, progress: nil)
+        #expect(try store.revision() > revision)
+        #expect(try store.issues().map(\.appleID) == [result.appleID])
+        #expect(try store.search("title").articles.map(\.title) == ["Title"])
+    }
+}
