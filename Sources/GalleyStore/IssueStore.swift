@@ -51,6 +51,9 @@ public protocol IssueStore: AnyObject, Sendable {
     /// One article, its assets, and its issue's newer and older articles.
     func article(_ id: String, issue: String?) throws -> ArticleDetail
     func assets(_ filter: AssetFilter) throws -> [StoredAsset]
+    /// `assets(filter)` handed to `body` one at a time, in the same order and with the same
+    /// errors (an unknown id throws before the first), without the whole list in memory.
+    func eachAsset(_ filter: AssetFilter, _ body: (StoredAsset) throws -> Void) throws
     /// How many assets `assets(filter)` lists (its errors too), without listing them.
     func assetCount(_ filter: AssetFilter) throws -> Int
     func search(_ text: String, options: SearchOptions) throws -> SearchResults
@@ -124,6 +127,12 @@ extension IssueStore {
 
     /// Lists and counts: a backend with a cheaper count implements it.
     public func assetCount(_ filter: AssetFilter) throws -> Int { try assets(filter).count }
+
+    /// The listing, one at a time: a backend that can read its rows as they come implements it
+    /// (the SQLite store does; the PostgreSQL store lists them first).
+    public func eachAsset(_ filter: AssetFilter, _ body: (StoredAsset) throws -> Void) throws {
+        for asset in try assets(filter) { try body(asset) }
+    }
 
     /// Search with the default options (20 results, the default rank limit).
     public func search(_ text: String) throws -> SearchResults { try search(text, options: SearchOptions()) }

@@ -288,6 +288,23 @@ import Testing
             #expect(try store.assetCount(filter) == store.assets(filter).count, "\(filter)")
         }
         #expect(try store.assetCount(AssetFilter()) > 4)
+        // One at a time (`galley assets`): the listing in its order; an unknown id throws before
+        // the first; the body's error ends it there.
+        for filter in filters {
+            var handed: [String] = []
+            try store.eachAsset(filter) { handed.append($0.globalID + " " + $0.path) }
+            #expect(try handed == store.assets(filter).map { $0.globalID + " " + $0.path }, "\(filter)")
+        }
+        struct Stop: Error {}
+        var handed = 0
+        #expect(throws: GalleyError.self) { try store.eachAsset(AssetFilter(issue: "nope")) { _ in handed += 1 } }
+        #expect(throws: Stop.self) {
+            try store.eachAsset(AssetFilter()) { _ in
+                handed += 1
+                if handed == 2 { throw Stop() }
+            }
+        }
+        #expect(handed == 2)
         #expect(throws: GalleyError.self) { try store.assetCount(AssetFilter(issue: "nope")) }
         #expect(throws: GalleyError.self) { try store.assetCount(AssetFilter(article: "nope")) }
 

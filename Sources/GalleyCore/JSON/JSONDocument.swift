@@ -22,6 +22,81 @@ public enum JSONDocument {
         }
     }
 
+    /// The document `{"<key>": [items]}` (`encode` of a body with that one key), written
+    /// through `write` piece by piece as `produce` hands over its items, the same bytes as
+    /// `encode` makes of the whole list: a listing of any length in the memory of one item.
+    /// `key` must sort before `schema_version` (the keys are sorted).
+    ///
+    /// Nothing is written before the first item, so an error thrown before it leaves the
+    /// output empty for the caller's error document; one thrown later leaves the document
+    /// unfinished (and the command failing).
+    public static func streamList<Item: Encodable>(
+        key: String, write: (String) -> Void, _ produce: ((Item) throws -> Void) throws -> Void
+    ) throws {
+        precondition(key < CodingKeys.schemaVersion.rawValue, "the list's key must come before schema_version")
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        var items = 0
+        // `write` is called only from within `produce`'s run (withoutActuallyEscaping says so
+        // to the exclusivity checker).
+        try withoutActuallyEscaping(write) { write in try streamItems(produce, encoder: encoder, key: key, write: write, count: &items) }
+        if items == 0 {
+            write(encode(EmptyList(key: key)))
+        } else {
+            write("\n  ],\n  \"\(CodingKeys.schemaVersion.rawValue)\" : \(schemaVersion)\n}\n")
+        }
+    }
+
+    private static func streamItems<Item: Encodable>(
+        _ produce: ((Item) throws -> Void) throws -> Void, encoder: JSONEncoder, key: String, write: @escaping (String) -> Void, count items: inout Int
+    ) throws {
+        let indent = Array("    ".utf8)
+        var piece: [UInt8] = []
+        try produce { item in
+            // An item's own document, each line moved in two levels: a pretty-printed JSON
+            // text's only line breaks are its own (a string's are escaped).
+            let text = try encoder.encode(item)
+            piece.removeAll(keepingCapacity: true)
+            piece += items == 0 ? Array("{\n  \(literal(key)) : [\n".utf8) : Array(",\n".utf8)
+            // (An empty line, inside an empty object or array, stays empty, as `encode` leaves it.)
+            var lineStart = true
+            text.withUnsafeBytes { bytes in
+                for byte in bytes {
+                    if lineStart && byte != UInt8(ascii: "\n") { piece += indent }
+                    piece.append(byte)
+                    lineStart = byte == UInt8(ascii: "\n")
+                }
+            }
+            write(String(decoding: piece, as: UTF8.self))
+            items += 1
+        }
+    }
+
+    private enum CodingKeys: String, CodingKey { case schemaVersion = "schema_version" }
+
+    /// `{"<key>": []}`.
+    private struct EmptyList: Encodable {
+        let key: String
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: AnyKey.self)
+            try container.encode([Int](), forKey: AnyKey(stringValue: key))
+        }
+    }
+
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// `text` as a JSON string literal.
+    private static func literal(_ text: String) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return (try? encoder.encode(text)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
+    }
+
     /// `value` as one line of JSON (no `schema_version`): for event streams and logs.
     public static func compact<Value: Encodable>(_ value: Value) -> String {
         let encoder = JSONEncoder()
@@ -31,8 +106,6 @@ public enum JSONDocument {
 
     private struct Versioned<Wrapped: Encodable>: Encodable {
         var body: Wrapped
-
-        private enum CodingKeys: String, CodingKey { case schemaVersion = "schema_version" }
 
         func encode(to encoder: any Encoder) throws {
             try body.encode(to: encoder)

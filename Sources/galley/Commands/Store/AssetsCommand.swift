@@ -36,8 +36,6 @@ struct AssetsCommand: ParsableCommand {
     @OptionGroup var store: StoreOptions
     @OptionGroup var output: OutputOptions
 
-    struct Document: Encodable { var assets: [StoredAsset] }
-
     func run() throws {
         let console = output.console
         try console.run {
@@ -49,10 +47,31 @@ struct AssetsCommand: ParsableCommand {
                 console.data("\(counted)\n")
                 return
             }
-            let assets = try console.timed("query") { try opened.assets(filter) }
-            if output.json { return console.emit(Document(assets: assets)) }
-            if assets.isEmpty { try store.explainEmpty("assets", in: opened, console) }
-            for asset in assets { console.data("\(asset.globalID)  \(asset.kind)  \(asset.path)\n") }
+            // Each asset printed as the store reads it (the list is never whole in memory),
+            // the lines in pieces of about 64 KiB rather than a write each.
+            var pending = ""
+            func write(_ text: String) {
+                pending += text
+                if pending.utf8.count >= 65_536 { flush() }
+            }
+            func flush() {
+                if !pending.isEmpty { console.data(pending) }
+                pending = ""
+            }
+            defer { flush() }
+            if output.json {
+                return try console.timed("query") {
+                    try JSONDocument.streamList(key: "assets", write: write) { send in try opened.eachAsset(filter, send) }
+                }
+            }
+            var listed = 0
+            try console.timed("query") {
+                try opened.eachAsset(filter) { asset in
+                    write("\(asset.globalID)  \(asset.kind)  \(asset.path)\n")
+                    listed += 1
+                }
+            }
+            if listed == 0 { try store.explainEmpty("assets", in: opened, console) }
         }
     }
 }
