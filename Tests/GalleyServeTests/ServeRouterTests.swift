@@ -163,6 +163,15 @@ import Testing
             for asset in issueAssets {
                 #expect(asset["path"] as? String == "/issues/\(issueID)/files/\(asset["file_name"] as? String ?? "?")")
             }
+            // Written as the store reads the rows, the answer is the document of the whole list.
+            for uri in ["/assets", "/assets?issue=\(appleID)", "/assets?kind=video"] {
+                let filter = uri == "/assets" ? AssetFilter() : uri.hasSuffix("video") ? AssetFilter(kind: .video) : AssetFilter(issue: appleID)
+                let whole = JSONDocument.encode(GalleyServer.ListAnswer(items: try store.assets(filter).map(GalleyServer.served)))
+                try await client.execute(uri: uri, method: .get) { response in
+                    #expect(String(buffer: response.body) == whole, "\(uri)")
+                    #expect(response.headers[.contentType] == GalleyServer.json)
+                }
+            }
             let cover = try await items("/assets?issue=\(appleID)&cover=true")
             #expect(cover.map { $0["file_name"] as? String } == ["cover.jpg"])
             #expect(cover.first?["article_global_id"] is NSNull, "the issue's own image, not an article's")
