@@ -128,12 +128,6 @@ extension IssueStore {
     /// Lists and counts: a backend with a cheaper count implements it.
     public func assetCount(_ filter: AssetFilter) throws -> Int { try assets(filter).count }
 
-    /// The listing, one at a time: a backend that can read its rows as they come implements it
-    /// (the SQLite store does; the PostgreSQL store lists them first).
-    public func eachAsset(_ filter: AssetFilter, _ body: (StoredAsset) throws -> Void) throws {
-        for asset in try assets(filter) { try body(asset) }
-    }
-
     /// Search with the default options (20 results, the default rank limit).
     public func search(_ text: String) throws -> SearchResults { try search(text, options: SearchOptions()) }
 

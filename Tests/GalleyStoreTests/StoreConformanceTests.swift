@@ -295,6 +295,14 @@ import Testing
             try store.eachAsset(filter) { handed.append($0.globalID + " " + $0.path) }
             #expect(try handed == store.assets(filter).map { $0.globalID + " " + $0.path }, "\(filter)")
         }
+        if let postgres = store as? PostgresStore {
+            // Through the server's cursor a few rows a FETCH, the batches joined are the listing.
+            for batch in [1, 2, 3] {
+                var fetched: [String] = []
+                try postgres.listAssets(AssetFilter(), batch: batch) { fetched.append($0.globalID) }
+                #expect(try fetched == store.assets(AssetFilter()).map(\.globalID), "batches of \(batch)")
+            }
+        }
         struct Stop: Error {}
         var handed = 0
         #expect(throws: GalleyError.self) { try store.eachAsset(AssetFilter(issue: "nope")) { _ in handed += 1 } }

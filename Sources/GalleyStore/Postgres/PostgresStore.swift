@@ -353,6 +353,30 @@ public final class PostgresStore: IssueStore {
     // MARK: Assets and files
 
     public func assets(_ filter: AssetFilter) throws -> [StoredAsset] {
+        var assets: [StoredAsset] = []
+        try eachAsset(filter) { assets.append($0) }
+        return assets
+    }
+
+    /// The listing through a cursor of the server's (DECLARE, then FETCH a batch at a time,
+    /// in the snapshot's transaction): the rows come as `body` takes them, a batch in memory.
+    public func eachAsset(_ filter: AssetFilter, _ body: (StoredAsset) throws -> Void) throws {
+        // The body's own error reaches the caller as it is (not as the store's failure).
+        var bodyError: (any Error)?
+        do {
+            try listAssets(filter, batch: Self.assetBatch) { asset in
+                do { try body(asset) } catch {
+                    bodyError = error
+                    throw error
+                }
+            }
+        } catch {
+            throw bodyError ?? error
+        }
+    }
+
+    /// `eachAsset`, `batch` rows a FETCH.
+    func listAssets(_ filter: AssetFilter, batch: Int, _ body: (StoredAsset) throws -> Void) throws {
         try snapshot { connection in
             var query = PostgresFilter()
             if let issue = filter.issue { query.add("s.issue_id = \(query.bind(try issueRowID(issue, connection)))") }
@@ -361,12 +385,20 @@ public final class PostgresStore: IssueStore {
             }
             if let kind = filter.first ? .image : filter.kind { query.add("s.kind = \(query.bind(kind.rawValue))") }
             if filter.issueOwn { query.add("s.article_id IS NULL") }
-            var sql = Self.assetSelect + query.whereSQL
+            var sql = "DECLARE asset_listing NO SCROLL CURSOR FOR " + Self.assetSelect + query.whereSQL
             sql += " ORDER BY i.publish_day DESC NULLS LAST, i.apple_id, coalesce(a.placement, 0), s.kind, s.placement"
             if filter.first { sql += " LIMIT 1" }
-            return try connection.rows(PostgresQuery(unsafeSQL: sql, binds: query.binds), logger).map(asset)
+            try connection.run(PostgresQuery(unsafeSQL: sql, binds: query.binds), logger)
+            while true {
+                let rows = try connection.rows(PostgresQuery(unsafeSQL: "FETCH \(batch) FROM asset_listing"), logger)
+                for row in rows { try body(try asset(row)) }
+                if rows.count < batch { break }
+            }
         }
     }
+
+    /// Rows a FETCH of the asset listing brings (about 0.5 MB).
+    static let assetBatch = 1_000
 
     public func file(_ name: String, issue: String) throws -> StoredFile {
         try snapshot { connection in
