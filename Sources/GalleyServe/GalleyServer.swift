@@ -197,8 +197,12 @@ public struct GalleyServer: Sendable {
             // Written as the store reads the rows: the list made whole and then encoded was 204 MB
             // of the server's peak for 60,001 assets (a 30 MB answer), kept by malloc after.
             var body = ByteBuffer()
-            try JSONDocument.streamList(key: "items", write: { body.writeString($0) }) { send in
-                try self.store.eachAsset(filter) { try send(Self.served($0)) }
+            do {
+                try JSONDocument.streamList(key: "items", write: { body.writeString($0) }) { send in
+                    try self.store.eachAsset(filter) { try send(Self.served($0)) }
+                }
+            } catch let ended as JSONDocument.ListEndedByError {
+                throw ended.error  // nothing was sent yet: the answer is the error alone
             }
             return JSONBody(bytes: body)
         }

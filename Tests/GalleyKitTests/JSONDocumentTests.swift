@@ -47,10 +47,25 @@ struct JSONDocumentTests {
 
     @Test func anErrorBeforeTheFirstItemWritesNothing() throws {
         let (pieces, error) = try Self.streamed(Self.items, failingAfter: 0)
-        #expect(error != nil)
+        #expect(error != nil && !(error is JSONDocument.ListEndedByError))
         #expect(pieces.isEmpty)
-        let (some, later) = try Self.streamed(Self.items, failingAfter: 2)
-        #expect(later != nil)
-        #expect(some.count == 2, "the document is left unfinished")
+    }
+
+    /// After the first item, an error still ends one document: the items written, then the
+    /// error beside them, as an error document carries it.
+    @Test func anErrorAfterTheFirstItemEndsTheDocumentWithIt() throws {
+        let (pieces, error) = try Self.streamed(Self.items, failingAfter: 2)
+        let ended = try #require(error as? JSONDocument.ListEndedByError)
+        #expect(ended.error.message.contains("Failed"))
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(pieces.joined().utf8)) as? [String: Any])
+        #expect((document["assets"] as? [Any])?.count == 2)
+        #expect(document["schema_version"] as? Int == 1)
+        let body = try #require(document["error"] as? [String: Any])
+        #expect(body["id"] as? String == ErrorID.failed.rawValue)
+        #expect(Set(body.keys) == ["id", "message", "path", "hint"])
+        // Laid out as `encode` lays out an error document's body, one level in.
+        let whole = JSONDocument.encode(ErrorDocument(ended.error))
+        let errorLines = whole.split(separator: "\n").filter { $0.hasPrefix("    ") || $0 == "  }," || $0.hasPrefix("  \"error\"") }
+        for line in errorLines { #expect(pieces.joined().contains(line + "\n"), "\(line)") }
     }
 }

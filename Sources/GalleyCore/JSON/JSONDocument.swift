@@ -25,21 +25,39 @@ public enum JSONDocument {
     /// The document `{"<key>": [items]}` (`encode` of a body with that one key), written
     /// through `write` piece by piece as `produce` hands over its items, the same bytes as
     /// `encode` makes of the whole list: a listing of any length in the memory of one item.
-    /// `key` must sort before `schema_version` (the keys are sorted).
+    /// `key` must sort before `error` (the keys are sorted).
     ///
     /// Nothing is written before the first item, so an error thrown before it leaves the
-    /// output empty for the caller's error document; one thrown later leaves the document
-    /// unfinished (and the command failing).
+    /// output empty for the caller's own error document. An error thrown after it still ends
+    /// one document: the list closes with the items written, the error follows beside it as
+    /// an error document's `error` (`{"<key>": [...], "error": {...}, "schema_version": 1}`),
+    /// and `ListEndedByError` is thrown, so the caller reports it without a second document.
     public static func streamList<Item: Encodable>(
         key: String, write: (String) -> Void, _ produce: ((Item) throws -> Void) throws -> Void
     ) throws {
-        precondition(key < CodingKeys.schemaVersion.rawValue, "the list's key must come before schema_version")
+        precondition(key < "error", "the list's key must come before error and schema_version")
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         var items = 0
-        // `write` is called only from within `produce`'s run (withoutActuallyEscaping says so
-        // to the exclusivity checker).
-        try withoutActuallyEscaping(write) { write in try streamItems(produce, encoder: encoder, key: key, write: write, count: &items) }
+        do {
+            // `write` is called only from within `produce`'s run (withoutActuallyEscaping says
+            // so to the exclusivity checker).
+            try withoutActuallyEscaping(write) { write in
+                try produce { item in
+                    // Each item's own document moved in two levels, after the list's opening
+                    // or the comma that ends the item before.
+                    let opening = items == 0 ? "{\n  \(literal(key)) : [\n    " : ",\n    "
+                    write(opening + indented(try encoder.encode(item), by: "    "))
+                    items += 1
+                }
+            }
+        } catch {
+            guard items > 0 else { throw error }
+            let failure = (error as? GalleyError) ?? GalleyError("the listing stopped: \(error)")
+            let body = (try? encoder.encode(ErrorDocument(failure).error)) ?? Data("{}".utf8)
+            write("\n  ],\n  \"error\" : \(indented(body, by: "  ")),\n  \"\(CodingKeys.schemaVersion.rawValue)\" : \(schemaVersion)\n}\n")
+            throw ListEndedByError(error: failure)
+        }
         if items == 0 {
             write(encode(EmptyList(key: key)))
         } else {
@@ -47,29 +65,28 @@ public enum JSONDocument {
         }
     }
 
-    private static func streamItems<Item: Encodable>(
-        _ produce: ((Item) throws -> Void) throws -> Void, encoder: JSONEncoder, key: String, write: @escaping (String) -> Void, count items: inout Int
-    ) throws {
-        let indent = Array("    ".utf8)
-        var piece: [UInt8] = []
-        try produce { item in
-            // An item's own document, each line moved in two levels: a pretty-printed JSON
-            // text's only line breaks are its own (a string's are escaped).
-            let text = try encoder.encode(item)
-            piece.removeAll(keepingCapacity: true)
-            piece += items == 0 ? Array("{\n  \(literal(key)) : [\n".utf8) : Array(",\n".utf8)
-            // (An empty line, inside an empty object or array, stays empty, as `encode` leaves it.)
-            var lineStart = true
-            text.withUnsafeBytes { bytes in
-                for byte in bytes {
-                    if lineStart && byte != UInt8(ascii: "\n") { piece += indent }
-                    piece.append(byte)
-                    lineStart = byte == UInt8(ascii: "\n")
-                }
+    /// A pretty-printed JSON text with every line after its first moved in by `indent`: a
+    /// pretty-printed text's only line breaks are its own (a string's are escaped), and an
+    /// empty line (inside an empty object or array) stays empty, as `encode` leaves it.
+    private static func indented(_ text: Data, by indent: String) -> String {
+        let indent = Array(indent.utf8)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.count + text.count / 8)
+        var lineStart = false
+        text.withUnsafeBytes { text in
+            for byte in text {
+                if lineStart && byte != UInt8(ascii: "\n") { bytes += indent }
+                bytes.append(byte)
+                lineStart = byte == UInt8(ascii: "\n")
             }
-            write(String(decoding: piece, as: UTF8.self))
-            items += 1
         }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// `streamList`'s list was ended by `error` after its first item; the document written
+    /// carries the error.
+    public struct ListEndedByError: Error {
+        public let error: GalleyError
     }
 
     private enum CodingKeys: String, CodingKey { case schemaVersion = "schema_version" }

@@ -60,8 +60,15 @@ struct AssetsCommand: ParsableCommand {
             }
             defer { flush() }
             if output.json {
-                return try console.timed("query") {
-                    try JSONDocument.streamList(key: "assets", write: write) { send in try opened.eachAsset(filter, send) }
+                do {
+                    return try console.timed("query") {
+                        try JSONDocument.streamList(key: "assets", write: write) { send in try opened.eachAsset(filter, send) }
+                    }
+                } catch let ended as JSONDocument.ListEndedByError {
+                    // The document on standard output carries the error already.
+                    flush()
+                    console.err.report(ended.error)
+                    throw Status.couldNotRun
                 }
             }
             var listed = 0
