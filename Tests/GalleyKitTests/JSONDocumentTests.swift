@@ -12,6 +12,8 @@ struct JSONDocumentTests {
     }
 
     struct Listing: Encodable { var assets: [Item] }
+    /// `serve`'s key, which sorts after `error`.
+    struct Items: Encodable { var items: [Item] }
 
     static let items = [
         Item(name: "a", path: "/x/y.jpg", note: nil, nested: [:]),
@@ -19,11 +21,11 @@ struct JSONDocumentTests {
         Item(name: "", path: "issues/z.mp4", note: "", nested: ["k": [3]]),
     ]
 
-    static func streamed(_ items: [Item], failingAfter: Int? = nil) throws -> (pieces: [String], error: (any Error)?) {
+    static func streamed(_ items: [Item], key: String = "assets", failingAfter: Int? = nil) throws -> (pieces: [String], error: (any Error)?) {
         struct Failed: Error {}
         var pieces: [String] = []
         do {
-            try JSONDocument.streamList(key: "assets", write: { pieces.append($0) }) { (send: (Item) throws -> Void) in
+            try JSONDocument.streamList(key: key, write: { pieces.append($0) }) { (send: (Item) throws -> Void) in
                 for (number, item) in items.enumerated() {
                     if number == failingAfter { throw Failed() }
                     try send(item)
@@ -43,6 +45,9 @@ struct JSONDocumentTests {
         #expect(pieces.joined() == JSONDocument.encode(Listing(assets: items)))
         // One piece an item, and the end (or, for none, the whole empty document).
         #expect(pieces.count == max(count + 1, 1))
+        let (itemPieces, itemError) = try Self.streamed(items, key: "items")
+        #expect(itemError == nil)
+        #expect(itemPieces.joined() == JSONDocument.encode(Items(items: items)))
     }
 
     @Test func anErrorBeforeTheFirstItemWritesNothing() throws {

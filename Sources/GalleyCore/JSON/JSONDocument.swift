@@ -25,17 +25,19 @@ public enum JSONDocument {
     /// The document `{"<key>": [items]}` (`encode` of a body with that one key), written
     /// through `write` piece by piece as `produce` hands over its items, the same bytes as
     /// `encode` makes of the whole list: a listing of any length in the memory of one item.
-    /// `key` must sort before `error` (the keys are sorted).
+    /// `key` must sort before `schema_version` (the keys are sorted).
     ///
     /// Nothing is written before the first item, so an error thrown before it leaves the
     /// output empty for the caller's own error document. An error thrown after it still ends
     /// one document: the list closes with the items written, the error follows beside it as
     /// an error document's `error` (`{"<key>": [...], "error": {...}, "schema_version": 1}`),
     /// and `ListEndedByError` is thrown, so the caller reports it without a second document.
+    /// (The error follows the list even where `key` sorts after `error`: the one place that
+    /// comes first in the document's key order, since the list was written before.)
     public static func streamList<Item: Encodable>(
         key: String, write: (String) -> Void, _ produce: ((Item) throws -> Void) throws -> Void
     ) throws {
-        precondition(key < "error", "the list's key must come before error and schema_version")
+        precondition(key < CodingKeys.schemaVersion.rawValue, "the list's key must come before schema_version")
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         var items = 0
