@@ -33,6 +33,38 @@ package struct FileStatus {
     package static func isReadable(_ path: String) -> Bool { access(path, R_OK) == 0 }
 }
 
+/// Which file a path named and how it stood: compares unequal once the path names another
+/// file (another device or inode) or the file was written to, truncated, renamed or linked
+/// (its size, modification or change time moved; the change time moves with every one of
+/// those). For a file read in several passes that must all see the same bytes.
+package struct FileIdentity: Sendable, Equatable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var modified: Int64
+    var changed: Int64
+
+    package init(_ status: stat) {
+        device = UInt64(status.st_dev)
+        inode = UInt64(status.st_ino)
+        size = Int64(status.st_size)
+        #if canImport(Darwin)
+        modified = Int64(status.st_mtimespec.tv_sec) * 1_000_000_000 + Int64(status.st_mtimespec.tv_nsec)
+        changed = Int64(status.st_ctimespec.tv_sec) * 1_000_000_000 + Int64(status.st_ctimespec.tv_nsec)
+        #else
+        modified = Int64(status.st_mtim.tv_sec) * 1_000_000_000 + Int64(status.st_mtim.tv_nsec)
+        changed = Int64(status.st_ctim.tv_sec) * 1_000_000_000 + Int64(status.st_ctim.tv_nsec)
+        #endif
+    }
+
+    /// The file `path` names now (following symbolic links), or nil when there is none.
+    package init?(path: String) {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        self.init(status)
+    }
+}
+
 /// Writes `text` to a new file at `path` (replacing one that exists) with plain `write(2)`:
 /// no `fsync` per file, which Foundation's `Data.write` does and which costs seconds when a
 /// site has thousands of pages. Callers that need durability for one file sync it themselves.

@@ -152,6 +152,9 @@ public struct ZipDirectory: Sendable {
     /// descriptor, the central directory, or the end records), leading bytes excepted, in
     /// file order. Streaming extractors read what sits there.
     public var unaccounted: [Unaccounted] = []
+    /// The file this directory was read from, as it stood when it was opened: a reader that
+    /// must see the same bytes compares it with what the path names later.
+    package var identity: FileIdentity?
 
     /// The first name component of the first entry: the folder, once the container
     /// checks have found one top folder.
@@ -363,7 +366,7 @@ public struct ZipDirectory: Sendable {
         return ZipDirectory(
             fileSize: fileSize, entries: entries, centralDirectoryOffset: cdOffset, centralDirectorySize: cdSize,
             hasZip64Records: zip64 || entries.contains(where: \.usesZip64), leadingBytes: firstOffset,
-            unaccounted: unaccounted)
+            unaccounted: unaccounted, identity: FileIdentity(status))
     }
 
     /// The name in the local file header at `offset`, when one starts there.

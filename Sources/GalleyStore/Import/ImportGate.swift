@@ -147,8 +147,12 @@ public enum ImportGate {
         var fileCount: Int
         var contentDigest: String
         var declaredBytes: Int64
+        /// The zip as it stood when its directory was read: the import refuses it should the
+        /// path name another file, or this one changed, by the end of its pass.
+        var identity: FileIdentity?
 
         init(_ directory: ZipDirectory) {
+            identity = directory.identity
             let entries = directory.entries
             let files = entries.indices.filter { !entries[$0].isDirectory }
             fileCount = files.count { entries[$0].displayName.split(separator: "/", maxSplits: 1).count == 2 }
@@ -173,6 +177,8 @@ public enum ImportGate {
         let declaredBytes: Int64
         /// `Opened.adoptable` of the zip this came from.
         var adoptable: FileDigest?
+        /// `Facts.identity` of the zip this came from.
+        let identity: FileIdentity?
         private let path: String
         /// What the checks read (the central directory, latest.json's index), for the one
         /// content pass, which takes it: the caller keeps its `Passed` through the whole import,
@@ -184,6 +190,7 @@ public enum ImportGate {
             self.warnings = warnings
             issue = check.issue
             (fileCount, contentDigest, declaredBytes) = (facts.fileCount, facts.contentDigest, facts.declaredBytes)
+            identity = facts.identity
             self.path = path
             held = TakeOnce(check)
         }

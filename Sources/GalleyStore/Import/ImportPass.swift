@@ -23,8 +23,8 @@ struct ImportPass {
     static func run(
         _ path: String, _ passed: ImportGate.Passed, stagingFolder: URL, root: URL, progress: ((Int64, Int64) -> Void)?
     ) throws -> ImportPass {
-        try extract(path, total: passed.declaredBytes, files: passed.fileCount, adoptable: passed.adoptable, stagingFolder: stagingFolder,
-                    root: root, progress: progress) { sink in
+        try extract(path, total: passed.declaredBytes, files: passed.fileCount, identity: passed.identity, adoptable: passed.adoptable,
+                    stagingFolder: stagingFolder, root: root, progress: progress) { sink in
             (try refusingErrors(passed.takeCheck().checkContent(sink: sink)), ())
         }.pass
     }
@@ -36,8 +36,8 @@ struct ImportPass {
     static func run(
         _ path: String, _ opened: ImportGate.Opened, stagingFolder: URL, root: URL, progress: ((Int64, Int64) -> Void)?
     ) throws -> (pass: ImportPass, issue: IssueRecord) {
-        let (pass, issue) = try extract(path, total: opened.facts.declaredBytes, files: opened.facts.fileCount, adoptable: opened.adoptable,
-                                        stagingFolder: stagingFolder, root: root, progress: progress) { sink in
+        let (pass, issue) = try extract(path, total: opened.facts.declaredBytes, files: opened.facts.fileCount, identity: opened.facts.identity,
+                                        adoptable: opened.adoptable, stagingFolder: stagingFolder, root: root, progress: progress) { sink in
             let (findings, issue) = try opened.takeOpening().checkBeside(sink: sink)
             let warnings = try refusingErrors(findings)
             guard let issue else {
@@ -50,8 +50,15 @@ struct ImportPass {
 
     /// Staging, the extracting sink and the kept zip's copy around `check`, which runs the
     /// content pass through the sink and returns its warnings (its errors refuse the zip).
+    ///
+    /// The directory, the pass and the copy each open the zip by its path: should the path name
+    /// another file by the end (a zip written anew and renamed over it), or the file have been
+    /// written to (`identity`), what was checked, what was extracted and what is kept for the
+    /// feed might be three different zips, and the import is refused. A zip the store vouched
+    /// for (`adoptable`, its own download) is not compared: linking it moves its change time.
     private static func extract<Extra>(
-        _ path: String, total: Int64, files: Int, adoptable: FileDigest?, stagingFolder: URL, root: URL, progress: ((Int64, Int64) -> Void)?,
+        _ path: String, total: Int64, files: Int, identity: FileIdentity?, adoptable: FileDigest?, stagingFolder: URL, root: URL,
+        progress: ((Int64, Int64) -> Void)?,
         check: (ExtractingSink) throws -> (warnings: [Diagnostic], extra: Extra)
     ) throws -> (pass: ImportPass, extra: Extra) {
         let token = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -68,6 +75,10 @@ struct ImportPass {
         do {
             let (warnings, extra) = try pass.get()
             let kept = try keeping.get()
+            if adoptable == nil, let identity, FileIdentity(path: path) != identity {
+                throw GalleyError("the zip changed while it was imported (written to, or another file put in its place)", id: .inputUnreadable,
+                                  path: path, hint: "Import it again once whatever writes it has finished; the store is as it was.")
+            }
             succeeded = true
             return (ImportPass(token: token, staging: staging, warnings: warnings, kept: kept, files: sink.files()), extra)
         } catch {
