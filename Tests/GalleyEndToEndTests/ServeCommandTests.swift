@@ -18,10 +18,21 @@ import Testing
         #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path,
                                     "--store", store.path, "-q"]).status == 0)
         var options = options
+        var environment = environment
         if writes {
             let tokenFile = work.appending(path: "token")
             try "\(Self.token)\n".write(to: tokenFile, atomically: true, encoding: .utf8)
             options += ["--token-file", tokenFile.path]
+            // Uploads are spooled in a temporary folder of this server's own (`work/tmp`, unless
+            // the caller chose one), so a test can see that none is left without seeing other
+            // tests' uploads in flight.
+            if environment?["TMPDIR"] == nil {
+                let temporary = work.appending(path: "tmp")
+                try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+                var chosen = environment ?? ProcessInfo.processInfo.environment
+                chosen["TMPDIR"] = temporary.path
+                environment = chosen
+            }
         }
         return (work, store, try Harness.listening(["serve", "--store", store.path, "--port", "0", "--json"] + options, environment: environment))
     }
@@ -334,8 +345,7 @@ import Testing
         let listed = try Harness.galley(["issues", "--store", store.path, "--json"])
         #expect(listed.stdout != before, "the older version replaced the stored one")
         #expect(try Harness.galley(["store", "check", "--store", store.path, "-q"]).status == 0)
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: FileManager.default.temporaryDirectory.path)
-            .filter { $0.hasPrefix("galley-upload-") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: work.appending(path: "tmp").path)
         #expect(leftovers.isEmpty, "\(leftovers)")
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
