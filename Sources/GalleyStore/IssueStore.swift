@@ -46,6 +46,9 @@ public protocol IssueStore: AnyObject, Sendable {
     /// One issue with its articles in order.
     func issue(_ id: String) throws -> (issue: StoredIssue, articles: [StoredArticle])
     func articles(_ filter: ArticleFilter) throws -> [StoredArticle]
+    /// `articles(filter)` handed to `body` one at a time, in the same order and with the same
+    /// errors (an unknown issue throws before the first), without the whole list in memory.
+    func eachArticle(_ filter: ArticleFilter, _ body: (StoredArticle) throws -> Void) throws
     /// Up to `filter.limit` articles after `filter.after`, and the cursor of the next page.
     func articlePage(_ filter: ArticleFilter) throws -> ArticlePage
     /// One article, its assets, and its issue's newer and older articles.

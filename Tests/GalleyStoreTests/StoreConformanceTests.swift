@@ -262,6 +262,16 @@ import Testing
         #expect(try store.articles(ArticleFilter(issue: Self.issue, keyword: "night")).isEmpty)
         #expect(try store.articles(ArticleFilter(issue: Self.issue, limit: 3, page: 1)).map(\.placement) == [4])
         #expect(throws: GalleyError.self) { try store.articles(ArticleFilter(issue: "nope")) }
+        // One at a time (`galley articles`): the body's own error ends it, passed on as it is.
+        struct Enough: Error {}
+        var taken: [Int] = []
+        #expect(throws: Enough.self) {
+            try store.eachArticle(ArticleFilter(issue: Self.issue)) { article in
+                taken.append(article.placement)
+                if taken.count == 2 { throw Enough() }
+            }
+        }
+        #expect(taken == [1, 2])
 
         // One article with its assets and its neighbours by date.
         let ferry = try store.article(Self.ferry, issue: nil)
@@ -299,7 +309,7 @@ import Testing
             // Through the server's cursor a few rows a FETCH, the batches joined are the listing.
             for batch in [1, 2, 3] {
                 var fetched: [String] = []
-                try postgres.listAssets(AssetFilter(), batch: batch) { fetched.append($0.globalID) }
+                try postgres.eachAsset(AssetFilter(), batch: batch) { fetched.append($0.globalID) }
                 #expect(try fetched == store.assets(AssetFilter()).map(\.globalID), "batches of \(batch)")
             }
         }

@@ -32,11 +32,13 @@ public enum JSONDocument {
     /// one document: the list closes with the items written, the error follows beside it as
     /// an error document's `error` (`{"<key>": [...], "error": {...}, "schema_version": 1}`),
     /// and `ListEndedByError` is thrown, so the caller reports it without a second document.
+    /// Returns how many items were written.
     /// (The error follows the list even where `key` sorts after `error`: the one place that
     /// comes first in the document's key order, since the list was written before.)
+    @discardableResult
     public static func streamList<Item: Encodable>(
         key: String, write: (String) -> Void, _ produce: ((Item) throws -> Void) throws -> Void
-    ) throws {
+    ) throws -> Int {
         precondition(key < CodingKeys.schemaVersion.rawValue, "the list's key must come before schema_version")
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -65,6 +67,7 @@ public enum JSONDocument {
         } else {
             write("\n  ],\n  \"\(CodingKeys.schemaVersion.rawValue)\" : \(schemaVersion)\n}\n")
         }
+        return items
     }
 
     /// A pretty-printed JSON text with every line after its first moved in by `indent`: a

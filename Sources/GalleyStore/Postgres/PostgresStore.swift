@@ -244,7 +244,14 @@ public final class PostgresStore: IssueStore {
     // MARK: Articles
 
     public func articles(_ filter: ArticleFilter) throws -> [StoredArticle] {
-        try snapshot { connection in try articleRows(filter, extra: 0, connection).map(Self.article) }
+        var articles: [StoredArticle] = []
+        try eachArticle(filter) { articles.append($0) }
+        return articles
+    }
+
+    /// The listing through a cursor of the server's (`eachRow`).
+    public func eachArticle(_ filter: ArticleFilter, _ body: (StoredArticle) throws -> Void) throws {
+        try eachRow(body) { connection in try articleQuery(filter, extra: 0, connection) } make: { try Self.article($0) }
     }
 
     public func articlePage(_ filter: ArticleFilter) throws -> ArticlePage {
@@ -264,6 +271,11 @@ public final class PostgresStore: IssueStore {
 
     /// The listing's rows in its total order (as SQLite's `articleRows`), `extra` past the limit.
     private func articleRows(_ filter: ArticleFilter, extra: Int, _ connection: PostgresConnection) throws -> [PostgresRandomAccessRow] {
+        try connection.rows(try articleQuery(filter, extra: extra, connection), logger)
+    }
+
+    /// The SELECT of `articleRows`.
+    private func articleQuery(_ filter: ArticleFilter, extra: Int, _ connection: PostgresConnection) throws -> PostgresQuery {
         var query = PostgresFilter()
         if let issue = filter.issue { query.add("a.issue_id = \(query.bind(try issueRowID(issue, connection)))") }
         if let type = filter.type { query.add("a.type = \(query.bind(type))") }
@@ -299,7 +311,7 @@ public final class PostgresStore: IssueStore {
         if let limit = filter.limit {
             sql += " LIMIT \(query.bind(Int64(limit + extra))) OFFSET \(query.bind(Int64(limit * filter.page)))"
         }
-        return try connection.rows(PostgresQuery(unsafeSQL: sql, binds: query.binds), logger)
+        return PostgresQuery(unsafeSQL: sql, binds: query.binds)
     }
 
     /// The row id of an article by global id; with several issues holding that id, `issue` decides.
@@ -358,26 +370,14 @@ public final class PostgresStore: IssueStore {
         return assets
     }
 
-    /// The listing through a cursor of the server's (DECLARE, then FETCH a batch at a time,
-    /// in the snapshot's transaction): the rows come as `body` takes them, a batch in memory.
+    /// The listing through a cursor of the server's (`eachRow`).
     public func eachAsset(_ filter: AssetFilter, _ body: (StoredAsset) throws -> Void) throws {
-        // The body's own error reaches the caller as it is (not as the store's failure).
-        var bodyError: (any Error)?
-        do {
-            try listAssets(filter, batch: Self.assetBatch) { asset in
-                do { try body(asset) } catch {
-                    bodyError = error
-                    throw error
-                }
-            }
-        } catch {
-            throw bodyError ?? error
-        }
+        try eachAsset(filter, batch: Self.fetchBatch, body)
     }
 
     /// `eachAsset`, `batch` rows a FETCH.
-    func listAssets(_ filter: AssetFilter, batch: Int, _ body: (StoredAsset) throws -> Void) throws {
-        try snapshot { connection in
+    func eachAsset(_ filter: AssetFilter, batch: Int, _ body: (StoredAsset) throws -> Void) throws {
+        try eachRow(body, batch: batch) { connection in
             var query = PostgresFilter()
             if let issue = filter.issue { query.add("s.issue_id = \(query.bind(try issueRowID(issue, connection)))") }
             if let article = filter.article {
@@ -385,20 +385,46 @@ public final class PostgresStore: IssueStore {
             }
             if let kind = filter.first ? .image : filter.kind { query.add("s.kind = \(query.bind(kind.rawValue))") }
             if filter.issueOwn { query.add("s.article_id IS NULL") }
-            var sql = "DECLARE asset_listing NO SCROLL CURSOR FOR " + Self.assetSelect + query.whereSQL
+            var sql = Self.assetSelect + query.whereSQL
             sql += " ORDER BY i.publish_day DESC NULLS LAST, i.apple_id, coalesce(a.placement, 0), s.kind, s.placement"
             if filter.first { sql += " LIMIT 1" }
-            try connection.run(PostgresQuery(unsafeSQL: sql, binds: query.binds), logger)
-            while true {
-                let rows = try connection.rows(PostgresQuery(unsafeSQL: "FETCH \(batch) FROM asset_listing"), logger)
-                for row in rows { try body(try asset(row)) }
-                if rows.count < batch { break }
+            return PostgresQuery(unsafeSQL: sql, binds: query.binds)
+        } make: { try asset($0) }
+    }
+
+    /// The rows of the query `select` makes, through a cursor of the server's (DECLARE in the
+    /// snapshot's transaction, then FETCH `batch` rows at a time): they come as `body` takes them,
+    /// a batch in memory. `body`'s own error reaches the caller as it is, not as the store's
+    /// failure.
+    private func eachRow<Item>(
+        _ body: (Item) throws -> Void, batch: Int = PostgresStore.fetchBatch, select: (PostgresConnection) throws -> PostgresQuery,
+        make: (PostgresRandomAccessRow) throws -> Item
+    ) throws {
+        var bodyError: (any Error)?
+        do {
+            try snapshot { connection in
+                var query = try select(connection)
+                query.sql = "DECLARE listing NO SCROLL CURSOR FOR " + query.sql
+                try connection.run(query, logger)
+                while true {
+                    let rows = try connection.rows(PostgresQuery(unsafeSQL: "FETCH \(batch) FROM listing"), logger)
+                    for row in rows {
+                        let item = try make(row)
+                        do { try body(item) } catch {
+                            bodyError = error
+                            throw error
+                        }
+                    }
+                    if rows.count < batch { break }
+                }
             }
+        } catch {
+            throw bodyError ?? error
         }
     }
 
-    /// Rows a FETCH of the asset listing brings (about 0.5 MB).
-    static let assetBatch = 1_000
+    /// Rows a FETCH of a listing brings (about 0.5 MB of assets, 1-4 MB of articles).
+    static let fetchBatch = 1_000
 
     public func file(_ name: String, issue: String) throws -> StoredFile {
         try snapshot { connection in

@@ -60,8 +60,18 @@ extension SQLiteStore {
     /// Articles in issue order (or newest first with `byDate`), filtered; every filter applies,
     /// and an unknown issue is an error rather than "all articles".
     public func articles(_ filter: ArticleFilter) throws -> [StoredArticle] {
+        var articles: [StoredArticle] = []
+        try eachArticle(filter) { articles.append($0) }
+        return articles
+    }
+
+    /// The listing read row by row (a GRDB cursor in one read): `galley articles` prints each
+    /// as it comes.
+    public func eachArticle(_ filter: ArticleFilter, _ body: (StoredArticle) throws -> Void) throws {
         try database.read { db in
-            try articleRows(filter, extra: 0, db).map { try StoredArticle(row: $0) }
+            let (sql, arguments) = try articleQuery(filter, extra: 0, db)
+            let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+            while let row = try rows.next() { try body(try StoredArticle(row: row)) }
         }
     }
 
@@ -78,6 +88,12 @@ extension SQLiteStore {
     /// The listing's rows (with the sort key columns a cursor is made of), `extra` more than
     /// the limit.
     private func articleRows(_ filter: ArticleFilter, extra: Int, _ db: Database) throws -> [Row] {
+        let (sql, arguments) = try articleQuery(filter, extra: extra, db)
+        return try Row.fetchAll(db, sql: sql, arguments: arguments)
+    }
+
+    /// The SELECT of `articleRows` with its arguments.
+    private func articleQuery(_ filter: ArticleFilter, extra: Int, _ db: Database) throws -> (String, StatementArguments) {
         if let issue = filter.issue { _ = try issueSummary(issue, db) }
         var query = SQLFilter()
         query.issue(filter.issue)
@@ -113,7 +129,7 @@ extension SQLiteStore {
             sql += " LIMIT ? OFFSET ?"
             _ = arguments.append(contentsOf: [limit + extra, limit * filter.page])
         }
-        return try Row.fetchAll(db, sql: sql, arguments: arguments)
+        return (sql, arguments)
     }
 
     /// Removes an issue's rows and its folder, nothing else.

@@ -37,7 +37,7 @@ struct ArticlesCommand: ParsableCommand {
     @OptionGroup var store: StoreOptions
     @OptionGroup var output: OutputOptions
 
-    /// `{"articles": [...]}`: this listing, and article newer/older.
+    /// `{"articles": [...]}`: article newer/older (the listing writes the same shape as it reads).
     struct Document: Encodable { var articles: [StoredArticle] }
 
     struct IndependentDocument: Encodable { var articles: [IndependentArticle] }
@@ -62,12 +62,12 @@ struct ArticlesCommand: ParsableCommand {
             let filter = ArticleFilter(issue: issue, type: type, excludeType: excludeType, featured: featured, keyword: keyword,
                                        byDate: byDate, limit: limit, page: page)
             let opened = try store.open()
-            let articles = try console.timed("query") { try opened.articles(filter) }
-            if output.json { return console.emit(Document(articles: articles)) }
-            if articles.isEmpty { try store.explainEmpty("articles", in: opened, console) }
-            for article in articles {
-                console.data("\(article.globalID)  \(article.title)  [\(article.type)]\n")
+            let listed = try console.timed("query") {
+                try console.streamListing(key: "articles", line: { "\($0.globalID)  \($0.title)  [\($0.type)]\n" }) { send in
+                    try opened.eachArticle(filter, send)
+                }
             }
+            if listed == 0 && !output.json { try store.explainEmpty("articles", in: opened, console) }
         }
     }
 }

@@ -47,38 +47,12 @@ struct AssetsCommand: ParsableCommand {
                 console.data("\(counted)\n")
                 return
             }
-            // Each asset printed as the store reads it (the list is never whole in memory),
-            // the lines in pieces of about 64 KiB rather than a write each.
-            var pending = ""
-            func write(_ text: String) {
-                pending += text
-                if pending.utf8.count >= 65_536 { flush() }
-            }
-            func flush() {
-                if !pending.isEmpty { console.data(pending) }
-                pending = ""
-            }
-            defer { flush() }
-            if output.json {
-                do {
-                    return try console.timed("query") {
-                        try JSONDocument.streamList(key: "assets", write: write) { send in try opened.eachAsset(filter, send) }
-                    }
-                } catch let ended as JSONDocument.ListEndedByError {
-                    // The document on standard output carries the error already.
-                    flush()
-                    console.err.report(ended.error)
-                    throw Status.couldNotRun
+            let listed = try console.timed("query") {
+                try console.streamListing(key: "assets", line: { "\($0.globalID)  \($0.kind)  \($0.path)\n" }) { send in
+                    try opened.eachAsset(filter, send)
                 }
             }
-            var listed = 0
-            try console.timed("query") {
-                try opened.eachAsset(filter) { asset in
-                    write("\(asset.globalID)  \(asset.kind)  \(asset.path)\n")
-                    listed += 1
-                }
-            }
-            if listed == 0 { try store.explainEmpty("assets", in: opened, console) }
+            if listed == 0 && !output.json { try store.explainEmpty("assets", in: opened, console) }
         }
     }
 }
