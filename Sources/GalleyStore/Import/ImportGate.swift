@@ -59,9 +59,8 @@ public enum ImportGate {
         guard let check else {
             throw GalleyError("the zip's latest.json cannot be read", id: .inputUnreadable, path: opened.path, hint: "Run `galley validate` on it.")
         }
-        var passed = Passed(warnings: diagnostics.filter { $0.severity == .warning }, check: check, facts: opened.facts, path: opened.path)
-        passed.adoptable = opened.adoptable
-        return passed
+        return Passed(warnings: diagnostics.filter { $0.severity == .warning }, check: check, facts: opened.facts, path: opened.path,
+                      adoptable: opened.adoptable)
     }
 
     /// Validate with the older Linechef formats relaxed to warnings.
@@ -176,7 +175,7 @@ public enum ImportGate {
         /// Bytes the entries declare, for a progress bar.
         let declaredBytes: Int64
         /// `Opened.adoptable` of the zip this came from.
-        var adoptable: FileDigest?
+        let adoptable: FileDigest?
         /// `Facts.identity` of the zip this came from.
         let identity: FileIdentity?
         private let path: String
@@ -186,8 +185,9 @@ public enum ImportGate {
         /// at 30,000 articles.
         private let held: TakeOnce<ZipCheck>
 
-        init(warnings: [Diagnostic], check: ZipCheck, facts: Facts, path: String) {
+        init(warnings: [Diagnostic], check: ZipCheck, facts: Facts, path: String, adoptable: FileDigest?) {
             self.warnings = warnings
+            self.adoptable = adoptable
             issue = check.issue
             (fileCount, contentDigest, declaredBytes) = (facts.fileCount, facts.contentDigest, facts.declaredBytes)
             identity = facts.identity
