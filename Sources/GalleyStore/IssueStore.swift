@@ -45,19 +45,19 @@ public protocol IssueStore: AnyObject, Sendable {
     func issueSummary(_ id: String) throws -> StoredIssue
     /// One issue with its articles in order.
     func issue(_ id: String) throws -> (issue: StoredIssue, articles: [StoredArticle])
-    func articles(_ filter: ArticleFilter) throws -> [StoredArticle]
-    /// `articles(filter)` handed to `body` one at a time, in the same order and with the same
-    /// errors (an unknown issue throws before the first), without the whole list in memory.
+    /// Articles in issue order (or newest first with `byDate`), filtered, handed to `body` one
+    /// at a time without the whole list in memory; every filter applies, and an unknown issue
+    /// throws (before the first) rather than meaning "all articles". `articles(_:)` collects them.
     func eachArticle(_ filter: ArticleFilter, _ body: (StoredArticle) throws -> Void) throws
     /// Up to `filter.limit` articles after `filter.after`, and the cursor of the next page.
     func articlePage(_ filter: ArticleFilter) throws -> ArticlePage
     /// One article, its assets, and its issue's newer and older articles.
     func article(_ id: String, issue: String?) throws -> ArticleDetail
-    func assets(_ filter: AssetFilter) throws -> [StoredAsset]
-    /// `assets(filter)` handed to `body` one at a time, in the same order and with the same
-    /// errors (an unknown id throws before the first), without the whole list in memory.
+    /// Assets of an issue, of an article, or of everything, optionally of one kind, in list
+    /// order, or only the cover or the first image, handed to `body` one at a time without the
+    /// whole list in memory; an unknown id throws (before the first). `assets(_:)` collects them.
     func eachAsset(_ filter: AssetFilter, _ body: (StoredAsset) throws -> Void) throws
-    /// How many assets `assets(filter)` lists (its errors too), without listing them.
+    /// How many assets `eachAsset(filter)` hands over (its errors too).
     func assetCount(_ filter: AssetFilter) throws -> Int
     func search(_ text: String, options: SearchOptions) throws -> SearchResults
 
@@ -128,8 +128,26 @@ extension IssueStore {
         return result
     }
 
-    /// Lists and counts: a backend with a cheaper count implements it.
-    public func assetCount(_ filter: AssetFilter) throws -> Int { try assets(filter).count }
+    /// `eachArticle`'s articles as one list.
+    public func articles(_ filter: ArticleFilter) throws -> [StoredArticle] {
+        var articles: [StoredArticle] = []
+        try eachArticle(filter) { articles.append($0) }
+        return articles
+    }
+
+    /// `eachAsset`'s assets as one list.
+    public func assets(_ filter: AssetFilter) throws -> [StoredAsset] {
+        var assets: [StoredAsset] = []
+        try eachAsset(filter) { assets.append($0) }
+        return assets
+    }
+
+    /// Counted as they are read (no list); a backend with a cheaper count implements it.
+    public func assetCount(_ filter: AssetFilter) throws -> Int {
+        var count = 0
+        try eachAsset(filter) { _ in count += 1 }
+        return count
+    }
 
     /// Search with the default options (20 results, the default rank limit).
     public func search(_ text: String) throws -> SearchResults { try search(text, options: SearchOptions()) }

@@ -243,12 +243,6 @@ public final class PostgresStore: IssueStore {
 
     // MARK: Articles
 
-    public func articles(_ filter: ArticleFilter) throws -> [StoredArticle] {
-        var articles: [StoredArticle] = []
-        try eachArticle(filter) { articles.append($0) }
-        return articles
-    }
-
     /// The listing through a cursor of the server's (`eachRow`).
     public func eachArticle(_ filter: ArticleFilter, _ body: (StoredArticle) throws -> Void) throws {
         try eachRow(body) { connection in try articleQuery(filter, extra: 0, connection) } make: { try Self.article($0) }
@@ -363,12 +357,6 @@ public final class PostgresStore: IssueStore {
     }
 
     // MARK: Assets and files
-
-    public func assets(_ filter: AssetFilter) throws -> [StoredAsset] {
-        var assets: [StoredAsset] = []
-        try eachAsset(filter) { assets.append($0) }
-        return assets
-    }
 
     /// The listing through a cursor of the server's (`eachRow`).
     public func eachAsset(_ filter: AssetFilter, _ body: (StoredAsset) throws -> Void) throws {

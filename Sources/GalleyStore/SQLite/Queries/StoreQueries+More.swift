@@ -55,14 +55,6 @@ extension SQLiteStore {
         return copy
     }
 
-    /// Assets of an issue, of an article, or of everything, optionally of one kind, in list
-    /// order; or only the cover or the first image. Unknown ids are errors.
-    public func assets(_ filter: AssetFilter) throws -> [StoredAsset] {
-        var assets: [StoredAsset] = []
-        try eachAsset(filter) { assets.append($0) }
-        return assets
-    }
-
     /// The listing read row by row from one read transaction (a GRDB cursor): `galley assets`
     /// prints each as it comes. Made whole, 60,001 assets were 84 MB of the command's peak
     /// (191 MB with --json) (2026-11-26).

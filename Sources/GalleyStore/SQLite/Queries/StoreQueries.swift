@@ -57,14 +57,6 @@ extension SQLiteStore {
         }
     }
 
-    /// Articles in issue order (or newest first with `byDate`), filtered; every filter applies,
-    /// and an unknown issue is an error rather than "all articles".
-    public func articles(_ filter: ArticleFilter) throws -> [StoredArticle] {
-        var articles: [StoredArticle] = []
-        try eachArticle(filter) { articles.append($0) }
-        return articles
-    }
-
     /// The listing read row by row (a GRDB cursor in one read): `galley articles` prints each
     /// as it comes.
     public func eachArticle(_ filter: ArticleFilter, _ body: (StoredArticle) throws -> Void) throws {
