@@ -63,7 +63,10 @@ extension SQLiteStore {
             var (sql, arguments) = try assetQuery(filter, columns: Self.assetColumns, db)
             sql += " ORDER BY i.publishDay DESC, i.appleID, coalesce(a.placement, 0), s.kind, s.placement"
             if filter.first { sql += " LIMIT 1" }
-            let folders = Dictionary(uniqueKeysWithValues: try IssueRow.fetchAll(db).map { ($0.globalID, $0.folder) })
+            // Each issue's folder by its global id: two columns, not every issue's whole row.
+            let folders = Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT globalID, folder FROM issue").map {
+                ($0["globalID"] as String, $0["folder"] as String)
+            })
             let rows = try StoredAsset.fetchCursor(db, sql: sql, arguments: arguments)
             while let row = try rows.next() { try body(assetPath(row, folders: folders)) }
         }
