@@ -22,6 +22,9 @@ struct ImportChangedZipTests {
         case replaced
         /// The same bytes written again in place.
         case rewritten
+        /// Removed: the pass cannot open it (removed while the pass reads it, the end's check
+        /// finds no file where the directory's was).
+        case removed
         var testDescription: String { rawValue }
     }
 
@@ -40,6 +43,8 @@ struct ImportChangedZipTests {
             let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
             try handle.write(contentsOf: bytes)
             try handle.close()
+        case .removed:
+            try FileManager.default.removeItem(atPath: path)
         }
     }
 
@@ -69,13 +74,21 @@ struct ImportChangedZipTests {
             Issue.record("imported a zip that changed while it was imported")
             return
         }
-        let failure = try #require(error as? GalleyError, "\(error)")
-        #expect(failure.id == .inputUnreadable)
-        #expect(failure.message.contains("changed while it was imported"))
+        if change == .removed {
+            let refusal = try #require(error as? DiagnosticsError, "\(error)")
+            #expect(refusal.diagnostics.map(\.id.rawValue) == ["zip.unreadable"])
+        } else {
+            let failure = try #require(error as? GalleyError, "\(error)")
+            #expect(failure.id == .inputUnreadable)
+            #expect(failure.message.contains("changed while it was imported"))
+        }
         #expect(try StoreSnapshot.of(folder.appending(path: "store").path) == before)
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.appending(path: "store/staging").path).isEmpty)
 
-        // Unchanged since, it imports.
+        // Unchanged since (or put back), it imports.
+        if change == .removed {
+            try FileManager.default.copyItem(atPath: Self.fixtures.appending(path: "example-valid.zip").path, toPath: zip)
+        }
         #expect(try store.importZip(zip, force: false).status == .imported)
     }
 }

@@ -76,8 +76,9 @@ struct ImportPass {
             let (warnings, extra) = try pass.get()
             let kept = try keeping.get()
             if adoptable == nil, let identity, FileIdentity(path: path) != identity {
-                throw GalleyError("the zip changed while it was imported (written to, or another file put in its place)", id: .inputUnreadable,
-                                  path: path, hint: "Import it again once whatever writes it has finished; the store is as it was.")
+                throw GalleyError("the zip changed while it was imported (written to, removed, or another file put in its place)",
+                                  id: .inputUnreadable, path: path,
+                                  hint: "Import it again once whatever writes it has finished; the store is as it was.")
             }
             succeeded = true
             return (ImportPass(token: token, staging: staging, warnings: warnings, kept: kept, files: sink.files()), extra)
