@@ -50,6 +50,9 @@ import Testing
         #expect(listed.stdout.contains("com.example.harbour.2026-01"), "a listing is the result, printed under --quiet too")
         let verboseQuery = try Harness.galley(["issues", "--store", store, "-v"])
         #expect(verboseQuery.stderr.contains("· query: "), "\(verboseQuery.stderr)")
+        // A streamed listing is timed with its printing, and says so.
+        let verboseListing = try Harness.galley(["articles", "--store", store, "-v"])
+        #expect(verboseListing.stderr.contains("· listing: ") && !verboseListing.stdout.isEmpty, "\(verboseListing.stderr)")
 
         let both = try Harness.galley(["issues", "--store", store, "-q", "-v"])
         #expect(both.status == 2 && both.stderr.contains("--quiet and --verbose"))

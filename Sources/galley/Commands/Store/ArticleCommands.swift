@@ -62,7 +62,8 @@ struct ArticlesCommand: ParsableCommand {
             let filter = ArticleFilter(issue: issue, type: type, excludeType: excludeType, featured: featured, keyword: keyword,
                                        byDate: byDate, limit: limit, page: page)
             let opened = try store.open()
-            let listed = try console.timed("query") {
+            // Timed as a whole: the rows are read while they are printed.
+            let listed = try console.timed("listing") {
                 try console.streamListing(key: "articles", line: { "\($0.globalID)  \($0.title)  [\($0.type)]\n" }) { send in
                     try opened.eachArticle(filter, send)
                 }

@@ -47,7 +47,8 @@ struct AssetsCommand: ParsableCommand {
                 console.data("\(counted)\n")
                 return
             }
-            let listed = try console.timed("query") {
+            // Timed as a whole: the rows are read while they are printed.
+            let listed = try console.timed("listing") {
                 try console.streamListing(key: "assets", line: { "\($0.globalID)  \($0.kind)  \($0.path)\n" }) { send in
                     try opened.eachAsset(filter, send)
                 }
