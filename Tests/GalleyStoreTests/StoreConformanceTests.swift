@@ -298,13 +298,8 @@ import Testing
             #expect(try store.assetCount(filter) == store.assets(filter).count, "\(filter)")
         }
         #expect(try store.assetCount(AssetFilter()) > 4)
-        // One at a time (`galley assets`): the listing in its order; an unknown id throws before
-        // the first; the body's error ends it there.
-        for filter in filters {
-            var handed: [String] = []
-            try store.eachAsset(filter) { handed.append($0.globalID + " " + $0.path) }
-            #expect(try handed == store.assets(filter).map { $0.globalID + " " + $0.path }, "\(filter)")
-        }
+        // One at a time (`galley assets`; `assets` collects it, so the answers above are its):
+        // an unknown id throws before the first; the body's error ends it there.
         if let postgres = store as? PostgresStore {
             // Through the server's cursor a few rows a FETCH, the batches joined are the listing.
             for batch in [1, 2, 3] {
