@@ -1,6 +1,7 @@
 #ifndef GALLEY_CLINUX_SHIM_H
 #define GALLEY_CLINUX_SHIM_H
 #include <sys/types.h>
+#include <malloc.h>  /* malloc_trim(3), which Swift's Glibc module leaves out */
 
 /// glibc's copy_file_range(2), which Swift's Glibc module leaves out (it is declared only
 /// under _GNU_SOURCE). Declared under another name, bound to the same symbol, so it can never
