@@ -130,11 +130,20 @@ public struct GalleyServer: Sendable {
             }
         }
         route("issues/{id}") { _, context, version in
+            // The issue and its articles from one snapshot, written into the answer as the rows
+            // are read (as `/assets`): {"articles": [...], "issue": {...}}.
             let id = try context.parameters.require("id")
-            let summary = try self.store.issueSummary(id)
-            var filter = ArticleFilter(issue: id)
-            filter.withBodies = version.listsBodies
-            return IssueAnswer(issue: summary, articles: try self.store.articles(filter))
+            var issue: StoredIssue?
+            var body = ByteBuffer()
+            do {
+                try JSONDocument.streamList(key: "articles", trailing: { issue.map { [("issue", $0)] } ?? [] },
+                                            write: { body.writeString($0) }) { send in
+                    try self.store.eachIssueArticle(id, withBodies: version.listsBodies, begin: { issue = $0 }, send)
+                }
+            } catch let ended as JSONDocument.ListEndedByError {
+                throw ended.error  // nothing was sent yet: the answer is the error alone
+            }
+            return JSONBody(bytes: body)
         }
         route("issues/{id}/articles") { request, context, version in
             var filter = try Self.articleFilter(request)
@@ -295,11 +304,6 @@ public struct GalleyServer: Sendable {
             return ""
         }
         return "http://\(host)"
-    }
-
-    struct IssueAnswer: Encodable {
-        var issue: StoredIssue
-        var articles: [StoredArticle]
     }
 
     struct ListAnswer<Item: Encodable>: Encodable {

@@ -43,8 +43,10 @@ public protocol IssueStore: AnyObject, Sendable {
     func issues(relativeTo id: String, older: Bool) throws -> [StoredIssue]
     /// One issue, by global id or apple_id.
     func issueSummary(_ id: String) throws -> StoredIssue
-    /// One issue with its articles in order.
-    func issue(_ id: String) throws -> (issue: StoredIssue, articles: [StoredArticle])
+    /// One issue and its articles in order, read in one snapshot: `begin` gets the issue, then
+    /// `body` each article (with its body HTML when `withBodies`), one at a time without the
+    /// whole list in memory; an unknown id throws before `begin`. `issue(_:)` collects them.
+    func eachIssueArticle(_ id: String, withBodies: Bool, begin: (StoredIssue) throws -> Void, _ body: (StoredArticle) throws -> Void) throws
     /// Articles in issue order (or newest first with `byDate`), filtered, handed to `body` one
     /// at a time without the whole list in memory; every filter applies, and an unknown issue
     /// throws (before the first) rather than meaning "all articles". `articles(_:)` collects them.
@@ -126,6 +128,15 @@ extension IssueStore {
         var result = try importZip(path, force: force, gate: ImportGate.check(opened), progress: progress)
         result.warnings = opened.warnings + result.warnings
         return result
+    }
+
+    /// One issue with its articles in order (`eachIssueArticle`'s, without bodies, as one list).
+    public func issue(_ id: String) throws -> (issue: StoredIssue, articles: [StoredArticle]) {
+        var issue: StoredIssue?
+        var articles: [StoredArticle] = []
+        try eachIssueArticle(id, withBodies: false, begin: { issue = $0 }) { articles.append($0) }
+        guard let issue else { throw GalleyError("the store gave no issue `\(id)`", id: .storeFailed) }
+        return (issue, articles)
     }
 
     /// `eachArticle`'s articles as one list.

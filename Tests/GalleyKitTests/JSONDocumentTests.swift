@@ -12,6 +12,12 @@ struct JSONDocumentTests {
     }
 
     struct Listing: Encodable { var assets: [Item] }
+    /// `issue show`'s document: the list, then members whose keys sort after it.
+    struct WithIssue: Encodable {
+        var articles: [Item]
+        var issue: Item
+        var notes: [String: Int]
+    }
     /// `serve`'s key, which sorts after `error`.
     struct Items: Encodable { var items: [Item] }
 
@@ -21,11 +27,17 @@ struct JSONDocumentTests {
         Item(name: "", path: "issues/z.mp4", note: "", nested: ["k": [3]]),
     ]
 
-    static func streamed(_ items: [Item], key: String = "assets", failingAfter: Int? = nil) throws -> (pieces: [String], error: (any Error)?) {
+    static func streamed(
+        _ items: [Item], key: String = "assets", trailing: [(key: String, value: any Encodable)] = [], failingAfter: Int? = nil
+    ) throws -> (pieces: [String], error: (any Error)?) {
         struct Failed: Error {}
         var pieces: [String] = []
+        // The trailing members are asked for once the list has ended, so the list may learn them.
+        var ended = false
         do {
-            try JSONDocument.streamList(key: key, write: { pieces.append($0) }) { (send: (Item) throws -> Void) in
+            try JSONDocument.streamList(key: key, trailing: { #expect(ended); return trailing }, write: { pieces.append($0) }) {
+                (send: (Item) throws -> Void) in
+                defer { ended = true }
                 for (number, item) in items.enumerated() {
                     if number == failingAfter { throw Failed() }
                     try send(item)
@@ -48,6 +60,29 @@ struct JSONDocumentTests {
         let (itemPieces, itemError) = try Self.streamed(items, key: "items")
         #expect(itemError == nil)
         #expect(itemPieces.joined() == JSONDocument.encode(Items(items: items)))
+    }
+
+    /// Members after the list (`issue show`'s `issue`), given once it has ended, are written as
+    /// `encode` writes them: the same bytes as the whole document's, empty objects included.
+    @Test(arguments: 0...3)
+    func membersAfterTheListAreTheWholeDocumentsToo(count: Int) throws {
+        let items = Array(Self.items.prefix(count))
+        let issue = Self.items[1]
+        let (pieces, error) = try Self.streamed(items, key: "articles", trailing: [("issue", issue), ("notes", [String: Int]())])
+        #expect(error == nil)
+        #expect(pieces.joined() == JSONDocument.encode(WithIssue(articles: items, issue: issue, notes: [:])))
+    }
+
+    @Test func anErrorAfterTheFirstItemComesBeforeTheMembersAfterTheList() throws {
+        let (pieces, error) = try Self.streamed(Self.items, key: "articles", trailing: [("issue", Self.items[0])], failingAfter: 1)
+        #expect(error is JSONDocument.ListEndedByError)
+        let text = pieces.joined()
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        #expect((document["articles"] as? [Any])?.count == 1)
+        #expect((document["issue"] as? [String: Any])?["path"] as? String == "/x/y.jpg")
+        // The keys in sorted order, as every document has them.
+        let order = ["\"articles\"", "\"error\"", "\"issue\"", "\"schema_version\""].compactMap { text.range(of: $0)?.lowerBound }
+        #expect(order.count == 4 && order == order.sorted())
     }
 
     @Test func anErrorBeforeTheFirstItemWritesNothing() throws {

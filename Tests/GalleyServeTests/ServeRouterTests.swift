@@ -81,6 +81,23 @@ import Testing
                 #expect(articles.allSatisfy { $0["body"] == nil })
                 return try #require(articles.first?["global_id"] as? String)
             }
+            // Written as the store reads the rows, an issue's answer is the document of the issue
+            // and its whole list, by either id, in both versions.
+            struct IssueDocument: Encodable {
+                var issue: StoredIssue
+                var articles: [StoredArticle]
+            }
+            for (prefix, bodies) in [("/v1", true), ("/v2", false)] {
+                var filter = ArticleFilter(issue: appleID)
+                filter.withBodies = bodies
+                let whole = JSONDocument.encode(IssueDocument(issue: try store.issueSummary(appleID), articles: try store.articles(filter)))
+                for id in [appleID, try store.issueSummary(appleID).globalID] {
+                    try await client.execute(uri: "\(prefix)/issues/\(id)", method: .get) { response in
+                        #expect(response.status == .ok)
+                        #expect(String(buffer: response.body) == whole, "\(prefix)/issues/\(id)")
+                    }
+                }
+            }
             for prefix in ["/v1", "/v2"] {
                 try await client.execute(uri: "\(prefix)/articles/\(first)", method: .get) { response in
                     #expect(response.status == .ok)

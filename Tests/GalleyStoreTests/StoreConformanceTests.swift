@@ -253,6 +253,34 @@ import Testing
         #expect(throws: GalleyError.self) { try store.issueSummary("nope") }
         let (issue, articles) = try store.issue(Self.issue)
         #expect(issue.articles == 4 && articles.map(\.placement) == [1, 2, 3, 4])
+        // One at a time (`issue show`, `/issues/{id}`): the issue first, then its articles as the
+        // listing of the issue has them, with bodies when asked; an unknown id throws before
+        // the issue; the body's own error ends it, passed on as it is.
+        for withBodies in [false, true] {
+            var events: [String] = []
+            var listed: [StoredArticle] = []
+            try store.eachIssueArticle(Self.issueGlobalID, withBodies: withBodies, begin: { events.append("issue \($0.appleID)") }) {
+                events.append("article \($0.placement)")
+                listed.append($0)
+            }
+            #expect(events == ["issue \(Self.issue)", "article 1", "article 2", "article 3", "article 4"])
+            var filter = ArticleFilter(issue: Self.issue)
+            filter.withBodies = withBodies
+            #expect(JSONDocument.encode(["articles": listed]) == JSONDocument.encode(["articles": try store.articles(filter)]))
+            #expect(listed.allSatisfy { ($0.body != nil) == withBodies })
+        }
+        var begun = false
+        #expect(throws: GalleyError.self) { try store.eachIssueArticle("nope", withBodies: false, begin: { _ in begun = true }) { _ in } }
+        #expect(!begun)
+        struct Halt: Error {}
+        var seen = 0
+        #expect(throws: Halt.self) {
+            try store.eachIssueArticle(Self.issue, withBodies: false, begin: { _ in }) { _ in
+                seen += 1
+                if seen == 2 { throw Halt() }
+            }
+        }
+        #expect(seen == 2)
 
         // Articles: every filter applies.
         #expect(try store.articles(ArticleFilter(issue: Self.issue, type: "video")).map(\.globalID) == [Self.harbour])

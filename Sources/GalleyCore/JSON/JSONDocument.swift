@@ -35,11 +35,25 @@ public enum JSONDocument {
     /// Returns how many items were written.
     /// (The error follows the list even where `key` sorts after `error`: the one place that
     /// comes first in the document's key order, since the list was written before.)
+    ///
+    /// `trailing` gives the document's other members once the list has ended (`produce` may
+    /// learn them as it goes), written after it (and the error): their keys must sort after
+    /// `key` and `error`, in order, and before `schema_version` (`issue show`'s `issue` after
+    /// its `articles`).
     @discardableResult
     public static func streamList<Item: Encodable>(
-        key: String, write: (String) -> Void, _ produce: ((Item) throws -> Void) throws -> Void
+        key: String, trailing: () -> [(key: String, value: any Encodable)] = { [] }, write: (String) -> Void,
+        _ produce: ((Item) throws -> Void) throws -> Void
     ) throws -> Int {
         precondition(key < CodingKeys.schemaVersion.rawValue, "the list's key must come before schema_version")
+        func checked() -> [(key: String, value: any Encodable)] {
+            let trailing = trailing()
+            let trailingKeys = trailing.map(\.key)
+            precondition(trailingKeys.isEmpty || (trailingKeys == trailingKeys.sorted() && key < trailingKeys[0] && "error" < trailingKeys[0]
+                             && trailingKeys[trailingKeys.count - 1] < CodingKeys.schemaVersion.rawValue),
+                         "the trailing keys must sort after the list's key and error, and before schema_version")
+            return trailing
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         var items = 0
@@ -59,15 +73,28 @@ public enum JSONDocument {
             guard items > 0 else { throw error }
             let failure = (error as? GalleyError) ?? GalleyError("the listing stopped: \(error)")
             let body = (try? encoder.encode(ErrorDocument(failure).error)) ?? Data("{}".utf8)
-            write("\n  ],\n  \"error\" : \(indented(body, by: "  ")),\n  \"\(CodingKeys.schemaVersion.rawValue)\" : \(schemaVersion)\n}\n")
+            write("\n  ],\n  \"error\" : \(indented(body, by: "  "))" + members(checked(), encoder) + end)
             throw ListEndedByError(error: failure)
         }
         if items == 0 {
-            write(encode(EmptyList(key: key)))
+            write(encode(EmptyList(key: key, trailing: checked())))
         } else {
-            write("\n  ],\n  \"\(CodingKeys.schemaVersion.rawValue)\" : \(schemaVersion)\n}\n")
+            write("\n  ]" + members(checked(), encoder) + end)
         }
         return items
+    }
+
+    /// What closes every document: its `schema_version`.
+    private static let end = ",\n  \"\(CodingKeys.schemaVersion.rawValue)\" : \(schemaVersion)\n}\n"
+
+    /// `streamList`'s trailing members, each after a comma, as `encode` writes an object's
+    /// members. Galley's own output types always encode (as `encode` assumes); should one
+    /// fail, its member is null rather than a document cut short.
+    private static func members(_ trailing: [(key: String, value: any Encodable)], _ encoder: JSONEncoder) -> String {
+        trailing.map { member in
+            let value = (try? encoder.encode(AnyValue(member.value))) ?? Data("null".utf8)
+            return ",\n  \(literal(member.key)) : " + indented(value, by: "  ")
+        }.joined()
     }
 
     /// A pretty-printed JSON text with every line after its first moved in by `indent`: a
@@ -96,13 +123,22 @@ public enum JSONDocument {
 
     private enum CodingKeys: String, CodingKey { case schemaVersion = "schema_version" }
 
-    /// `{"<key>": []}`.
+    /// `{"<key>": [], <trailing>...}`.
     private struct EmptyList: Encodable {
         let key: String
+        let trailing: [(key: String, value: any Encodable)]
         func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: AnyKey.self)
             try container.encode([Int](), forKey: AnyKey(stringValue: key))
+            for member in trailing { try container.encode(AnyValue(member.value), forKey: AnyKey(stringValue: member.key)) }
         }
+    }
+
+    /// Any encodable value, for the encoder's generic calls.
+    private struct AnyValue: Encodable {
+        let value: any Encodable
+        init(_ value: any Encodable) { self.value = value }
+        func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
     }
 
     private struct AnyKey: CodingKey {

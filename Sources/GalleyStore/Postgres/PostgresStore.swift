@@ -215,16 +215,17 @@ public final class PostgresStore: IssueStore {
         return try row.int("id")
     }
 
-    public func issue(_ id: String) throws -> (issue: StoredIssue, articles: [StoredArticle]) {
-        try snapshot { connection in
+    /// The issue, then its articles through the listing's server-side cursor, in one snapshot.
+    public func eachIssueArticle(
+        _ id: String, withBodies: Bool, begin: (StoredIssue) throws -> Void, _ body: (StoredArticle) throws -> Void
+    ) throws {
+        try eachRow(body) { connection in
             let issue = try issueSummary(id, connection)
-            var query = PostgresQuery(unsafeSQL: """
-                SELECT \(Self.articleColumns) FROM article a JOIN issue i ON i.id = a.issue_id
-                WHERE i.global_id = $1 ORDER BY a.placement
-                """)
-            query.binds.append(issue.globalID)
-            return (issue, try connection.rows(query, logger).map(Self.article))
-        }
+            try begin(issue)
+            var filter = ArticleFilter(issue: issue.globalID)
+            filter.withBodies = withBodies
+            return try articleQuery(filter, extra: 0, connection)
+        } make: { try Self.article($0) }
     }
 
     public func issues(relativeTo id: String, older: Bool) throws -> [StoredIssue] {

@@ -6,8 +6,10 @@ extension Console {
     /// whole list's). Standard output is written in pieces of about 64 KiB, not a write per line.
     /// Returns how many items were listed. Should the store fail after the first item under
     /// --json, the document carries the error (docs/json.md) and the command exits 2.
+    /// `trailing`: the document's other members, once the list has ended (see `streamList`).
     func streamListing<Item: Encodable>(
-        key: String, line: @escaping (Item) -> String, _ produce: ((Item) throws -> Void) throws -> Void
+        key: String, trailing: () -> [(key: String, value: any Encodable)] = { [] }, line: @escaping (Item) -> String,
+        _ produce: ((Item) throws -> Void) throws -> Void
     ) throws -> Int {
         var pending = ""
         var listed = 0
@@ -28,7 +30,7 @@ extension Console {
             return listed
         }
         do {
-            listed = try JSONDocument.streamList(key: key, write: write, produce)
+            listed = try JSONDocument.streamList(key: key, trailing: trailing, write: write, produce)
         } catch let ended as JSONDocument.ListEndedByError {
             // The document on standard output carries the error already.
             flush()

@@ -44,16 +44,19 @@ extension SQLiteStore {
         return issue
     }
 
-    /// The issue with this global id or apple_id, with its articles in order; an unknown id is
-    /// an error, never "all".
-    public func issue(_ id: String) throws -> (issue: StoredIssue, articles: [StoredArticle]) {
+    /// The issue with this global id or apple_id, then its articles in order, in one read (a
+    /// GRDB cursor); an unknown id is an error, never "all".
+    public func eachIssueArticle(
+        _ id: String, withBodies: Bool, begin: (StoredIssue) throws -> Void, _ body: (StoredArticle) throws -> Void
+    ) throws {
         try database.read { db in
             let issue = try issueSummary(id, db)
-            let articles = try StoredArticle.fetchAll(db, sql: """
-                SELECT \(Self.articleColumns) FROM article a JOIN issue i ON i.id = a.issueId
-                WHERE i.globalID = ? ORDER BY a.placement
-                """, arguments: [issue.globalID])
-            return (issue, articles)
+            try begin(issue)
+            var filter = ArticleFilter(issue: issue.globalID)
+            filter.withBodies = withBodies
+            let (sql, arguments) = try articleQuery(filter, extra: 0, db)
+            let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+            while let row = try rows.next() { try body(try StoredArticle(row: row)) }
         }
     }
 
