@@ -463,6 +463,16 @@ def versions():
     os.makedirs(os.path.join(folder, "edited"))
     with open(os.path.join(folder, "edited", "example-valid.zip"), "wb") as f:
         f.write(build(issue_entries("example-valid", doc=doc)))
+    # The older version again, its latest.json giving the articles before the issue's own
+    # fields (valid JSON, which Dumpling reads alike): nothing can be peeked from its first bytes,
+    # so an import of it over a held issue must decide the versions before extracting.
+    older = manifest("example-valid")
+    older["last_updated"] = "2020-02-01T00:00:00.000+0000"
+    doc = {"articles": older.pop("articles")}
+    doc.update(older)
+    os.makedirs(os.path.join(folder, "articles-first"))
+    with open(os.path.join(folder, "articles-first", "example-valid.zip"), "wb") as f:
+        f.write(build(issue_entries("example-valid", doc=doc)))
 
 
 if __name__ == "__main__":

@@ -175,8 +175,11 @@ extension SQLiteStore {
         let held = try database.read { db in try IssueRow.filter(IssueRow.Columns.appleID == opened.folder).fetchOne(db) }
         guard let held else { return true }
         if held.contentDigest == opened.facts.contentDigest { return false }  // the same files
+        // A held issue whose version cannot be told from the first bytes (latest.json gives its
+        // articles first, or no date Galley reads) takes the way where the versions decide
+        // before anything is extracted: beside, an older zip would be extracted to be refused.
         guard let storedMS = held.lastUpdatedMS, let peeked = opened.peekIssue(),
-              let zipMS = Self.milliseconds(peeked.lastUpdated) else { return true }
+              let zipMS = Self.milliseconds(peeked.lastUpdated) else { return false }
         return zipMS > storedMS
     }
 
