@@ -109,10 +109,14 @@ public struct GalleyServer: Sendable {
     }
 
     private func register(_ group: RouterGroup<ServeContext>, fixed: APIVersion?) {
-        func route(_ path: String, signed: Bool = false,
+        /// `unbounded`: the answer's size grows with the store, not bounded by the request (see
+        /// `storeCall`).
+        func route(_ path: String, signed: Bool = false, unbounded: Bool = false,
                    _ answer: @escaping @Sendable (Request, ServeContext, APIVersion) throws -> any Encodable) {
             group.get(RouterPath(path)) { request, context in
-                try await self.resource(request, version: fixed, context, signed: signed) { version in try answer(request, context, version) }
+                try await self.resource(request, version: fixed, context, signed: signed, unbounded: unbounded) { version in
+                    try answer(request, context, version)
+                }
             }
         }
         route("issues") { request, _, _ in
@@ -129,7 +133,7 @@ public struct GalleyServer: Sendable {
                                   hint: "For example /issues?older_than=com.example.harbour.2026-02.")
             }
         }
-        route("issues/{id}") { _, context, version in
+        route("issues/{id}", unbounded: true) { _, context, version in
             // The issue and its articles from one snapshot, written into the answer as the rows
             // are read (as `/assets`): {"articles": [...], "issue": {...}}.
             let id = try context.parameters.require("id")
@@ -172,7 +176,7 @@ public struct GalleyServer: Sendable {
                 issueAssetBase: { "/issues/\(HTMLText.urlPath($0))/files/" })
             return HTMLPage(html: rendered.html)
         }
-        route("assets") { request, _, _ in
+        route("assets", unbounded: true) { request, _, _ in
             // The asset queries of Dumpling's Asset class and `galley assets`: by issue, article
             // and kind, an article's playlist, an issue's cover, the first image, and counts.
             let query = request.uri.queryParameters
@@ -408,7 +412,7 @@ public struct GalleyServer: Sendable {
     /// key; the signature's expiry moves every half lifetime, and with it the tag and the kept
     /// answer, so a client revalidating an unchanged feed gets a fresh signature in time.
     func resource(
-        _ request: Request, version fixed: APIVersion?, _ context: ServeContext, signed: Bool = false,
+        _ request: Request, version fixed: APIVersion?, _ context: ServeContext, signed: Bool = false, unbounded: Bool = false,
         _ answer: @escaping @Sendable (APIVersion) throws -> any Encodable
     ) async throws -> Response {
         let version: APIVersion
@@ -462,7 +466,9 @@ public struct GalleyServer: Sendable {
                 return Response(status: .ok, headers: kept.headers, body: ResponseBody(byteBuffer: kept.body))
             }
             let signer = sign
-            let made = try await storeCall { Self.represent(try answer(version), version: version, tag: tag, gzip: gzip, sign: signer) }
+            let made = try await storeCall(unbounded: unbounded) {
+                Self.represent(try answer(version), version: version, tag: tag, gzip: gzip, sign: signer)
+            }
             cache.store(made, for: key, revision: revision)
             return Response(status: .ok, headers: made.headers, body: ResponseBody(byteBuffer: made.body))
         } catch {
@@ -509,9 +515,13 @@ public struct GalleyServer: Sendable {
     }
 
     /// Runs `body`, which asks the store, where the store allows: in place for a local store,
-    /// on NIO's thread pool for one that waits on the network (never on an event loop).
-    func storeCall<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        guard store.waitsOnNetwork else { return try body() }
+    /// on NIO's thread pool for one that waits on the network (never on an event loop), and
+    /// for an answer whose size the request does not bound (`unbounded`: `/assets`,
+    /// `/issues/{id}`), which a local store takes seconds to make for a large issue (the
+    /// 60,001 assets of the benchmark's issue, 1.3 s): made in place, it held one of the
+    /// server's event loops, and every connection on that loop, as long.
+    func storeCall<T: Sendable>(unbounded: Bool = false, _ body: @escaping @Sendable () throws -> T) async throws -> T {
+        guard store.waitsOnNetwork || unbounded else { return try body() }
         return try await NIOThreadPool.singleton.runIfActive(body)
     }
 

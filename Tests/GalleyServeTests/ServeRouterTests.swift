@@ -108,6 +108,23 @@ import Testing
         }
     }
 
+    /// The name of the thread this runs on, as Linux keeps it (NIO names its singleton thread
+    /// pool's `SGLTN-TP-#<n>`).
+    static func threadName() -> String {
+        ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "").trimmingCharacters(in: .newlines)
+    }
+
+    /// An answer the request does not bound (`/assets`, `/issues/{id}`) is made on NIO's thread
+    /// pool, never on the event loop that serves the connection; the others, from a local
+    /// store, in place.
+    @Test func unboundedAnswersAreMadeOnTheThreadPool() async throws {
+        let server = GalleyServer(store: store)
+        let pooled = try await server.storeCall(unbounded: true) { Self.threadName() }
+        #expect(pooled.contains("TP-#"), "\(pooled)")
+        let inPlace = try await server.storeCall { Self.threadName() }
+        #expect(!inPlace.isEmpty && !inPlace.contains("TP-#"), "\(inPlace)")
+    }
+
     @Test func anUnknownVersionIs406NamingTheSupportedOnes() async throws {
         try await test { client in
             try await client.execute(uri: "/issues", method: .get, headers: [HTTPField.Name("Accept-Version")!: "3.0"]) { response in
