@@ -292,9 +292,10 @@ extension SQLiteStore {
     /// default (2 MiB) back. The rows go into the article id index (`articleGlobalID`) and the
     /// assets' `(issueId, globalID)` index in the order of their random ids: with 2 MiB of
     /// 16 KiB pages, their leaves left the cache between two inserts into the same one, and each
-    /// was written to the write-ahead log again and again (1,266 MB through the log for a
-    /// 239 MB database at 30,000 articles, against 523 MB with 8 MiB; 4 MiB: 690 MB). The
-    /// import's peak is its pass, whose freed memory the cache reuses.
+    /// was written to the write-ahead log again and again: at 30,000 articles (a 239 MB
+    /// database) 1,266 MB written through the log and the checkpoint, 522 MB with 8 MiB (4 MiB:
+    /// 690 MB). The import's peak stays its pass's: what the pass freed is handed back first
+    /// (`FreedMemory.giveBack`).
     static func withImportCache<T>(_ db: Database, _ body: () throws -> T) throws -> T {
         try db.execute(sql: "PRAGMA cache_size = -8192")
         defer { try? db.execute(sql: "PRAGMA cache_size = -2000") }
