@@ -138,16 +138,9 @@ public struct GalleyServer: Sendable {
             // are read (as `/assets`): {"articles": [...], "issue": {...}}.
             let id = try context.parameters.require("id")
             var issue: StoredIssue?
-            var body = ByteBuffer()
-            do {
-                try JSONDocument.streamList(key: "articles", trailing: { issue.map { [("issue", $0)] } ?? [] },
-                                            write: { body.writeString($0) }) { send in
-                    try self.store.eachIssueArticle(id, withBodies: version.listsBodies, begin: { issue = $0 }, send)
-                }
-            } catch let ended as JSONDocument.ListEndedByError {
-                throw ended.error  // nothing was sent yet: the answer is the error alone
+            return try JSONBody(key: "articles", trailing: { issue.map { [("issue", $0)] } ?? [] }) { send in
+                try self.store.eachIssueArticle(id, withBodies: version.listsBodies, begin: { issue = $0 }, send)
             }
-            return JSONBody(bytes: body)
         }
         route("issues/{id}/articles") { request, context, version in
             var filter = try Self.articleFilter(request)
@@ -209,15 +202,9 @@ public struct GalleyServer: Sendable {
             if try flag("count") { return AssetCount(count: try self.store.assetCount(filter)) }
             // Written as the store reads the rows: the list made whole and then encoded was 204 MB
             // of the server's peak for 60,001 assets (a 30 MB answer), kept by malloc after.
-            var body = ByteBuffer()
-            do {
-                try JSONDocument.streamList(key: "items", write: { body.writeString($0) }) { send in
-                    try self.store.eachAsset(filter) { try send(Self.served($0)) }
-                }
-            } catch let ended as JSONDocument.ListEndedByError {
-                throw ended.error  // nothing was sent yet: the answer is the error alone
+            return try JSONBody(key: "items") { send in
+                try self.store.eachAsset(filter) { try send(Self.served($0)) }
             }
-            return JSONBody(bytes: body)
         }
         route("search") { request, _, _ in
             guard let text = request.uri.queryParameters["q"], !text.isEmpty else {
@@ -638,6 +625,21 @@ struct HTMLPage: Encodable {
 struct JSONBody: Encodable {
     var bytes: ByteBuffer
     func encode(to encoder: any Encoder) throws {}
+
+    /// The document `streamList` writes of `produce`'s items (and `trailing`'s members), written
+    /// into the answer's buffer as the store reads the rows. A failure after the first item is
+    /// thrown as the error alone: nothing was sent yet, so the answer is the error document.
+    init<Item: Encodable>(
+        key: String, trailing: () -> [(key: String, value: any Encodable)] = { [] }, _ produce: ((Item) throws -> Void) throws -> Void
+    ) throws {
+        var body = ByteBuffer()
+        do {
+            try JSONDocument.streamList(key: key, trailing: trailing, write: { body.writeString($0) }, produce)
+        } catch let ended as JSONDocument.ListEndedByError {
+            throw ended.error
+        }
+        bytes = body
+    }
 }
 
 /// Lets `resource` encode whichever answer a route gives.
