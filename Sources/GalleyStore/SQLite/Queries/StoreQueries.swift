@@ -54,20 +54,21 @@ extension SQLiteStore {
             try begin(issue)
             var filter = ArticleFilter(issue: issue.globalID)
             filter.withBodies = withBodies
-            let (sql, arguments) = try articleQuery(filter, extra: 0, db)
-            let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
-            while let row = try rows.next() { try body(try StoredArticle(row: row)) }
+            try eachArticle(filter, db, body)
         }
     }
 
     /// The listing read row by row (a GRDB cursor in one read): `galley articles` prints each
     /// as it comes.
     public func eachArticle(_ filter: ArticleFilter, _ body: (StoredArticle) throws -> Void) throws {
-        try database.read { db in
-            let (sql, arguments) = try articleQuery(filter, extra: 0, db)
-            let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
-            while let row = try rows.next() { try body(try StoredArticle(row: row)) }
-        }
+        try database.read { db in try eachArticle(filter, db, body) }
+    }
+
+    /// `eachArticle` within a read already open (`eachIssueArticle`'s, after its issue).
+    private func eachArticle(_ filter: ArticleFilter, _ db: Database, _ body: (StoredArticle) throws -> Void) throws {
+        let (sql, arguments) = try articleQuery(filter, extra: 0, db)
+        let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+        while let row = try rows.next() { try body(try StoredArticle(row: row)) }
     }
 
     public func articlePage(_ filter: ArticleFilter) throws -> ArticlePage {
