@@ -14,16 +14,23 @@ Build the binary with `make release` first; `make bench` does. bsdtar comes from
 libarchive-tools (`scripts/setup.sh --bench`).
 
 On ext4 without a journal (this machine's disk) the time to create files moves with what was
-deleted just before: for every new inode the allocator skips, one by one, each inode of the
-group freed in about the last minute whose inode-table block is still in the buffer cache
-(the kernel's `recently_deleted`). Right after the previous run's 60,000 files were
-removed, `bsdtar -xf` of the 30,000-article zip took 28 s (27.5 s of it in the kernel) instead
-of 3 s (2026-11-26), and which tool caught how much of that was chance: ratios from 0.4x to
-2.5x in one run. So, as root, each run starts after the page cache is dropped (the freed
-inodes' table blocks with it; `forget_deletions`), then the zip is read back and each tool
-started once: every tool then creates its files as on a disk nothing was just deleted from, and
-reads the zip and its start-up code from memory. Without root the runs go ahead with the effect
-and the bench says so.
+deleted in about the last minute: for every new inode the allocator skips, one by one, each inode
+of the group freed that recently whose inode-table block is in the buffer cache (the kernel's
+`recently_deleted`; the allocator reads that block in for the inode it takes, so dropping the
+cache first does not help). Right after the previous run's 60,000 files were removed, `bsdtar
+-xf` of the 30,000-article zip took 28 s (27.5 s of it in the kernel) instead of 3 s
+(2026-11-26); with the cache dropped in between, bsdtar of the 3,000-article zip still spent
+about 40% of its samples there and took 3.3-3.7 s instead of 1.8-2.2 s (2026-11-27). So no run
+follows a deletion: each run's output is moved to a trash folder, the trash is emptied once a
+size's runs are done, and the next size waits until a minute has passed since. Where the disk
+has no room for a size's outputs (about four times the zip per run), they are deleted between
+runs as before and the bench says so. Each run also starts after the page cache is dropped
+(as root; `drop_page_cache`) and the zip is read back, so every tool reads the zip and its
+start-up code from memory.
+This machine is a virtual machine whose host takes free memory back (virtio-balloon's free page
+reporting): a page first written a few seconds after it was freed costs a fault in the host, so
+writing 2 GB into a file took 0.5 s right after the cache was dropped and 3.3 s 15 s later. That
+is left in: every tool pays it for the memory it writes, as it would on such a machine anywhere.
 `--tmpfs` copies the zip to /dev/shm and extracts there: no disk, no allocator, the same work
 for every run, which shows what each tool costs itself. The goal is judged on disk; the tmpfs
 figures say how much of a ratio is Galley's own work.
@@ -36,6 +43,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pack_bench import ROOT, WORK, generate, settle, timed, timed_with_cpu  # noqa: E402
@@ -46,14 +54,15 @@ SHM = os.path.join("/dev/shm", "galley-import-bench")
 IMAGE_KB = {300: 310, 3000: 310, 30000: 10}
 
 
-def forget_deletions(zip_path, binaries):
-    """Drops the page cache (after `sync`, so only clean pages go), which takes the inode-table
-    blocks of the files just deleted with it, then reads the zip back, so every tool reads it from
-    memory, and starts each tool once (`--version`), so none loads its start-up code and
+def drop_page_cache(zip_path, binaries):
+    """Drops the page cache (after `sync`, so only clean pages go: every run starts from the same
+    state, with no earlier run's pages or dirty data), then reads the zip back, so every tool
+    reads it from memory, and starts each tool once (`--version`), so none loads its start-up code and
     libraries from disk in the timed run; what else of its binary a run needs, each tool reads
     from disk alike (reading a whole binary back ahead of time made the kernel keep it in larger
-    pieces and map more per fault: galley's peak RSS 3 MB higher). See the module's note on
-    ext4's `recently_deleted`. Needs root: returns why it could not, or None."""
+    pieces and map more per fault: galley's peak RSS 3 MB higher). It does not undo ext4's
+    `recently_deleted` (the module's note; `Trash` does). Needs root: returns why it could not,
+    or None."""
     try:
         with open("/proc/sys/vm/drop_caches", "w") as control:
             control.write("3\n")
@@ -65,6 +74,53 @@ def forget_deletions(zip_path, binaries):
     for binary, version in binaries:
         subprocess.run([binary, version], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return None
+
+
+# Where each run's output waits to be deleted; removed however the run ends.
+TRASH = os.path.join(WORK, "import-bench", "trash")
+# How long a deleted inode slows the creation of files after it (ext4's RECENTCY_MIN is 60 s).
+RECENTLY_DELETED_SECONDS = 61
+
+
+class Trash:
+    """Where each run's output goes instead of being deleted before the next run (see the module's
+    note on `recently_deleted`); emptied once a size's runs are done."""
+
+    def __init__(self, folder):
+        self.folder = folder
+        self.count = 0
+        self.emptied = None  # when the trash was last emptied (time.monotonic())
+        self.full = False  # no room: outputs are deleted between runs
+
+    def room_for(self, zip_path, runs):
+        """Whether the disk holds every run's output of this size (about four times the zip each:
+        Galley's files, its kept zip and database, and the two extractions), with 2 GB to spare."""
+        need = os.path.getsize(zip_path) * 4 * (runs + 1) + (2 << 30)
+        self.full = shutil.disk_usage(os.path.dirname(self.folder)).free < need
+        return not self.full
+
+    def discard(self, target):
+        if not os.path.exists(target):
+            return
+        if self.full:
+            shutil.rmtree(target, ignore_errors=True)
+            return
+        os.makedirs(self.folder, exist_ok=True)
+        self.count += 1
+        os.rename(target, os.path.join(self.folder, str(self.count)))
+
+    def empty(self):
+        if os.path.exists(self.folder):
+            shutil.rmtree(self.folder, ignore_errors=True)
+            os.sync()
+            self.emptied = time.monotonic()
+
+    def wait_out_deletions(self):
+        """Waits until the last emptying is a minute old."""
+        if self.emptied is not None:
+            left = RECENTLY_DELETED_SECONDS - (time.monotonic() - self.emptied)
+            if left > 0:
+                time.sleep(left)
 
 
 def main():
@@ -82,9 +138,11 @@ def main():
         if shutil.which(tool) is None:
             sys.exit(f"{tool} is missing: run `bash scripts/setup.sh --bench`")
     binaries = [(g, "--version"), (shutil.which("bsdtar"), "--version"), (shutil.which("unzip"), "-v")]
-    cannot_forget = []  # why the page cache cannot be dropped, once found
+    cannot_drop = []  # why the page cache cannot be dropped, once found
     out = os.path.join(WORK, "import-bench")
     os.makedirs(out, exist_ok=True)
+    trash = Trash(TRASH)
+    trash.empty()  # a run stopped earlier may have left one
     print(f"{'issue':>30} {'zip':>6} {'galley':>8} {'bsdtar':>8} {'unzip':>8} {'/bsdtar':>8} {'range':>11} {'/unzip':>7} "
           f"{'galley RSS':>10} {'bsdtar RSS':>10} {'CPU galley':>10} {'CPU bsdtar':>10}")
     ok = True
@@ -105,16 +163,26 @@ def main():
             shutil.copy(zip_path, SHM)
             zip_path, target = os.path.join(SHM, os.path.basename(zip_path)), os.path.join(SHM, "target")
 
+        if not args.tmpfs and not trash.room_for(zip_path, args.runs):
+            print(f"note: no room to keep every run's output of {count} articles: each is deleted before the next run, "
+                  "whose file creation then carries ext4's recently-deleted inode scan", file=sys.stderr)
+        if not args.tmpfs:
+            trash.discard(target)
+            trash.wait_out_deletions()
+
         def fresh():
-            shutil.rmtree(target, ignore_errors=True)
+            if args.tmpfs:
+                shutil.rmtree(target, ignore_errors=True)  # no inode allocator in tmpfs; no room in memory
+            else:
+                trash.discard(target)
             os.makedirs(target)
             os.sync()  # no run pays for another's write-back
-            if not args.tmpfs and not cannot_forget:
-                why = forget_deletions(zip_path, binaries)
+            if not args.tmpfs and not cannot_drop:
+                why = drop_page_cache(zip_path, binaries)
                 if why:
-                    cannot_forget.append(why)
-                    print(f"note: cannot drop the page cache ({why}): disk runs right after a deletion "
-                          "carry ext4's recently-deleted inode scan, and vary with it", file=sys.stderr)
+                    cannot_drop.append(why)
+                    print(f"note: cannot drop the page cache ({why}): each run starts with what the runs "
+                          "before it left in memory, and varies with it", file=sys.stderr)
 
         commands = {
             "galley": [g, "import", zip_path, "--store", os.path.join(target, "store")],
@@ -133,7 +201,8 @@ def main():
                 times[name].append(elapsed)
                 cpus[name].append(cpu)
                 peaks[name] = max(peaks[name], peak)
-        shutil.rmtree(target, ignore_errors=True)
+        trash.discard(target)
+        trash.empty()
         size = os.path.getsize(zip_path) / 1e6
         shutil.rmtree(SHM, ignore_errors=True)
         median = {name: statistics.median(values) for name, values in times.items()}
@@ -155,3 +224,4 @@ if __name__ == "__main__":
         main()
     finally:
         shutil.rmtree(SHM, ignore_errors=True)  # also when a command failed or ^C
+        shutil.rmtree(TRASH, ignore_errors=True)
