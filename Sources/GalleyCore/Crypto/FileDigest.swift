@@ -13,10 +13,12 @@ public struct FileDigest: Sendable, Hashable {
     }
 
     /// Reads `path` (1 MiB at a time), writing each chunk to `copy` when given (created, never
-    /// over an existing file), and returns the digest of what was read. The copy is not flushed to
-    /// disk (no `fsync`): like the files an import extracts, it is safe at once against a killed
-    /// process, and against a power cut once the system has written it back (`galley store
-    /// check` finds a file that was lost). An fsync of a 190 MB zip cost each import a second.
+    /// over an existing file), and returns the digest of what was read. The copy is written with
+    /// direct I/O where the file system has it (`directCopy`), else through the page cache. It
+    /// is not flushed (no `fsync`): like the files an import extracts, it is safe at once
+    /// against a killed process, and against a power cut once the system has written its size
+    /// and blocks back (`galley store check` finds a file that was lost). An fsync of a 190 MB
+    /// zip cost each import a second.
     public static func of(_ path: String, copyingTo copy: String? = nil) throws -> FileDigest {
         try of(path, copyingTo: copy, direct: true)
     }
