@@ -66,18 +66,46 @@ import Testing
 
         let digest = try FileDigest.of(original.path, copyingTo: copy.path)
 
-        let fd = open(copy.path, O_RDONLY)
+        #expect(try Self.residentPages(copy.path, size: size).filter { $0 }.count == 0, "pages of the copy in the page cache")
+        #expect(digest == (try FileDigest.of(original.path)))
+        #expect(try Data(contentsOf: copy) == (try Data(contentsOf: original)))
+    }
+
+    /// Once the caller raises the urgency (an import's pass has ended and waits for the copy
+    /// alone), the rest of the copy goes through the page cache instead of waiting for the disk:
+    /// raised before the copy starts, everything after its first 1 MiB chunk is in the page
+    /// cache (that chunk is handed to the writer before the switch, and written either way); the
+    /// bytes and the digest are the file's.
+    @Test func anUrgentCopyGoesOnThroughThePageCache() throws {
+        let folder = try Scratch.folder("galley-filedigest")
+        guard try Self.fileSystemType(folder.path) != "tmpfs" else { return }
+        let original = folder.appending(path: "original.zip")
+        let size = (3 << 20) + 5
+        try Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) }).write(to: original)
+        let copy = folder.appending(path: "copy.zip")
+        let urgency = CopyUrgency()
+        urgency.raise()
+
+        let digest = try FileDigest.of(original.path, copyingTo: copy.path, urgency: urgency)
+
+        let resident = try Self.residentPages(copy.path, size: size)
+        let firstChunk = (1 << 20) / 4096
+        #expect(resident.dropFirst(firstChunk).filter { !$0 }.count == 0, "after the first chunk, through the page cache")
+        #expect(digest == (try FileDigest.of(original.path)))
+        #expect(try Data(contentsOf: copy) == (try Data(contentsOf: original)))
+    }
+
+    /// Which of the first `size` bytes' pages of `path` are in the page cache (mincore).
+    static func residentPages(_ path: String, size: Int) throws -> [Bool] {
+        let fd = open(path, O_RDONLY)
         try #require(fd >= 0)
         defer { close(fd) }
         let mapped = mmap(nil, size, PROT_READ, MAP_SHARED, fd, 0)
         try #require(mapped != MAP_FAILED && mapped != nil)
         defer { munmap(mapped, size) }
-        let pages = (size + 4095) / 4096
-        var resident = [UInt8](repeating: 0, count: pages)
-        try #require(mincore(mapped, size, &resident) == 0)
-        #expect(resident.filter { $0 & 1 != 0 }.count == 0, "pages of the copy in the page cache")
-        #expect(digest == (try FileDigest.of(original.path)))
-        #expect(try Data(contentsOf: copy) == (try Data(contentsOf: original)))
+        var pages = [UInt8](repeating: 0, count: (size + 4095) / 4096)
+        try #require(mincore(mapped, size, &pages) == 0)
+        return pages.map { $0 & 1 != 0 }
     }
 
     @Test func aCopyNeverReplacesAFile() throws {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 internal import CLinux
 
 /// A file's SHA-256 and size, read once in bounded memory; optionally copied on the way.
@@ -19,13 +20,16 @@ public struct FileDigest: Sendable, Hashable {
     /// against a killed process, and against a power cut once the system has written its size
     /// and blocks back (`galley store check` finds a file that was lost). An fsync of a 190 MB
     /// zip cost each import a second.
-    public static func of(_ path: String, copyingTo copy: String? = nil) throws -> FileDigest {
-        try of(path, copyingTo: copy, direct: true)
+    ///
+    /// `urgency`: raised once whatever waits for the copy is ready; the rest of a direct copy then
+    /// goes through the page cache (`directCopy`).
+    public static func of(_ path: String, copyingTo copy: String? = nil, urgency: CopyUrgency? = nil) throws -> FileDigest {
+        try of(path, copyingTo: copy, direct: true, urgency: urgency)
     }
 
-    /// `of(_:copyingTo:)`; `direct: false` takes the way of a file system without direct I/O
-    /// (for the tests, which have only one kind of file system).
-    static func of(_ path: String, copyingTo copy: String?, direct: Bool) throws -> FileDigest {
+    /// `of(_:copyingTo:urgency:)`; `direct: false` takes the way of a file system without direct
+    /// I/O (for the tests, which have only one kind of file system).
+    static func of(_ path: String, copyingTo copy: String?, direct: Bool, urgency: CopyUrgency? = nil) throws -> FileDigest {
         let input = open(path, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw FileDigestError(path: path, code: errno) }
         defer { close(input) }
@@ -34,7 +38,7 @@ public struct FileDigest: Sendable, Hashable {
             let size = try pump(input, path, into: hasher, copy: nil)
             return FileDigest(sha256: hasher.finalizeHex(), size: size)
         }
-        if direct, let digest = try directCopy(input, path, to: copy) { return digest }
+        if direct, let digest = try directCopy(input, path, to: copy, urgency: urgency) { return digest }
         let output = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard output >= 0 else { throw FileDigestError(path: copy, code: errno) }
         defer { close(output) }
@@ -68,8 +72,10 @@ public struct FileDigest: Sendable, Hashable {
     /// buffers and their pages.
     /// The cost: the copy's writes wait for the disk (1.9 GB/s here), on a writer thread of
     /// their own while the next chunk is read and hashed: read, hash and write one after the
-    /// other, a 190 MB zip's copy outlasted its import's pass.
-    static func directCopy(_ input: Int32, _ path: String, to copy: String) throws -> FileDigest? {
+    /// other, a 190 MB zip's copy outlasted its import's pass. On a disk slower than the import
+    /// (a cloud volume of 125 MB/s), the caller would wait for it: once `urgency` is raised, the
+    /// rest of the copy goes through the page cache, as before direct I/O.
+    static func directCopy(_ input: Int32, _ path: String, to copy: String, urgency: CopyUrgency?) throws -> FileDigest? {
         let directFlag = galley_o_direct()
         guard directFlag != 0 else { return nil }
         let output = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | directFlag, 0o644)
@@ -111,6 +117,7 @@ public struct FileDigest: Sendable, Hashable {
         var size: Int64 = 0
         var ended = false
         var turn = 0
+        var direct = true
         while !ended {
             let buffer = base + turn * capacity
             turn = (turn + 1) % buffers
@@ -133,6 +140,12 @@ public struct FileDigest: Sendable, Hashable {
             if padded > filled { memset(buffer + filled, 0, padded - filled) }
             try writer.send(DirectChunk(base: buffer, count: padded, offset: size))
             size += Int64(filled)
+            if direct, urgency?.isRaised == true {
+                // What waits for the copy is ready: the page cache takes the rest at once and the
+                // system writes it back afterwards, instead of the caller waiting for the disk.
+                let flags = fcntl(output, F_GETFL)
+                if flags >= 0, fcntl(output, F_SETFL, flags & ~directFlag) == 0 { direct = false }
+            }
         }
         try writer.finish()
         var cut = ftruncate(output, off_t(size))
@@ -248,6 +261,19 @@ private func kernelCopy(from input: Int32, to output: Int32) -> KernelCopy {
         if count == 0 { return .copied }
         copiedAny = true
     }
+}
+
+/// Raised by whoever waits for a copy (`FileDigest.of(_:copyingTo:urgency:)`) once it has
+/// nothing else to do: an import's pass, done, would otherwise wait for the disk to take the rest
+/// of its kept zip. Safe to raise from any thread.
+public final class CopyUrgency: Sendable {
+    private let raised = Atomic<Bool>(false)
+
+    public init() {}
+
+    public func raise() { raised.store(true, ordering: .relaxed) }
+
+    public var isRaised: Bool { raised.load(ordering: .relaxed) }
 }
 
 /// A read or write failure of `FileDigest`, with the path and the system's words for it.

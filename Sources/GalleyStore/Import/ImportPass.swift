@@ -67,10 +67,14 @@ struct ImportPass {
         var succeeded = false
         defer { if !succeeded { try? FileManager.default.removeItem(at: staging) } }
         let sink = try ExtractingSink(root: staging, total: total, files: files, progress: progress)
+        // Once the pass has ended, the copy is all the import waits for: the rest of it goes to
+        // the page cache instead of the disk.
+        let urgency = CopyUrgency()
         let (pass, keeping) = alongside({
-            try stagePackage(path, token: token, adoptable: adoptable, stagingFolder: stagingFolder, root: root)
+            try stagePackage(path, token: token, adoptable: adoptable, stagingFolder: stagingFolder, root: root, urgency: urgency)
         }) {
-            try check(sink)
+            defer { urgency.raise() }
+            return try check(sink)
         }
         do {
             let (warnings, extra) = try pass.get()
@@ -115,7 +119,7 @@ extension ImportPass {
     /// the process exits never closes its connections, and its write-ahead log is then left
     /// unmerged.
     static func stagePackage(
-        _ path: String, token: String, adoptable: FileDigest? = nil, stagingFolder: URL, root: URL
+        _ path: String, token: String, adoptable: FileDigest? = nil, stagingFolder: URL, root: URL, urgency: CopyUrgency? = nil
     ) throws -> (staged: URL, digest: FileDigest) {
         let staged = stagingFolder.appending(path: "\(token).zip")
         if let adoptable, link(path, staged.path) == 0 {
@@ -127,7 +131,7 @@ extension ImportPass {
             unlink(staged.path)
         }
         do {
-            return (staged, try FileDigest.of(path, copyingTo: staged.path))
+            return (staged, try FileDigest.of(path, copyingTo: staged.path, urgency: urgency))
         } catch let error as FileDigestError {
             try? FileManager.default.removeItem(at: staged)
             throw GalleyError("cannot keep the zip in the store: \(error)", id: .storeFailed, path: root.path,
