@@ -95,6 +95,23 @@ import Testing
         #expect(try Data(contentsOf: copy) == (try Data(contentsOf: original)))
     }
 
+    /// An abandoned copy (an import's pass refused the zip) stops at its next chunk with
+    /// `ECANCELED`, having written no more than its first chunk.
+    @Test func anAbandonedCopyStops() throws {
+        let folder = try Scratch.folder("galley-filedigest")
+        let original = folder.appending(path: "original.zip")
+        try Data((0..<((3 << 20) + 5)).map { UInt8(truncatingIfNeeded: $0 &* 17) }).write(to: original)
+        let copy = folder.appending(path: "copy.zip")
+        let urgency = CopyUrgency()
+        urgency.abandon()
+
+        #expect { try FileDigest.of(original.path, copyingTo: copy.path, urgency: urgency) } throws: {
+            ($0 as? FileDigestError)?.code == ECANCELED
+        }
+        let left = try FileManager.default.attributesOfItem(atPath: copy.path)[.size] as? Int ?? -1
+        #expect(left >= 0 && left <= 1 << 20)
+    }
+
     /// Which of the first `size` bytes' pages of `path` are in the page cache (mincore).
     static func residentPages(_ path: String, size: Int) throws -> [Bool] {
         let fd = open(path, O_RDONLY)

@@ -21,8 +21,8 @@ public struct FileDigest: Sendable, Hashable {
     /// and blocks back (`galley store check` finds a file that was lost). An fsync of a 190 MB
     /// zip cost each import a second.
     ///
-    /// `urgency`: raised once whatever waits for the copy is ready; the rest of a direct copy then
-    /// goes through the page cache (`directCopy`).
+    /// `urgency`: raised once whatever waits for the copy is ready, the rest of a direct copy
+    /// goes through the page cache; abandoned, a direct copy stops (`directCopy`).
     public static func of(_ path: String, copyingTo copy: String? = nil, urgency: CopyUrgency? = nil) throws -> FileDigest {
         try of(path, copyingTo: copy, direct: true, urgency: urgency)
     }
@@ -140,6 +140,7 @@ public struct FileDigest: Sendable, Hashable {
             if padded > filled { memset(buffer + filled, 0, padded - filled) }
             try writer.send(DirectChunk(base: buffer, count: padded, offset: size))
             size += Int64(filled)
+            if urgency?.isAbandoned == true { throw FileDigestError(path: copy, code: ECANCELED) }
             if direct, urgency?.isRaised == true {
                 // What waits for the copy is ready: the page cache takes the rest at once and the
                 // system writes it back afterwards, instead of the caller waiting for the disk.
@@ -263,17 +264,27 @@ private func kernelCopy(from input: Int32, to output: Int32) -> KernelCopy {
     }
 }
 
-/// Raised by whoever waits for a copy (`FileDigest.of(_:copyingTo:urgency:)`) once it has
-/// nothing else to do: an import's pass, done, would otherwise wait for the disk to take the rest
-/// of its kept zip. Safe to raise from any thread.
+/// Told by whoever waits for a copy (`FileDigest.of(_:copyingTo:urgency:)`) how things stand:
+/// raised once it has nothing else to do (an import's pass, done, would otherwise wait for the
+/// disk to take the rest of its kept zip), abandoned once the copy is of no use (the pass refused
+/// the zip: the copy stops at its next chunk and throws). Safe to use from any thread.
 public final class CopyUrgency: Sendable {
-    private let raised = Atomic<Bool>(false)
+    private enum Stage: UInt8, AtomicRepresentable {
+        case waiting, raised, abandoned
+    }
+
+    private let stage = Atomic<Stage>(.waiting)
 
     public init() {}
 
-    public func raise() { raised.store(true, ordering: .relaxed) }
+    /// The rest of the copy goes through the page cache.
+    public func raise() { _ = stage.compareExchange(expected: .waiting, desired: .raised, ordering: .relaxed) }
 
-    public var isRaised: Bool { raised.load(ordering: .relaxed) }
+    /// The copy stops at its next chunk (`FileDigestError`, `ECANCELED`).
+    public func abandon() { stage.store(.abandoned, ordering: .relaxed) }
+
+    var isRaised: Bool { stage.load(ordering: .relaxed) != .waiting }
+    var isAbandoned: Bool { stage.load(ordering: .relaxed) == .abandoned }
 }
 
 /// A read or write failure of `FileDigest`, with the path and the system's words for it.

@@ -68,13 +68,19 @@ struct ImportPass {
         defer { if !succeeded { try? FileManager.default.removeItem(at: staging) } }
         let sink = try ExtractingSink(root: staging, total: total, files: files, progress: progress)
         // Once the pass has ended, the copy is all the import waits for: the rest of it goes to
-        // the page cache instead of the disk.
+        // the page cache instead of the disk; a pass that refused the zip stops it.
         let urgency = CopyUrgency()
         let (pass, keeping) = alongside({
             try stagePackage(path, token: token, adoptable: adoptable, stagingFolder: stagingFolder, root: root, urgency: urgency)
         }) {
-            defer { urgency.raise() }
-            return try check(sink)
+            do {
+                let checked = try check(sink)
+                urgency.raise()
+                return checked
+            } catch {
+                urgency.abandon()
+                throw error
+            }
         }
         do {
             let (warnings, extra) = try pass.get()
