@@ -287,7 +287,7 @@ public struct ZipDirectory: Sendable {
         // Local headers: 30 bytes plus the name and extra field each, to know where data starts,
         // compare names and see extra fields; then the data descriptor after the data, if any.
         //
-        // Both are read through a 4 KiB window: a writer that streams (libarchive, so `galley
+        // Both are read through a 1 KiB window: a writer that streams (libarchive, so `galley
         // pack`) ends every entry with a descriptor, and the next entry's header follows it, so
         // one `pread` at the descriptor answers both (60,000 fewer at 30,000 articles). What
         // each read returns is what a `pread` of its own would: the bytes asked for, fewer only
@@ -300,7 +300,7 @@ public struct ZipDirectory: Sendable {
                     return Array(window.bytes[start..<min(start + count, window.bytes.count)])
                 }
             }
-            window = (offset, try read(offset, max(count, 4096)))
+            window = (offset, try read(offset, max(count, 1024)))
             return Array(window.bytes.prefix(count))
         }
         var covered: [(start: UInt64, end: UInt64)] = []
