@@ -90,7 +90,7 @@ case "${1:-}" in
     [ "${1:-}" = "--" ] && shift
     [ $# -ge 1 ] || { echo "usage: $0 run -- COMMAND..." >&2; exit 2; }
     dir=$(mktemp -d "${TMPDIR:-/tmp}/galley-pg.XXXXXX")
-    trap 'stop "$dir"; rm -rf "$dir"' EXIT
+    trap 'stop "$dir/cluster"; rm -rf "$dir"' EXIT
     url=$(start "$dir/cluster")
     echo "pg-test-server: PostgreSQL at $url" >&2
     status=0
