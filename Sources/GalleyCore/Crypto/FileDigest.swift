@@ -103,12 +103,11 @@ public struct FileDigest: Sendable, Hashable {
         // thread) before the memory goes.
         let writer = BackgroundConsumer<DirectChunk>(capacity: 1) { chunk in
             let bytes = UnsafeRawBufferPointer(start: chunk.base, count: chunk.count)
-            var failure = pwriteAll(output, bytes, at: chunk.offset)
-            let flags = fcntl(output, F_GETFL)
-            if failure == EINVAL, flags >= 0, flags & directFlag != 0 {
+            var failure = writeAll(output, bytes, at: chunk.offset)
+            if failure == EINVAL, fcntl(output, F_GETFL) & directFlag != 0 {
                 // The file system refused this alignment after all: the rest goes through the
                 // page cache (the chunk again, whole, at its place).
-                failure = fcntl(output, F_SETFL, flags & ~directFlag) == 0 ? pwriteAll(output, bytes, at: chunk.offset) : errno
+                failure = leaveDirectIO(output) ? writeAll(output, bytes, at: chunk.offset) : EINVAL
             }
             if failure != 0 { throw FileDigestError(path: copy, code: failure) }
         }
@@ -144,8 +143,7 @@ public struct FileDigest: Sendable, Hashable {
             if direct, urgency?.isRaised == true {
                 // What waits for the copy is ready: the page cache takes the rest at once and the
                 // system writes it back afterwards, instead of the caller waiting for the disk.
-                let flags = fcntl(output, F_GETFL)
-                if flags >= 0, fcntl(output, F_SETFL, flags & ~directFlag) == 0 { direct = false }
+                direct = !leaveDirectIO(output)
             }
         }
         try writer.finish()
@@ -163,21 +161,10 @@ public struct FileDigest: Sendable, Hashable {
         let offset: Int64
     }
 
-    /// Writes all of `bytes` at `offset` (pwrite: a retried chunk lands where it belongs);
-    /// 0, or the errno of the failure.
-    private static func pwriteAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at offset: Int64) -> Int32 {
-        guard let base = bytes.baseAddress else { return 0 }
-        var done = 0
-        while done < bytes.count {
-            let count = pwrite(fd, base + done, bytes.count - done, off_t(offset) + off_t(done))
-            if count < 0 {
-                if errno == EINTR { continue }
-                return errno
-            }
-            if count == 0 { return EIO }
-            done += count
-        }
-        return 0
+    /// Turns direct I/O off for what is still to be written to `fd`; whether it did.
+    private static func leaveDirectIO(_ fd: Int32) -> Bool {
+        let flags = fcntl(fd, F_GETFL)
+        return flags >= 0 && fcntl(fd, F_SETFL, flags & ~galley_o_direct()) == 0
     }
 
     /// The digest of a file this process made and nobody else writes (the kept zip's staged
@@ -250,9 +237,9 @@ public struct FileDigest: Sendable, Hashable {
 
 private enum KernelCopy { case copied, unsupported, failed(Int32) }
 
-/// Copies all of `input` to `output` with copy_file_range(2). `.unsupported` when the kernel or
-/// the file systems cannot (nothing was written then).
-/// 64 MiB a call, so that an abandoned copy (`urgency`) stops soon: `.failed(ECANCELED)`.
+/// Copies all of `input` to `output` with copy_file_range(2), 64 MiB a call, so that an
+/// abandoned copy (`urgency`) stops soon (`.failed(ECANCELED)`). `.unsupported` when the kernel
+/// or the file systems cannot (nothing was written then).
 private func kernelCopy(from input: Int32, to output: Int32, urgency: CopyUrgency?) -> KernelCopy {
     var copiedAny = false
     while true {

@@ -77,17 +77,23 @@ package func writeFile(_ path: String, _ text: String, permissions: mode_t = 0o6
     if failure != 0 { throw GalleyError("cannot write: \(String(cString: strerror(failure)))", id: .outputUnwritable, path: path) }
 }
 
-/// Writes every byte of `bytes` to `fd` (`write(2)` may take fewer, or be interrupted):
-/// 0 when done, else the `errno` that stopped it.
-package func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32 {
+/// Writes every byte of `bytes` to `fd` (`write(2)` may take fewer, or be interrupted), at the
+/// file's offset, or at `position` with `pwrite(2)` (so a chunk written again lands where it
+/// belongs): 0 when done, else the `errno` that stopped it.
+package func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, at position: Int64? = nil) -> Int32 {
     guard let base = bytes.baseAddress else { return 0 }
     var offset = 0
     while offset < bytes.count {
-        let written = write(fd, base + offset, bytes.count - offset)
+        let written = if let position {
+            pwrite(fd, base + offset, bytes.count - offset, off_t(position) + off_t(offset))
+        } else {
+            write(fd, base + offset, bytes.count - offset)
+        }
         if written < 0 {
             if errno == EINTR { continue }
             return errno
         }
+        if written == 0 { return EIO }
         offset += written
     }
     return 0
