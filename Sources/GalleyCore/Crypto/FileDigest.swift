@@ -122,11 +122,7 @@ public struct FileDigest: Sendable, Hashable {
             turn = (turn + 1) % buffers
             var filled = 0
             while filled < capacity {
-                let count = read(input, buffer + filled, capacity - filled)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    throw FileDigestError(path: path, code: errno)
-                }
+                let count = try readSome(input, path, into: buffer + filled, count: capacity - filled)
                 if count == 0 {
                     ended = true
                     break
@@ -207,6 +203,17 @@ public struct FileDigest: Sendable, Hashable {
         return try pump(input, path, into: hasher, copy: nil)
     }
 
+    /// One `read(2)` of at most `count` bytes of `input` (named `path` in errors), retried when
+    /// interrupted: the bytes read, 0 at the end. Both copies' loops read through it: the direct
+    /// one fills its buffer, `pump` takes what comes.
+    private static func readSome(_ input: Int32, _ path: String, into base: UnsafeMutableRawPointer, count: Int) throws -> Int {
+        while true {
+            let got = read(input, base, count)
+            if got >= 0 { return got }
+            if errno != EINTR { throw FileDigestError(path: path, code: errno) }
+        }
+    }
+
     /// The one read loop: `input` to its end, into `hasher`, and written to `copy` when given.
     private static func pump(
         _ input: Int32, _ path: String, into hasher: SHA256Hasher, copy: (fd: Int32, path: String)?, urgency: CopyUrgency? = nil
@@ -217,11 +224,7 @@ public struct FileDigest: Sendable, Hashable {
         guard let base = buffer.baseAddress else { throw FileDigestError(path: path, code: ENOMEM) }
         var size: Int64 = 0
         while true {
-            let count = read(input, base, capacity)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw FileDigestError(path: path, code: errno)
-            }
+            let count = try readSome(input, path, into: base, count: capacity)
             if count == 0 { return size }
             let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
             hasher.update(chunk)
