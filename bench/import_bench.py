@@ -92,9 +92,11 @@ class Trash:
         self.emptied = None  # when the trash was last emptied (time.monotonic())
         self.full = False  # no room: outputs are deleted between runs
 
-    def room_for(self, zip_path, runs):
-        """Whether the disk holds every run's output of this size (about four times the zip each:
-        Galley's files, its kept zip and database, and the two extractions), with 2 GB to spare."""
+    def plan_for(self, zip_path, runs):
+        """Decides how this size's outputs go: kept in the trash when the disk holds every run's
+        output (about four times the zip each: Galley's files, its kept zip and database, and
+        the two extractions) with 2 GB to spare, deleted between runs otherwise (`full`).
+        Returns whether they are kept."""
         need = os.path.getsize(zip_path) * 4 * (runs + 1) + (2 << 30)
         self.full = shutil.disk_usage(os.path.dirname(self.folder)).free < need
         return not self.full
@@ -163,7 +165,7 @@ def main():
             shutil.copy(zip_path, SHM)
             zip_path, target = os.path.join(SHM, os.path.basename(zip_path)), os.path.join(SHM, "target")
 
-        if not args.tmpfs and not trash.room_for(zip_path, args.runs):
+        if not args.tmpfs and not trash.plan_for(zip_path, args.runs):
             print(f"note: no room to keep every run's output of {count} articles: each is deleted before the next run, "
                   "whose file creation then carries ext4's recently-deleted inode scan", file=sys.stderr)
         if not args.tmpfs:
