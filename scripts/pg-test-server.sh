@@ -76,6 +76,22 @@ stop() {
   fi
 }
 
+# What `run` does on its way out: stops the cluster and removes its folder, and fails (after
+# stopping it the hard way) when the server outlived a fast stop, so a leaked server is an error
+# CI sees rather than a process found by chance later.
+finish_run() {
+  local status=$? dir="$1" bin
+  stop "$dir/cluster"
+  if [ -f "$dir/cluster/data/postmaster.pid" ]; then
+    bin=$(bin_dir)
+    echo "pg-test-server: the cluster in $dir/cluster was still running after a fast stop; stopping it at once" >&2
+    as_owner "$bin/pg_ctl" --pgdata="$dir/cluster/data" --mode=immediate --wait stop >/dev/null 2>&1 || true
+    [ "$status" -ne 0 ] || status=1
+  fi
+  rm -rf "$dir"
+  exit "$status"
+}
+
 case "${1:-}" in
   start)
     [ $# -eq 2 ] || { echo "usage: $0 start DIR" >&2; exit 2; }
@@ -90,7 +106,7 @@ case "${1:-}" in
     [ "${1:-}" = "--" ] && shift
     [ $# -ge 1 ] || { echo "usage: $0 run -- COMMAND..." >&2; exit 2; }
     dir=$(mktemp -d "${TMPDIR:-/tmp}/galley-pg.XXXXXX")
-    trap 'stop "$dir/cluster"; rm -rf "$dir"' EXIT
+    trap 'finish_run "$dir"' EXIT
     url=$(start "$dir/cluster")
     echo "pg-test-server: PostgreSQL at $url" >&2
     status=0
