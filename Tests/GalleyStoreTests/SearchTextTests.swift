@@ -29,4 +29,22 @@ import Testing
         #expect(SearchText.body("café&") == "café&", "an ampersand at the very end")
         #expect(SearchText.body("a&#x1F600;b &#233;") == "a😀b é")
     }
+
+    /// A run of plain ASCII is added at once; the text must be what adding it byte by byte
+    /// gives, whatever surrounds the run (apostrophes waiting on either side, spaces, tags,
+    /// references, other scripts, markers).
+    @Test func plainRunsGiveTheTextByteByByteGives() {
+        let pieces = ["Ahab", "s", "1851", "x-y", "(a)", "\"", "'", "\u{2019}", "\u{02BC}", " ", "  \n\t", "<p>", "</b>", "<!-- c -->",
+                      "&amp;", "&rsquo;", "&#39;", "&bogus;", "&", "é", "東京", "👩‍👩‍👧", "\u{E000}", "\u{E001}", "~", "\u{7F}", "\u{1}", "<open"]
+        var generator = SystemRandomNumberGenerator()
+        var cases = ["", "plain", "it's", "'tis", "sailors' ", "a'b'c", "x<b>y</b>'s", "  lead", "trail  ", "word ", "word <b>x</b>",
+                     "one two  three\tfour", "a&amp;'b"]
+        for _ in 0..<2_000 {
+            let count = Int.random(in: 1...12, using: &generator)
+            cases.append((0..<count).map { _ in pieces.randomElement(using: &generator) ?? "" }.joined())
+        }
+        for html in cases {
+            #expect(SearchText.body(html) == SearchText.body(html, plainRuns: false), "\(html.debugDescription)")
+        }
+    }
 }
