@@ -104,12 +104,15 @@ import Testing
         #expect(Set(ids).count == ids.count)
     }
 
-    @Test(arguments: ["", "it's", "50%", "back\\slash", "two words", "tab\t", "quote\""])
+    @Test(arguments: ["", "it's", "50%", "back\\slash", "two words", "tab\t", "quote\"", "line\nfeed", "v\u{0B}tab", "form\u{0C}feed",
+                      "cr\r", "nbsp\u{00A0}", "em\u{2003}space", "nel\u{0085}", "del\u{7F}", "nul\u{0}",
+                      String(repeating: "a", count: 129), String(repeating: "é", count: 129)])
     func unsafeIDsAreRefused(id: String) {
         #expect(GlobalID.problem(with: id) != nil)
     }
 
-    @Test(arguments: ["54a5c0e1b1a2c3d4e5f60001", "log-book", "photo.jpg", "A_1"])
+    @Test(arguments: ["54a5c0e1b1a2c3d4e5f60001", "log-book", "photo.jpg", "A_1", "café-東京",
+                      String(repeating: "a", count: 128), String(repeating: "é", count: 128), String(repeating: "e\u{301}", count: 128)])
     func safeIDsAreAccepted(id: String) {
         #expect(GlobalID.problem(with: id) == nil)
     }
