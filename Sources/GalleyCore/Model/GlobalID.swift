@@ -34,10 +34,7 @@ public enum GlobalID {
             case "'", "%", "\\", "\"":
                 return "contains `\(scalar)`, which breaks Dumpling's queries"
             default:
-                // ASCII's white space answered without Unicode's tables (they were 6% of the
-                // thread that checks latest.json, at every scalar of every id).
-                let whitespace = scalar.isASCII ? scalar.value == 0x20 || (0x09...0x0D).contains(scalar.value) : scalar.properties.isWhitespace
-                if whitespace || scalar.value < 0x20 || scalar.value == 0x7F {
+                if scalar.isWhiteSpace || scalar.value < 0x20 || scalar.value == 0x7F {
                     return "contains white space or a control character"
                 }
             }

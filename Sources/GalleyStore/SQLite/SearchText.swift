@@ -110,7 +110,7 @@ enum SearchText {
 
         mutating func append(_ raw: Unicode.Scalar) {
             let scalar = raw == SearchText.open || raw == SearchText.close ? " " : raw
-            if foldsWhitespace && SearchText.isWhitespace(scalar) { return wordBreak() }
+            if foldsWhitespace && scalar.isWhiteSpace { return wordBreak() }
             resolveApostrophe(before: scalar)
             if pendingSpace {
                 put(" ")
@@ -170,11 +170,6 @@ enum SearchText {
     /// whitespace or a control, not an apostrophe, not the start of a tag or a reference.
     static func isPlainASCII(_ byte: UInt8) -> Bool {
         byte > 0x20 && byte < 0x7F && byte != UInt8(ascii: "'") && byte != UInt8(ascii: "<") && byte != UInt8(ascii: "&")
-    }
-
-    /// Unicode's White_Space, answered without the tables for ASCII.
-    static func isWhitespace(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.isASCII ? scalar.value == 0x20 || (0x09...0x0D).contains(scalar.value) : scalar.properties.isWhitespace
     }
 
     static func isWordScalar(_ scalar: Unicode.Scalar) -> Bool {
