@@ -16,6 +16,32 @@ import Testing
         #expect(try parsed(Array("tab\\tquote\\\"\\u00e9\\ud83d\\ude00".utf8)) == "tab\tquote\"é😀")
     }
 
+    /// A document handed over a few bytes at a time gives the strings (and refuses the bad one)
+    /// as the whole does: strings cut by a chunk's end are put together before they are made.
+    @Test(arguments: [1, 2, 3, 7, 64])
+    func chunksGiveWhatTheWholeGives(size: Int) throws {
+        let document = Array("{\"a\": \"Crème brûlée — 東京\", \"b\": \"tab\\tend\", \"c\": \"👩‍👩‍👧 and more words\"}".utf8)
+        var offset = 0
+        var parser = LocatedJSON.Parser {
+            guard offset < document.count else { return nil }
+            defer { offset += size }
+            return Array(document[offset..<min(offset + size, document.count)])
+        }
+        let parsed = try parser.parseDocument()
+        #expect(parsed["a"]?.string == "Crème brûlée — 東京")
+        #expect(parsed["b"]?.string == "tab\tend")
+        #expect(parsed["c"]?.string == "👩‍👩‍👧 and more words")
+
+        let bad = Array("{\"a\": \"ok ".utf8) + [0xF0, 0x90, 0x80] + Array("\"}".utf8)
+        var at = 0
+        var badParser = LocatedJSON.Parser {
+            guard at < bad.count else { return nil }
+            defer { at += size }
+            return Array(bad[at..<min(at + size, bad.count)])
+        }
+        #expect(throws: LocatedJSON.ParseError.self) { _ = try badParser.parseDocument() }
+    }
+
     @Test(arguments: [
         [0x80],  // a continuation byte alone
         [0xC3],  // a 2-byte sequence cut short
@@ -25,6 +51,7 @@ import Testing
         [0xF4, 0x90, 0x80, 0x80],  // past U+10FFFF
         [0xFF],
         Array("ok ".utf8) + [0xE2, 0x82] + Array(" then".utf8),
+        [0xC3] + Array("\\n".utf8),  // beside an escape: the string is put together first
     ] as [[UInt8]])
     func invalidUTF8IsRefused(_ bytes: [UInt8]) {
         #expect(throws: LocatedJSON.ParseError.self) { _ = try parsed(bytes) }

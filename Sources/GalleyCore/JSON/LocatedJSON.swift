@@ -355,6 +355,15 @@ public struct LocatedJSON: Sendable {
                     end += 1
                 }
                 if end > position {
+                    if out.isEmpty, end < chunk.count, chunk[end] == UInt8(ascii: "\"") {
+                        // The whole string, without escapes, in this chunk (most of them): made
+                        // from the chunk itself, without a copy of its own first.
+                        let text = Self.validUTF8(chunk[position..<end])
+                        position = end
+                        advance()  // closing quote
+                        guard let text else { throw error("a string is not valid UTF-8") }
+                        return text
+                    }
                     out.append(contentsOf: chunk[position..<end])
                     position = end
                     continue
@@ -409,7 +418,9 @@ public struct LocatedJSON: Sendable {
         /// is the standard library's fast path for UTF-8 and changes the bytes only where they
         /// are not valid (each bad sequence becomes U+FFFD), so the bytes compared back tell.
         /// Not the lengths alone: a 4-byte sequence cut after 3 bytes is 3 bytes of U+FFFD.
-        static func validUTF8(_ bytes: [UInt8]) -> String? {
+        static func validUTF8(_ bytes: [UInt8]) -> String? { validUTF8(bytes[...]) }
+
+        static func validUTF8(_ bytes: ArraySlice<UInt8>) -> String? {
             var text = String(decoding: bytes, as: UTF8.self)
             // memcmp: comparing through the UTF-8 view, element by element, cost more than
             // the lookups it replaced.
