@@ -371,7 +371,7 @@ public struct LocatedJSON: Sendable {
                 let byte = chunk[position]
                 if byte == UInt8(ascii: "\"") {
                     advance()
-                    guard let text = Self.validUTF8(out) else {
+                    guard let text = Self.validUTF8(out[...]) else {
                         throw error("a string is not valid UTF-8")
                     }
                     return text
@@ -418,8 +418,6 @@ public struct LocatedJSON: Sendable {
         /// is the standard library's fast path for UTF-8 and changes the bytes only where they
         /// are not valid (each bad sequence becomes U+FFFD), so the bytes compared back tell.
         /// Not the lengths alone: a 4-byte sequence cut after 3 bytes is 3 bytes of U+FFFD.
-        static func validUTF8(_ bytes: [UInt8]) -> String? { validUTF8(bytes[...]) }
-
         static func validUTF8(_ bytes: ArraySlice<UInt8>) -> String? {
             var text = String(decoding: bytes, as: UTF8.self)
             // memcmp: comparing through the UTF-8 view, element by element, cost more than
