@@ -35,6 +35,34 @@ import Testing
         #expect(expected[0] == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855", "SHA-256 of nothing")
     }
 
+    /// Each chunk waits for the next call to know whether it ends its file: files of one
+    /// chunk, of several, empty ones and chunks that are empty, in a random order, each give
+    /// their own digest, in order, whatever the queue's size.
+    @Test(arguments: [1, 2, 16])
+    func aMixOfFilesHandedOverChunkByChunkGivesEachDigest(capacity: Int) {
+        var generator = SystemRandomNumberGenerator()
+        var files: [[[UInt8]]] = []  // each file as the chunks it is handed over in
+        for index in 0..<300 {
+            let chunks = [0, 1, 1, 1, 2, 5].randomElement(using: &generator) ?? 1
+            files.append((0..<chunks).map { chunk in
+                let size = [0, 1, 63, 64, 65, 10_000, 70_000].randomElement(using: &generator) ?? 1
+                return Self.bytes(size, seed: UInt8(truncatingIfNeeded: index &+ chunk))
+            })
+        }
+        let hashing = HashingThread(capacity: capacity, files: files.count)
+        for file in files {
+            hashing.begin()
+            for chunk in file { hashing.update(chunk[...]) }
+            hashing.end()
+        }
+        let expected = files.map { file -> String in
+            let hasher = SHA256Hasher()
+            for chunk in file { chunk.withUnsafeBytes { hasher.update($0) } }
+            return hasher.finalizeHex()
+        }
+        #expect(hashing.finish().map(\.hex) == expected)
+    }
+
     @Test func alongsideWaitsForBothSidesEvenWhenOneFails() {
         struct Refused: Error {}
         let flag = Flag()
