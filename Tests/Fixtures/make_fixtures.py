@@ -224,6 +224,9 @@ def zips():
     n = "unknown-media-warning.zip"; write(n, build(issue_entries(stem(n), files={"photo-1.jpg": b"not a picture\n" * 4})))
     n = "sound-in-images-error.zip"; write(n, build(issue_entries(stem(n), files={"photo-1.jpg": MP3})))
     n = "png-named-jpg-warning.zip"; write(n, build(issue_entries(stem(n), files={"photo-1.jpg": PNG})))
+    # A reference finding and a media finding, made on two threads: reported in the order one
+    # thread made them (references first).
+    n = "references-then-media-warning.zip"; write(n, build(issue_entries(stem(n), files={"photo-1.jpg": PNG, "leftover.jpg": JPEG})))
     n = "wrong-dimensions-warning.zip"; t = stem(n)
     doc = manifest(t, images=[asset("photo-1", "photo-1.png", metadata={"width": 640, "height": 480})])
     write(n, build(issue_entries(t, doc, files={"photo-1.png": PNG}, skip=("photo-1.jpg",))))

@@ -61,6 +61,7 @@ import Testing
         ("zips/unknown-media-warning.zip", ["media.unknown"]),
         ("zips/sound-in-images-error.zip", ["media.extension", "media.wrong-list"]),
         ("zips/png-named-jpg-warning.zip", ["media.extension"]),
+        ("zips/references-then-media-warning.zip", ["ref.unreferenced-file", "media.extension"]),
         ("zips/wrong-dimensions-warning.zip", ["media.dimensions"]),
         ("zips/older-format-error.zip", ["manifest.older-format"]),
         ("zips/missing-title-error.zip", ["manifest.key-missing"]),
@@ -96,6 +97,21 @@ import Testing
         #expect(ids == Set(testCase.ids))
         let expectedStatus: Int32 = testCase.path.contains("-error") ? 1 : 0
         #expect(result.status == expectedStatus)
+    }
+
+    /// The reference checks and the media checks run on two threads after the content pass;
+    /// validate and import report their findings in the order one thread made them.
+    @Test func referenceFindingsComeBeforeMediaFindingsInValidateAndImport() throws {
+        let zip = Harness.fixtures.appending(path: "zips/references-then-media-warning.zip").path
+        let expected = ["ref.unreferenced-file", "media.extension"]
+        let validate = try Harness.galley(["validate", zip, "--format", "json"])
+        let inputs = try #require(validate.json?["inputs"] as? [[String: Any]], "\(validate.stdout)\(validate.stderr)")
+        #expect(inputs.flatMap { ($0["diagnostics"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String } } == expected)
+        let store = try Harness.temporaryDirectory().appending(path: "store").path
+        let imported = try Harness.galley(["import", zip, "--store", store, "--json"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let imports = try #require(imported.json?["imports"] as? [[String: Any]], "\(imported.stdout)\(imported.stderr)")
+        #expect(imports.flatMap { ($0["warnings"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String } } == expected)
     }
 
     @Test func everyCorpusFileHasAnExpectation() throws {

@@ -149,11 +149,15 @@ public struct Validator: Sendable {
         } else {
             index = (try? pass.run(sink: nil, contents: &contents, into: &findings)) ?? nil
         }
-        if let index {
-            ReferenceChecks(manifestPath: pass.manifestDisplay).run(index, contents: contents, into: &findings)
-            if options.fullCheck { MediaChecks(zipPath: path).run(index, contents: contents, into: &findings) }
+        if let index, options.fullCheck {
+            let checked = ZipOpening.referencesAndMedia(index, contents: contents, manifestPath: pass.manifestDisplay,
+                                                        zipPath: path, configuration: findings.configuration)
+            findings.append(checked.references)
+            findings.append(checked.media)
+        } else {
+            if let index { ReferenceChecks(manifestPath: pass.manifestDisplay).run(index, contents: contents, into: &findings) }
+            if options.fullCheck { MediaChecks(zipPath: path).runSVG(contents: contents, into: &findings) }
         }
-        if options.fullCheck { MediaChecks(zipPath: path).runSVG(contents: contents, into: &findings) }
         return InputReport(path: path, kind: .zip, diagnostics: findings.items)
     }
 
