@@ -9,15 +9,16 @@ import Foundation
 /// so that a file of one chunk (nearly every file of a 30,000-article issue) is one message,
 /// not three: a batch is then four files, and the inflating thread wakes the hashing thread a
 /// third as often (each wake-up a futex call and a cross-core interrupt: 0.35 CPU-s of that
-/// thread in such an import, as much as hashing its images). Call `finish` on every path (it may be called again); released without it, the
-/// thread is cancelled.
+/// thread in such an import, as much as hashing its images). Call `finish` on every path (it
+/// may be called again); released without it, the thread is cancelled.
 package final class HashingThread: @unchecked Sendable {
-    // @unchecked: `finished` is touched only by the caller's thread.
-    private enum Message: Sendable {
-        /// A chunk of a file: `first` starts a new digest, `last` ends it.
-        case bytes([UInt8], first: Bool, last: Bool)
-        /// A file without bytes.
-        case empty
+    // @unchecked: `finished`, `held` and `starting` are touched only by the caller's thread.
+    /// A chunk of a file: `first` starts a new digest, `last` ends it (a file without bytes is
+    /// one empty chunk, both).
+    private struct Message: Sendable {
+        var bytes: [UInt8]
+        var first: Bool
+        var last: Bool
     }
 
     /// The hasher and the digests: touched only by the consumer's thread until `finish` has
@@ -53,9 +54,8 @@ package final class HashingThread: @unchecked Sendable {
     private let state = State()
     private let spares: Spares
     private var finished = false
-    /// The chunk handed over last, not yet posted (`update` and `end` are called on the
-    /// caller's thread only).
-    private var held: (bytes: [UInt8], first: Bool)?
+    /// The chunk handed over last, not yet posted: `end` marks it the file's last.
+    private var held: Message?
     /// `begin` was called and no chunk has come since.
     private var starting = false
 
@@ -63,17 +63,14 @@ package final class HashingThread: @unchecked Sendable {
     /// final size (growing it holds the old list and the new one together).
     package init(capacity: Int = 16, files: Int = 0) {
         state.digests.reserveCapacity(files)
+        // Buffers in use at most: `capacity` queued, one held back, one being hashed.
         let (state, spares) = (state, Spares(limit: capacity + 2))
         self.spares = spares
         consumer = BackgroundConsumer(capacity: capacity) { message in
-            switch message {
-            case .bytes(let bytes, let first, let last):
-                if first { state.hasher = SHA256Hasher() }
-                bytes.withUnsafeBytes { state.hasher.update($0) }
-                spares.give(bytes)
-                if last { state.digests.append(state.hasher.finalize()) }
-            case .empty: state.digests.append(SHA256Hasher().finalize())
-            }
+            if message.first { state.hasher = SHA256Hasher() }
+            message.bytes.withUnsafeBytes { state.hasher.update($0) }
+            spares.give(message.bytes)
+            if message.last { state.digests.append(state.hasher.finalize()) }
         }
     }
 
@@ -84,20 +81,18 @@ package final class HashingThread: @unchecked Sendable {
     }
 
     package func update(_ chunk: ArraySlice<UInt8>) {
-        if let held { post(.bytes(held.bytes, first: held.first, last: false)) }
+        if let held { post(held) }
         var buffer = spares.take()
         buffer.removeAll(keepingCapacity: true)
         buffer.append(contentsOf: chunk)
-        held = (buffer, starting)
+        held = Message(bytes: buffer, first: starting, last: false)
         starting = false
     }
 
     package func end() {
-        if let held {
-            post(.bytes(held.bytes, first: held.first, last: true))
-        } else {
-            post(.empty)
-        }
+        var last = held ?? Message(bytes: [], first: true, last: false)
+        last.last = true
+        post(last)
         held = nil
         starting = false
     }
