@@ -32,8 +32,10 @@ public enum HTMLInspector {
 
     private static let initialized: Void = { xmlInitParser() }()
 
-    final class ErrorBox {
-        package var problems: [HTMLInspection.Problem] = []
+    /// What libxml2 reported and the start tags showed so far: the one object both its error
+    /// callback and its SAX callback are handed.
+    private final class Collector {
+        var inspection = HTMLInspection()
     }
 
     static let urlAttributes: Set<String> = ["href", "src", "action", "formaction", "poster", "data", "xlink:href", "background", "cite"]
@@ -44,17 +46,15 @@ public enum HTMLInspector {
         // libxml2 reads nothing from no bytes (`htmlReadMemory` gave no document and no
         // complaint); a context handed no bytes says "Document is empty".
         guard !html.isEmpty else { return HTMLInspection() }
-        let box = ErrorBox()
-        let found = Found()
-        let context = Unmanaged.passUnretained(box).toOpaque()
+        let collector = Collector()
+        let context = Unmanaged.passUnretained(collector).toOpaque()
         xmlSetStructuredErrorFunc(context) { context, error in
             guard let context, let error else { return }
-            let box = Unmanaged<ErrorBox>.fromOpaque(context).takeUnretainedValue()
+            let collector = Unmanaged<Collector>.fromOpaque(context).takeUnretainedValue()
             let code = error.pointee.code
             guard code != HTMLInspector.unknownTagCode, error.pointee.level.rawValue >= XML_ERR_ERROR.rawValue else { return }
-            let message = error.pointee.message.map { String(cString: $0) }?
-                .trimmingCharacters(in: .whitespacesAndNewlines) ?? "malformed markup"
-            box.problems.append(HTMLInspection.Problem(
+            let message = error.pointee.message.map { String(cString: $0) }?.trimmingWhitespacesAndNewlines() ?? "malformed markup"
+            collector.inspection.problems.append(HTMLInspection.Problem(
                 line: Int(error.pointee.line), column: Int(error.pointee.int2), message: message))
         }
         defer { xmlSetStructuredErrorFunc(nil, nil) }
@@ -82,13 +82,13 @@ public enum HTMLInspector {
             sax.pointee.startElement = { parser, name, attributes in
                 guard let parser, let name else { return }
                 let context = parser.assumingMemoryBound(to: xmlParserCtxt.self)
-                guard let found = context.pointee._private else { return }
+                guard let pointer = context.pointee._private else { return }
+                let collector = Unmanaged<Collector>.fromOpaque(pointer).takeUnretainedValue()
                 let line = context.pointee.input.map { Int($0.pointee.line) } ?? 0
-                HTMLInspector.startTag(name, attributes, line: line,
-                                       into: Unmanaged<Found>.fromOpaque(found).takeUnretainedValue())
+                HTMLInspector.startTag(name, attributes, line: line, into: &collector.inspection)
             }
         }
-        parser.pointee._private = Unmanaged.passUnretained(found).toOpaque()
+        parser.pointee._private = context
         let options = Int32(HTML_PARSE_RECOVER.rawValue | HTML_PARSE_NONET.rawValue | HTML_PARSE_NOWARNING.rawValue)
         var text = html
         let document: htmlDocPtr? = text.withUTF8 { buffer in
@@ -97,37 +97,17 @@ public enum HTMLInspector {
             }
         }
         if let document { xmlFreeDoc(document) }  // none: no callback makes one
-        withExtendedLifetime(found) {}
-        var result = found.inspection
-        result.problems = box.problems
-        return result
-    }
-
-    /// What the start tags found so far (the SAX callback's state).
-    final class Found {
-        var inspection = HTMLInspection()
+        return collector.inspection
     }
 
     /// One start tag: a script, and attributes that run code or fetch from the network.
     private static func startTag(
         _ rawName: UnsafePointer<xmlChar>, _ attributes: UnsafeMutablePointer<UnsafePointer<xmlChar>?>?,
-        line: Int, into found: Found
+        line: Int, into found: inout HTMLInspection
     ) {
         let name = String(cString: rawName).lowercased()
-        if name == "script" {
-            var source = ""
-            if let attributes {
-                var index = 0
-                while let attrName = attributes[index] {
-                    if String(cString: attrName).lowercased() == "src" {
-                        source = attributes[index + 1].map { String(cString: $0) } ?? ""
-                        break
-                    }
-                    index += 2
-                }
-            }
-            found.inspection.scripts.append(.init(line: line, what: "script", value: source))
-        }
+        var source = ""  // a script's `src`
+        defer { if name == "script" { found.scripts.append(.init(line: line, what: "script", value: source)) } }
         guard let attributes else { return }
         var index = 0
         while let rawAttrName = attributes[index] {
@@ -141,16 +121,17 @@ public enum HTMLInspector {
             // A valueless attribute: the tree gave a boolean attribute its own name as value.
             let value = attributes[index + 1].map { String(cString: $0) }
                 ?? (htmlIsBooleanAttr(rawAttrName) != 0 ? attrName : "")
+            if name == "script" && attrName == "src" { source = value }  // the parser keeps one of each name
             if isHandler {
-                found.inspection.eventHandlers.append(.init(line: line, what: "\(name)@\(attrName)", value: value))
+                found.eventHandlers.append(.init(line: line, what: "\(name)@\(attrName)", value: value))
             }
             if isURL, URLScheme.isJavaScript(value) {
-                found.inspection.javascriptURLs.append(.init(line: line, what: "\(name)@\(attrName)", value: value))
+                found.javascriptURLs.append(.init(line: line, what: "\(name)@\(attrName)", value: value))
             }
             if fetches {
-                let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines).lowercased()
+                let trimmed = value.trimmingWhitespacesAndNewlines().lowercased()
                 if trimmed.hasPrefix("http://") || trimmed.hasPrefix("https://") || trimmed.hasPrefix("//") {
-                    found.inspection.remoteResources.append(.init(line: line, what: "\(name)@\(attrName)", value: value))
+                    found.remoteResources.append(.init(line: line, what: "\(name)@\(attrName)", value: value))
                 }
             }
         }
