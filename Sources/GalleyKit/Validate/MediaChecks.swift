@@ -64,6 +64,29 @@ struct MediaChecks {
         runSVG(contents: contents, into: &findings)
     }
 
+    /// `runAll` on a second thread while `references` run on this one, each into findings of
+    /// its own, for the caller to put in the order one thread made them (references first).
+    /// Both only read the index and the contents; at 30,000 articles each took about 0.15 s
+    /// after the content pass, one after the other, while the other core had nothing to do.
+    func runAll(
+        _ index: ManifestIndex, contents: ZipContents, beside references: ReferenceChecks, configuration: ValidationConfiguration
+    ) -> (references: Findings, media: Findings) {
+        @Sendable func media() -> Findings {
+            var found = Findings(configuration: configuration)
+            runAll(index, contents: contents, into: &found)
+            return found
+        }
+        func referenceFindings() -> Findings {
+            var found = Findings(configuration: configuration)
+            references.run(index, contents: contents, into: &found)
+            return found
+        }
+        let outcome = alongside(media, referenceFindings)
+        // Neither side throws: `alongside` fails a side only if it never ran, which is then
+        // run here rather than lose its findings.
+        return ((try? outcome.body.get()) ?? referenceFindings(), (try? outcome.background.get()) ?? media())
+    }
+
     /// SVG files anywhere in the zip (listed or not: a server hands out every file) that would
     /// run script when opened, and SVG files a browser cannot read.
     package func runSVG(contents: ZipContents, into findings: inout Findings) {

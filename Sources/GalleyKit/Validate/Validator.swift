@@ -150,8 +150,8 @@ public struct Validator: Sendable {
             index = (try? pass.run(sink: nil, contents: &contents, into: &findings)) ?? nil
         }
         if let index, options.fullCheck {
-            let checked = ZipOpening.referencesAndMedia(index, contents: contents, manifestPath: pass.manifestDisplay,
-                                                        zipPath: path, configuration: findings.configuration)
+            let checked = MediaChecks(zipPath: path).runAll(
+                index, contents: contents, beside: ReferenceChecks(manifestPath: pass.manifestDisplay), configuration: findings.configuration)
             findings.append(checked.references)
             findings.append(checked.media)
         } else {
