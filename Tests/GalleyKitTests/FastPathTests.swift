@@ -32,6 +32,15 @@ import Testing
         #expect(slice.trimmingWhitespaces() == slice.trimmingCharacters(in: .whitespaces))
     }
 
+    /// `isWhiteSpace` answers ASCII without Unicode's tables: the same answers, every ASCII
+    /// scalar and the other white space Unicode has.
+    @Test func whiteSpaceAgreesWithUnicodesTables() {
+        let others: [Unicode.Scalar] = ["\u{85}", "\u{A0}", "\u{1680}", "\u{2003}", "\u{2028}", "\u{2029}", "\u{202F}", "\u{3000}", "é", "\u{200B}", "\u{FEFF}"]
+        for scalar in (0...0x7F).compactMap(Unicode.Scalar.init) + others {
+            #expect(scalar.isWhiteSpace == scalar.properties.isWhitespace, "U+\(String(scalar.value, radix: 16))")
+        }
+    }
+
     @Test(arguments: ["a.JPG", "issue/images/b.png", "x/.hidden", ".hidden", "no-extension", "dir.d/file", "a.tar.gz", "a.", "x/y.Svg", ""])
     func pathExtensionAgreesWithFoundation(name: String) {
         #expect(MediaChecks.pathExtension(name) == (name as NSString).pathExtension.lowercased())

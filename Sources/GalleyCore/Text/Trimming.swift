@@ -15,8 +15,8 @@ extension StringProtocol where UTF8View: BidirectionalCollection, UTF8View.Index
         let bytes = utf8
         var start = bytes.startIndex
         var end = bytes.endIndex
-        while start < end, Self.isBlank(bytes[start], newlines: newlines) { start = bytes.index(after: start) }
-        while start < end, Self.isBlank(bytes[bytes.index(before: end)], newlines: newlines) { end = bytes.index(before: end) }
+        while start < end, bytes[start].isASCIIBlank(newlines: newlines) { start = bytes.index(after: start) }
+        while start < end, bytes[bytes.index(before: end)].isASCIIBlank(newlines: newlines) { end = bytes.index(before: end) }
         // Trimming what is left the way Foundation does gives what it gives on the whole text:
         // ASCII blanks are in both sets, and trimming stops at the first character outside them.
         guard start < end, bytes[start] < 0x80, bytes[bytes.index(before: end)] < 0x80 else {
@@ -25,18 +25,20 @@ extension StringProtocol where UTF8View: BidirectionalCollection, UTF8View.Index
         }
         return String(self[start..<end])
     }
+}
 
-    /// ASCII blanks: space and tab, and with `newlines` LF, VT, FF and CR.
-    private static func isBlank(_ byte: UInt8, newlines: Bool) -> Bool {
-        byte == 0x20 || byte == 0x09 || (newlines && (0x0A...0x0D).contains(byte))
+extension UInt8 {
+    /// ASCII blanks: space and tab, and with `newlines` LF, VT, FF and CR (with them, ASCII's
+    /// part of Unicode's White_Space).
+    package func isASCIIBlank(newlines: Bool) -> Bool {
+        self == 0x20 || self == 0x09 || (newlines && (0x0A...0x0D).contains(self))
     }
 }
 
 extension Unicode.Scalar {
-    /// Unicode's White_Space, answered without its tables for ASCII (U+0009-U+000D and the
-    /// space): the tables were 6% of the thread that checks an issue's ids and a tenth of
-    /// building its search text, at every scalar.
+    /// Unicode's White_Space, answered without its tables for ASCII: the tables were 6% of the
+    /// thread that checks an issue's ids and a tenth of building its search text, at every scalar.
     package var isWhiteSpace: Bool {
-        isASCII ? value == 0x20 || (0x09...0x0D).contains(value) : properties.isWhitespace
+        isASCII ? UInt8(value).isASCIIBlank(newlines: true) : properties.isWhitespace
     }
 }
