@@ -49,12 +49,64 @@ import Testing
         #expect(try ZipDirectory.read(path: summary.path, maxEntries: 100).hasZip64Records == false)
     }
 
+    /// `--allow-zip64` packs past the container checks' limits where they are Zip64's (as
+    /// their defaults are: 65,535 entries, 4 GiB). Here both are 10 entries, and the example is
+    /// 17: without the option the finding is the one that names it, with it the issue packs; a
+    /// limit configured below Zip64's still holds. (Before, `zip.entries` refused an issue over
+    /// 65,535 files with `--allow-zip64` as without.)
+    @Test func allowZip64PacksPastContainerLimitsThatAreZip64s() throws {
+        let out = try outputFolder()
+        var options = PackOptions(source: Self.example, output: out)
+        options.limits = ZipLimits(maxEntries: 10, maxBytes: 0xFFFF_FFFF)
+        options.configuration.limits.maxEntries = 10
+        func errors() -> [String] {
+            do {
+                _ = try Packer().pack(options)
+                return []
+            } catch let error as DiagnosticsError {
+                return error.diagnostics.filter { $0.severity == .error }.map(\.id.rawValue)
+            } catch {
+                return ["\(error)"]
+            }
+        }
+        #expect(errors() == [Check.packZip64Required.id.rawValue])
+        options.allowZip64 = true
+        #expect(errors() == [])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path) == ["com.example.harbour.2026-01.zip"])
+        options.force = true
+        options.configuration.limits.maxEntries = 9
+        #expect(errors() == [Check.zipEntries.id.rawValue])
+        // The same for bytes: a total size limit at Zip64's is lifted, one below it holds.
+        options.configuration.limits.maxEntries = 65_535
+        options.limits = ZipLimits(maxEntries: 65_535, maxBytes: 100_000)
+        options.configuration.limits.maxTotalBytes = 100_000
+        #expect(errors() == [])
+        options.configuration.limits.maxTotalBytes = 99_999
+        #expect(errors() == [Check.zipSize.id.rawValue])
+        options.allowZip64 = false
+        options.configuration.limits.maxTotalBytes = 100_000
+        #expect(errors() == [Check.packZip64Required.id.rawValue])
+
+        let limits = Packer.packingLimits(ContainerLimits(), zip: .classic)
+        #expect(limits.maxEntries == Int.max && limits.maxTotalBytes == .max, "the defaults are Zip64's limits")
+    }
+
+    /// `validate SOURCE` says what pack would: an issue over the entries a zip without Zip64
+    /// holds is `pack.zip64-required`, not `zip.entries`.
+    @Test func checkingASourceOverTheEntriesWithoutZip64FindsWhatPackWould() throws {
+        var configuration = ValidationConfiguration()
+        configuration.limits.maxEntries = 10
+        let findings = try Packer().check(Self.example, configuration: configuration,
+                                          limits: ZipLimits(maxEntries: 10, maxBytes: 0xFFFF_FFFF)) { _, _, _ in [] }
+        #expect(findings.filter { $0.severity == .error }.map(\.id) == [Check.packZip64Required.id], "\(findings.map(\.message))")
+    }
+
     /// `galley validate SOURCE` writes latest.json as pack does: one too large for a zip
     /// without Zip64 is the same finding, where pack stops, and nothing is left behind.
     @Test func checkingASourceWhoseLatestJSONNeedsZip64FindsWhatPackWould() throws {
         let scratch = FileManager.default.temporaryDirectory
         let before = Set(try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.hasPrefix("galley-check-") })
-        let findings = try Packer().check(Self.example, manifestLimit: 2_000) { _, _, _ in [] }
+        let findings = try Packer().check(Self.example, limits: ZipLimits(maxEntries: 65_535, maxBytes: 2_000)) { _, _, _ in [] }
         let errors = findings.filter { $0.severity == .error }
         #expect(errors.map(\.id) == [Check.packZip64Required.id], "\(findings.map(\.message))")
         #expect(errors.first?.message.contains("latest.json is over 2000 bytes") == true)

@@ -197,4 +197,25 @@ import CZlib
         let same = written == five  // not inside #expect, which would print both arrays
         #expect(same, "the entry's \(written.count) deflated bytes are not zlib level 5's \(five.count)")
     }
+
+    /// Past 65,535 entries for real (what a test with lowered limits cannot show): with Zip64
+    /// allowed, libarchive writes the Zip64 end records, and Galley's reader takes the count from
+    /// them (and refuses the zip under a limit of 65,535, as validate and import read it).
+    @Test func moreThan65535EntriesWithZip64ReadBackWhole() throws {
+        let path = Scratch.path("galley-zipwriter-65536", suffix: ".zip").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let writer = try ZipWriter(url: URL(fileURLWithPath: path), hashing: false, allowZip64: true)
+        let count = 65_537
+        for index in 0..<count {
+            try writer.addData(name: "org.example/f\(index).txt", [UInt8(truncatingIfNeeded: index)], mtime: 1_600_000_000,
+                               compression: .store)
+        }
+        _ = try writer.finish()
+        #expect(throws: ZipDirectory.ReadError.self) { try ZipDirectory.read(path: path, maxEntries: 65_535) }
+        let directory = try ZipDirectory.read(path: path, maxEntries: 70_000)
+        #expect(directory.entries.count == count)
+        #expect(directory.hasZip64Records)
+        #expect(directory.entries.last?.name == "org.example/f65536.txt")
+        #expect(directory.entries.last?.uncompressedSize == 1)
+    }
 }

@@ -183,7 +183,8 @@ public struct Packer {
                 hint: "Name it `\(planned.issue.appleID).zip`, or give a folder as --output."))
         }
         // 2. The container checks validate makes on a zip's names and sizes, before writing it.
-        let gate = ContainerChecks(path: output.path, limits: options.configuration.limits, packing: true)
+        let gate = ContainerChecks(path: output.path, limits: Self.packingLimits(options.configuration.limits, zip: options.limits),
+                                   packing: true)
         var container = Findings(configuration: options.configuration)
         gate.runPlanned(Self.planned(entries, appleID: planned.issue.appleID, manifestBytes: manifest.bytesWritten,
                                      root: source.root), into: &container)
@@ -193,16 +194,9 @@ public struct Packer {
         // Limits a reader without Zip64 can open.
         let entryCount = entries.count + 1
         let payload = entries.reduce(manifest.bytesWritten) { $0 + $1.size }
-        let overhead = Int64(entryCount) * Int64(2 * (46 + 24) + 2 * (planned.issue.appleID.utf8.count + 64))
-        let limits = options.limits
-        if !options.allowZip64 && (entryCount > limits.maxEntries || payload + overhead > limits.maxBytes) {
-            let reason = entryCount > limits.maxEntries
-                ? "\(entryCount) entries (the most a zip without Zip64 holds is \(limits.maxEntries))"
-                : "about \(payload + overhead) bytes (the most a zip without Zip64 holds is \(limits.maxBytes))"
-            diagnostics.append(Diagnostic(
-                .packZip64Required, "the issue needs \(reason), and Dumpling cannot read Zip64",
-                at: SourceLocation(path: ""),
-                hint: "Split the issue or shrink its media; --allow-zip64 packs it anyway for readers that support Zip64."))
+        if !options.allowZip64,
+           let needed = Self.zip64Required(entries: entryCount, payload: payload, appleID: planned.issue.appleID, limits: options.limits) {
+            diagnostics.append(needed)
             throw DiagnosticsError(diagnostics)
         }
 
@@ -253,7 +247,7 @@ public struct Packer {
         // The written zip's central directory through validate's own container checks: what
         // only compression tells (an entry deflating past the ratio limit) shows here.
         var written = Findings(configuration: options.configuration)
-        let writtenDirectory = try ZipDirectory.read(path: zipURL.path, maxEntries: options.configuration.limits.maxEntries)
+        let writtenDirectory = try ZipDirectory.read(path: zipURL.path, maxEntries: gate.limits.maxEntries)
         gate.run(writtenDirectory, zipFileName: "", into: &written)
         let refused = Self.refusals(written, allowZip64: options.allowZip64)
         if !refused.isEmpty { throw DiagnosticsError(diagnostics + refused) }
@@ -279,6 +273,34 @@ public struct Packer {
         var bytes: [UInt8]?
     }
 
+    /// The container limits pack checks its plan and its written zip against: the configured
+    /// ones (`.galley.yml`), except an entry count or total size at or above what a zip without
+    /// Zip64 holds (`zip`: 65,535 entries, 4 GiB; the defaults are there): that is
+    /// `zip64Required`'s to tell (`pack.zip64-required`, whose hint names `--allow-zip64`), and
+    /// `--allow-zip64` lifts it. Checked here too, such an issue was refused as `zip.entries` or
+    /// `zip.size` with `--allow-zip64` as without, which could then never pack one. A limit
+    /// configured below applies as configured.
+    static func packingLimits(_ configured: ContainerLimits, zip: ZipLimits) -> ContainerLimits {
+        var limits = configured
+        if limits.maxEntries >= zip.maxEntries { limits.maxEntries = Int.max }
+        if limits.maxTotalBytes >= UInt64(max(zip.maxBytes, 0)) { limits.maxTotalBytes = .max }
+        return limits
+    }
+
+    /// `pack.zip64-required` for an issue of `entries` entries holding `payload` bytes, when
+    /// the zip (with its headers and directory, estimated) would pass `limits`; nil when it fits.
+    static func zip64Required(entries: Int, payload: Int64, appleID: String, limits: ZipLimits) -> Diagnostic? {
+        let overhead = Int64(entries) * Int64(2 * (46 + 24) + 2 * (appleID.utf8.count + 64))
+        guard entries > limits.maxEntries || payload + overhead > limits.maxBytes else { return nil }
+        let reason = entries > limits.maxEntries
+            ? "\(entries) entries (the most a zip without Zip64 holds is \(limits.maxEntries))"
+            : "about \(payload + overhead) bytes (the most a zip without Zip64 holds is \(limits.maxBytes))"
+        return Diagnostic(
+            .packZip64Required, "the issue needs \(reason), and Dumpling cannot read Zip64",
+            at: SourceLocation(path: ""),
+            hint: "Split the issue or shrink its media; --allow-zip64 packs it anyway for readers that support Zip64.")
+    }
+
     /// The findings on the written zip that stop a pack: its errors, except the Zip64 records
     /// that --allow-zip64 asked for (an issue over 65,535 files or 4 GiB has them).
     static func refusals(_ written: Findings, allowZip64: Bool) -> [Diagnostic] {
@@ -287,11 +309,12 @@ public struct Packer {
 
     /// Everything pack checks, without writing anything: for `galley validate` on a source
     /// folder. `inspect` sees each article's finished record and adds its own findings.
-    /// `manifestLimit` is the most latest.json may hold, as pack's default (no Zip64) allows;
-    /// tests give less than 4 GiB.
+    /// `limits` are what a zip without Zip64 holds, as pack's default (no Zip64) allows: the
+    /// most entries, and the most bytes, for latest.json as it streams and for the whole issue;
+    /// tests give less than 65,535 entries or 4 GiB.
     public func check(
         _ root: URL, configuration: ValidationConfiguration = ValidationConfiguration(),
-        manifestLimit: Int64 = ZipLimits.classic.maxBytes,
+        limits: ZipLimits = .classic,
         inspect: (ArticleSource, ArticleRecord, _ bodyLineOffset: Int) -> [Diagnostic]
     ) throws -> [Diagnostic] {
         var inspected: [Diagnostic] = []
@@ -311,7 +334,7 @@ public struct Packer {
                 // Without Zip64, as pack's default: the entry streams (see `ZipWriter.stream`).
                 let zipWriter = try ZipWriter(url: zip, hashing: false, allowZip64: false)
                 let opened = try zipWriter.stream(name: "\(issue.appleID)/latest.json", mtime: 0, compression: .deflate,
-                                                  maxBytes: manifestLimit)
+                                                  maxBytes: limits.maxBytes)
                 (writer, stream) = (zipWriter, opened)
                 manifest = ManifestWriter(issue: issue, output: opened.send)
             }) { article, record, offset in
@@ -324,9 +347,16 @@ public struct Packer {
                 try manifest.finish()
                 try stream.finish()
                 _ = try writer.finish()
-                let gate = ContainerChecks(path: "\(issue.appleID).zip", limits: configuration.limits, packing: true)
+                let gate = ContainerChecks(path: "\(issue.appleID).zip", limits: Self.packingLimits(configuration.limits, zip: limits),
+                                           packing: true)
                 gate.runPlanned(Self.planned(walked.entries, appleID: issue.appleID, manifestBytes: manifest.bytesWritten, root: root),
                                 into: &container)
+                // What pack (without --allow-zip64, its default) refuses next.
+                let payload = walked.entries.reduce(manifest.bytesWritten) { $0 + $1.size }
+                if let needed = Self.zip64Required(entries: walked.entries.count + 1, payload: payload, appleID: issue.appleID,
+                                                   limits: limits) {
+                    container.adopt([needed])
+                }
                 var written = Findings(configuration: configuration)
                 gate.run(try ZipDirectory.read(path: zip.path, maxEntries: 1), zipFileName: "", into: &written)
                 for item in written.items where item.id == Check.zipRatio.id {
