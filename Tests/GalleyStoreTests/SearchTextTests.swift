@@ -1,8 +1,26 @@
 import Testing
+@testable import GalleyCore
 @testable import GalleyStore
 
 /// The index's text (SearchText): what import, the v4 migration and queries all go through.
 @Suite struct SearchTextTests {
+    /// What `field` and `body` make, as a digest, at `SearchText.version`. The index keeps no
+    /// copy of its text and takes an article's words out with what these make of its row then
+    /// (v12): a change to what they make must bump `SearchText.version` (a store indexed under
+    /// another version is rebuilt when opened), and then record the new digest here.
+    @Test func whatTheIndexTextMakesIsPinnedToItsVersion() {
+        let samples = [
+            "Queequeg's harpoon", "Queequeg\u{2019}s", "'tis the sailors' way", "rock 'n' roll", "Crème  brûlée\n'x'", "東京 👩‍👩‍👧 it’s",
+            "<p>Ahab&rsquo;s   leg</p>\n\n<!-- [ASSET: x] --><p>fish &amp; chips&nbsp;&#x41;&#66; &bogus; &</p>", "<b>x</b>'s",
+            "unclosed <tag", "a&#x1F600;b &#233;", "  lead and trail  ", "x\u{E000}y\u{E001}z", "tab\tnew\nline\u{85}nel\u{A0}nbsp",
+            "\u{02BC}modifier \u{2018}quoted\u{2019} \"double\" 1851's", "ÀÉÎÕÜ ǅ ﬁ Ω", "",
+        ]
+        var text = ""
+        for sample in samples { text += SearchText.field(sample) + "\u{1}" + SearchText.body(sample) + "\u{2}" }
+        let digest = SHA256Hasher.hex(of: text)
+        #expect(SearchText.version == 1 && digest == "b81c9db5183ec031a58a70aa02e710d25a3e47a18a133ccf2933db196392fcef", "SearchText makes other text: bump SearchText.version and record \(digest)")
+    }
+
     @Test func apostrophesInsideWordsStayQuotationMarksSeparate() {
         #expect(SearchText.field("Queequeg's harpoon") == "Queequeg's harpoon")
         #expect(SearchText.field("Queequeg\u{2019}s") == "Queequeg's")

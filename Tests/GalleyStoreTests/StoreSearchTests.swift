@@ -39,8 +39,9 @@ import Testing
         try importIssue(appleID, articles, into: try SQLiteStore(at: store))
     }
 
-    /// Packs an issue of `articles` and imports it into `store`.
-    func importIssue(_ appleID: String, _ articles: [Article], into store: any IssueStore) throws {
+    /// Packs an issue of `articles` and imports it into `store` (as a version of
+    /// `lastUpdated` milliseconds, when given).
+    func importIssue(_ appleID: String, _ articles: [Article], into store: any IssueStore, lastUpdated: Int64? = nil) throws {
         let source = try temporaryFolder().appending(path: appleID)
         try FileManager.default.createDirectory(at: source.appending(path: "articles"), withIntermediateDirectories: true)
         try Data("title: \(appleID)\napple_id: \(appleID)\npublish_date: 2026-01-01\n".utf8)
@@ -52,8 +53,83 @@ import Testing
             try Data("---\ntitle: \(article.title)\n\(keywords)---\n\(article.body)\n".utf8)
                 .write(to: folder.appending(path: "article.md"))
         }
-        let summary = try Packer().pack(PackOptions(source: source, output: try temporaryFolder()))
+        var options = PackOptions(source: source, output: try temporaryFolder())
+        options.lastUpdated = lastUpdated
+        let summary = try Packer().pack(options)
         _ = try store.importZip(summary.path, force: false, gate: nil, progress: nil)
+    }
+
+    /// Every word the index holds, where (`articleSearchTerms`: term, article, column, offset),
+    /// and the same after the index is built again from the articles (undone after). The index
+    /// keeps no copy of its text (v12), so an article's words are taken out with the text its
+    /// row makes then: a step that got this wrong leaves words a rebuild would not have.
+    func indexAndItsRebuild(_ store: SQLiteStore) throws -> (index: [String], rebuilt: [String]) {
+        let words = "SELECT term, doc, col, offset FROM articleSearchTerms ORDER BY doc, col, offset"
+        func read(_ db: Database) throws -> [String] {
+            try Row.fetchAll(db, sql: words).map { "\($0["term"] as String) \($0["doc"] as Int64) \($0["col"] as String) \($0["offset"] as Int)" }
+        }
+        var result: (index: [String], rebuilt: [String]) = ([], [])
+        try store.write { db in
+            try db.inSavepoint {
+                result.index = try read(db)
+                try SearchText.rebuild(db)
+                result.rebuilt = try read(db)
+                return .rollback
+            }
+        }
+        return result
+    }
+
+    /// The index without a copy of its text (v12) stays what a rebuild makes through imports,
+    /// a newer version replacing an issue, and a deletion; a search finds what is there and
+    /// nothing that is gone; an article whose row went without its words (what an older
+    /// Galley's bug could leave) is found by `store check` and mended by `store gc`.
+    @Test func theIndexStaysWhatARebuildMakesThroughImportsReplacementsAndDeletions() throws {
+        let root = try temporaryFolder().appending(path: "store")
+        let store = try SQLiteStore(at: root)
+        try importIssue("org.example.a", [
+            Article(title: "Harbour lights", body: "Boats come in &amp; <b>go</b>.", keywords: ["sea"]),
+            Article(title: "Queequeg\u{2019}s harpoon", body: "The café at the pier."),
+        ], into: store, lastUpdated: 1_767_225_600_000)
+        try importIssue("org.example.b", [Article(title: "Inland", body: "No water here.")], into: store)
+        var state = try indexAndItsRebuild(store)
+        #expect(state.index.count > 15)
+        #expect(state.index == state.rebuilt)
+        // A newer version of the first issue replaces its articles (the old words go).
+        try importIssue("org.example.a", [Article(title: "Lighthouse", body: "Fog and lamps.")], into: store,
+                        lastUpdated: 1_767_225_600_000 + 86_400_000)
+        state = try indexAndItsRebuild(store)
+        #expect(state.index == state.rebuilt)
+        #expect(titles(try store.search("harbour")).isEmpty)
+        #expect(titles(try store.search("lamps")) == ["Lighthouse"])
+        _ = try store.delete("org.example.b")
+        state = try indexAndItsRebuild(store)
+        #expect(state.index == state.rebuilt)
+        #expect(titles(try store.search("water")).isEmpty)
+        #expect(try store.check().problems.isEmpty)
+
+        try store.write { db in try db.execute(sql: "DELETE FROM article WHERE title = 'Lighthouse'") }
+        #expect(try store.check().problems == ["database: 1 rows belong to no issue"])
+        #expect(try store.collectGarbage() == ["1 search rows"])
+        state = try indexAndItsRebuild(store)
+        #expect(state.index.isEmpty && state.rebuilt.isEmpty)
+        #expect(try store.check().problems.isEmpty)
+    }
+
+    /// A store whose index was built under another version of `SearchText` (one that made
+    /// other text, which would take the wrong words out) is rebuilt when opened, even to read.
+    @Test func anIndexBuiltUnderAnotherSearchTextIsRebuiltWhenTheStoreIsOpened() throws {
+        let root = try temporaryFolder().appending(path: "store")
+        try importIssue("org.example.a", [Article(title: "Harbour lights", body: "Boats come in.")], into: root)
+        try SQLiteStore(at: root).write { db in
+            try db.execute(sql: "INSERT INTO articleSearch (articleSearch) VALUES ('delete-all')")
+            try db.execute(sql: "PRAGMA user_version = \(SearchText.version + 1)")
+        }
+        let opened = try SQLiteStore(at: root, access: .read)
+        #expect(opened.access == .write, "opened for writing, to rebuild")
+        #expect(titles(try opened.search("boats")) == ["Harbour lights"])
+        #expect(try opened.database.read(SearchText.indexedVersion) == SearchText.version)
+        #expect(try SQLiteStore(at: root, access: .read).access == .read)
     }
 
     func titles(_ results: SearchResults) -> [String] { results.articles.map(\.title) }

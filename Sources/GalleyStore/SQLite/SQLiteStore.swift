@@ -66,8 +66,13 @@ public final class SQLiteStore: IssueStore {
             // Each connection keeps its own page cache; `serve` answers most requests from kept
             // answers (its ResponseCache), so two readers, one per core here, are enough.
             configuration.maximumReaderCount = 2
+            configuration.prepareDatabase { db in SearchText.register(db) }
             let pool = try DatabasePool(path: path, configuration: configuration)
-            let current = try pool.read { db in try StoreSchema.migrator().hasCompletedMigrations(db) }
+            // Current: every migration done, and the search index built by this Galley's
+            // `SearchText` (else opening for writing rebuilds it).
+            let current = try pool.read { db in
+                try StoreSchema.migrator().hasCompletedMigrations(db) && SearchText.indexedVersion(db) == SearchText.version
+            }
             return current ? pool : nil
         } catch {
             throw Self.failure("cannot open the store", error, root)
@@ -129,7 +134,10 @@ public final class SQLiteStore: IssueStore {
             // 239 MB instead of 288 MB and the import's rows take half the time (import 8.3 s ->
             // 6.9 s); 8 KiB gained nothing, 32 KiB less than 16 (2026-11-26). The store's
             // queries (bench/store_bench.py) are as fast or faster.
-            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA page_size = 16384") }
+            configuration.prepareDatabase { db in
+                try db.execute(sql: "PRAGMA page_size = 16384")
+                SearchText.register(db)
+            }
             // Two processes opening a new store at once must not both create its tables: the
             // short migration lock (not the writer lock, which imports hold for long) orders them.
             let migrationLock = try StoreLock(root.appending(path: ".migration-lock"))
@@ -137,6 +145,9 @@ public final class SQLiteStore: IssueStore {
             defer { migrationLock.unlock() }
             let database = try DatabasePool(path: root.appending(path: "store.sqlite").path, configuration: configuration)
             try StoreSchema.migrate(database)
+            if try database.read(SearchText.indexedVersion) != SearchText.version {
+                try database.write(SearchText.rebuild)
+            }
             return database
         } catch let error as GalleyError {
             throw error

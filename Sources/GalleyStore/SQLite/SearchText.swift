@@ -14,6 +14,47 @@ import GalleyCore
 enum SearchText {
     static let tokenizer = FTS5TokenizerDescriptor.unicode61(diacritics: .remove, tokenCharacters: ["'"])
 
+    /// The version of the text `field` and `body` make. The index keeps no copy of that text
+    /// (migration v12): FTS5 reads it back through `articleSearchSource`, which makes it from the
+    /// article's row with these two functions, to take an article's words out of the index when
+    /// the row goes. Should they make other text than when the article was indexed, other words
+    /// would be taken out and the index would be corrupt; so a change to what they make bumps
+    /// this, and a store indexed under another version is rebuilt when next opened for writing
+    /// (`rebuildIfChanged`). `SearchTextTests` holds a digest of what they make at this version.
+    static let version = 1
+
+    /// `field` and `body` as SQL functions, for `articleSearchSource`: every connection to a
+    /// store registers them (`register`). Deterministic, so SQLite may use them in a view.
+    static let functions = [
+        DatabaseFunction("galleySearchField", argumentCount: 1, pure: true) { values in
+            field(values.first.flatMap { String.fromDatabaseValue($0) } ?? "")
+        },
+        DatabaseFunction("galleySearchBody", argumentCount: 1, pure: true) { values in
+            body(values.first.flatMap { String.fromDatabaseValue($0) } ?? "")
+        },
+    ]
+
+    static func register(_ db: Database) {
+        for function in functions { db.add(function: function) }
+    }
+
+    /// The version the store's index was built under (SQLite's `user_version`, which nothing
+    /// else in the store uses).
+    static func indexedVersion(_ db: Database) throws -> Int {
+        try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+    }
+
+    /// Builds the index again from the articles, under this version.
+    static func rebuild(_ db: Database) throws {
+        try db.execute(sql: "INSERT INTO articleSearch (articleSearch) VALUES ('rebuild')")
+        try db.execute(sql: "PRAGMA user_version = \(version)")
+    }
+
+    /// `rebuild` if the index was built under another version (see `version`).
+    static func rebuildIfChanged(_ db: Database) throws {
+        if try indexedVersion(db) != version { try rebuild(db) }
+    }
+
     /// The snippet markers: private-use characters that normalised text never holds.
     static let open: Unicode.Scalar = "\u{E000}"
     static let close: Unicode.Scalar = "\u{E001}"

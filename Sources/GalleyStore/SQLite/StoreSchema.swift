@@ -22,12 +22,12 @@ enum StoreSchema {
         try migrator().migrate(database)
     }
 
-    /// The migrations `current` stands for: the first eleven, v1 to v11. One added later is
+    /// The migrations `current` stands for: the first twelve, v1 to v12. One added later is
     /// not in it: a new store gets the script, then that migration, as an older store gets the
     /// migrations it lacks.
-    static var currentIdentifiers: [String] { Array(migrator().migrations.prefix(11)) }
+    static var currentIdentifiers: [String] { Array(migrator().migrations.prefix(12)) }
 
-    /// What `migrator()` makes of an empty database up to v11, each statement as SQLite then
+    /// What `migrator()` makes of an empty database up to v12, each statement as SQLite then
     /// holds it in `sqlite_master` (columns added by ALTER TABLE inside their tables'
     /// statements); SQLite makes the tables behind `articleSearch` itself.
     static let current = #"""
@@ -40,8 +40,9 @@ enum StoreSchema {
         CREATE INDEX "asset_on_articleId" ON "asset"("articleId");
         CREATE TABLE "file" ("id" INTEGER PRIMARY KEY AUTOINCREMENT, "issueId" INTEGER NOT NULL REFERENCES "issue"("id") ON DELETE CASCADE, "name" TEXT NOT NULL, "size" INTEGER NOT NULL, "sha256" TEXT NOT NULL, UNIQUE ("issueId", "name"));
         CREATE INDEX "file_on_issueId" ON "file"("issueId");
-        CREATE VIRTUAL TABLE "articleSearch" USING fts5(title, dek, keywords, body, tokenize='''unicode61'' ''remove_diacritics'' ''2'' ''tokenchars'' ''''''''');
+        \#(searchIndexSQL)
         \#(searchTermsSQL);
+        PRAGMA user_version = \#(SearchText.version);
         \#(revisionSQL)
         CREATE TABLE "packageVersion" ("appleID" TEXT PRIMARY KEY NOT NULL, "version" INTEGER NOT NULL);
         \#(listingOrderSQL)
@@ -53,7 +54,18 @@ enum StoreSchema {
     // The statements a migration runs as SQL text are kept once, for the migration and for
     // `current`: SQLite keeps each CREATE statement's text as it was given.
 
-    /// The index's terms (v2, and again in v4).
+    /// v12: the search index without a copy of its text. `articleSearchSource` makes each
+    /// article's text as the index holds it from the article's row (`SearchText`'s functions,
+    /// registered on every connection); the index reads it back only to take an article's words
+    /// out, to rebuild, and for snippets.
+    static let searchIndexSQL = """
+        CREATE VIEW articleSearchSource AS SELECT id, galleySearchField(title) AS title, galleySearchField(dek) AS dek, \
+        galleySearchField(keywords) AS keywords, galleySearchBody(body) AS body FROM article;
+        CREATE VIRTUAL TABLE articleSearch USING fts5(title, dek, keywords, body, content='articleSearchSource', content_rowid='id', \
+        tokenize='''unicode61'' ''remove_diacritics'' ''2'' ''tokenchars'' ''''''''');
+        """
+
+    /// The index's terms (v2, and again in v4 and v12).
     static let searchTermsSQL = "CREATE VIRTUAL TABLE articleSearchTerms USING fts5vocab(articleSearch, 'instance')"
 
     /// v5: the store's revision, its triggers, and the article id index.
@@ -228,6 +240,16 @@ enum StoreSchema {
         // so serve's kept answers and tags change with them.
         migrator.registerMigration("v11: independent articles") { db in
             try db.execute(sql: independentArticlesSQL)
+        }
+        // The search index keeps no copy of the text it indexes (`searchIndexSQL`): the copy was
+        // as large as the articles' rows themselves (94 MB of a 239 MB store at 30,000
+        // articles), and written by every import. Built again from the articles.
+        migrator.registerMigration("v12: search index without a copy") { db in
+            try db.execute(sql: "DROP TABLE articleSearchTerms")
+            try db.drop(table: "articleSearch")
+            try db.execute(sql: searchIndexSQL)
+            try SearchText.rebuild(db)
+            try db.execute(sql: searchTermsSQL)
         }
         return migrator
     }

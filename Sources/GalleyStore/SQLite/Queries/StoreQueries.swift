@@ -213,7 +213,7 @@ extension SQLiteStore {
             let orphanRows = try Int.fetchOne(db, sql: """
                 SELECT (SELECT COUNT(*) FROM article WHERE issueId NOT IN (SELECT id FROM issue))
                      + (SELECT COUNT(*) FROM asset WHERE issueId NOT IN (SELECT id FROM issue))
-                     + (SELECT COUNT(*) FROM articleSearch WHERE rowid NOT IN (SELECT id FROM article))
+                     + (\(Self.searchOrphansSQL))
                 """) ?? 0
             if orphanRows > 0 { problems.append("database: \(orphanRows) rows belong to no issue") }
             return StoreCheck(integrity: integrity, issues: folders.count, files: fileCount, problems: problems)
@@ -228,17 +228,25 @@ extension SQLiteStore {
     public func collectGarbage() throws -> [String] {
         try withWriterLock {
             var removed = try removeLeftovers()
-            let orphans = "SELECT COUNT(*) FROM articleSearch WHERE rowid NOT IN (SELECT id FROM article)"
             // Only a store with something to remove is written to (see `init`).
-            guard try database.read({ db in try Int.fetchOne(db, sql: orphans) ?? 0 }) > 0 else { return removed }
+            guard try database.read({ db in try Int.fetchOne(db, sql: Self.searchOrphansSQL) ?? 0 }) > 0 else { return removed }
             try write { db in
-                let rows = try Int.fetchOne(db, sql: orphans) ?? 0
-                try db.execute(sql: "DELETE FROM articleSearch WHERE rowid NOT IN (SELECT id FROM article)")
-                if rows > 0 { removed.append("\(rows) search rows") }
+                let rows = try Int.fetchOne(db, sql: Self.searchOrphansSQL) ?? 0
+                // The index has no copy of an article that is gone to take its words out with:
+                // it is built again from the articles.
+                if rows > 0 {
+                    try SearchText.rebuild(db)
+                    removed.append("\(rows) search rows")
+                }
             }
             return removed
         }
     }
+
+    /// Articles the search index holds that the store does not (FTS5 keeps a row of
+    /// `articleSearch_docsize` per article indexed; the index itself reads its text from the
+    /// articles, so a row gone from `article` is invisible through it).
+    static let searchOrphansSQL = "SELECT COUNT(*) FROM articleSearch_docsize WHERE id NOT IN (SELECT id FROM article)"
 }
 
 // The records decode from columns aliased to their coding keys (`issueColumns` and friends).
