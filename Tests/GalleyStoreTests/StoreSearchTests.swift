@@ -107,6 +107,16 @@ import Testing
         #expect(state.index == state.rebuilt)
         #expect(titles(try store.search("water")).isEmpty)
         #expect(try store.check().problems.isEmpty)
+        // The replaced and the deleted issue's rows are gone from every table (`deleteRows`
+        // removes them table by table, not through the foreign keys' cascade).
+        let left = try store.database.read { db in
+            try ["issue", "article", "asset", "file"].map { table in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM \(table) WHERE \(table == "issue" ? "id" : "issueId") NOT IN (SELECT id FROM issue WHERE appleID = 'org.example.a')") ?? -1
+            }
+        }
+        #expect(left == [0, 0, 0, 0])
+        #expect(try store.database.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM file") ?? 0 } > 0)
+        #expect(try store.database.read { db in try Row.fetchAll(db, sql: "PRAGMA foreign_key_check") }.isEmpty)
 
         try store.write { db in try db.execute(sql: "DELETE FROM article WHERE title = 'Lighthouse'") }
         #expect(try store.check().problems == ["database: 1 rows belong to no issue"])

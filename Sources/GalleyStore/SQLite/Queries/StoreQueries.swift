@@ -133,9 +133,10 @@ extension SQLiteStore {
         try withWriterLock {
             let issue = try issueSummary(id)
             let removed = try write { db -> IssueRow? in
-                guard let row = try IssueRow.filter(IssueRow.Columns.globalID == issue.globalID).fetchOne(db) else { return nil }
-                try db.execute(sql: "DELETE FROM articleSearch WHERE rowid IN (SELECT id FROM article WHERE issueId = ?)", arguments: [row.id])
-                try row.delete(db)
+                guard let row = try IssueRow.filter(IssueRow.Columns.globalID == issue.globalID).fetchOne(db), let id = row.id else {
+                    return nil
+                }
+                try Self.deleteRows(ofIssue: id, db)
                 return row
             }
             if let folder = removed?.folder { try? FileManager.default.removeItem(at: issuesFolder.appending(path: folder)) }
