@@ -52,6 +52,27 @@ struct StoreSchemaTests {
         #expect(StoreSchema.currentIdentifiers.last == "v12: search index without a copy")
     }
 
+    /// The index splits text with the tokenizer queries are split with (`SearchText.tokenizer`):
+    /// its SQL, spelled by hand for the script, says what GRDB says for that tokenizer.
+    @Test func theIndexIsMadeWithTheQueriesTokenizer() throws {
+        let pool = try Self.pool(try Scratch.folder("galley-schema-tokenizer"), "probe")
+        try StoreSchema.migrate(pool)
+        let (made, expected) = try pool.write { db -> (String?, String?) in
+            try db.create(virtualTable: "probe", using: FTS5()) { t in
+                t.tokenizer = SearchText.tokenizer
+                t.column("x")
+            }
+            // The table's `tokenize=` argument, its last.
+            func tokenize(_ table: String) throws -> String? {
+                guard let sql = try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE name = ?", arguments: [table]),
+                      let start = sql.range(of: "tokenize=") else { return nil }
+                return String(sql[start.lowerBound...])
+            }
+            return (try tokenize("articleSearch"), try tokenize("probe"))
+        }
+        #expect(made != nil && made == expected, "\(made ?? "-") against \(expected ?? "-")")
+    }
+
     /// A database that is not empty (a store made by an older Galley) gets the migrations it
     /// lacks, never the script.
     @Test func anOlderStoreIsMigratedNotScripted() throws {

@@ -68,12 +68,7 @@ public final class SQLiteStore: IssueStore {
             configuration.maximumReaderCount = 2
             configuration.prepareDatabase { db in SearchText.register(db) }
             let pool = try DatabasePool(path: path, configuration: configuration)
-            // Current: every migration done, and the search index built by this Galley's
-            // `SearchText` (else opening for writing rebuilds it).
-            let current = try pool.read { db in
-                try StoreSchema.migrator().hasCompletedMigrations(db) && SearchText.indexedVersion(db) == SearchText.version
-            }
-            return current ? pool : nil
+            return try pool.read(StoreSchema.isCurrent) ? pool : nil
         } catch {
             throw Self.failure("cannot open the store", error, root)
         }
@@ -145,9 +140,6 @@ public final class SQLiteStore: IssueStore {
             defer { migrationLock.unlock() }
             let database = try DatabasePool(path: root.appending(path: "store.sqlite").path, configuration: configuration)
             try StoreSchema.migrate(database)
-            if try database.read(SearchText.indexedVersion) != SearchText.version {
-                try database.write(SearchText.rebuild)
-            }
             return database
         } catch let error as GalleyError {
             throw error

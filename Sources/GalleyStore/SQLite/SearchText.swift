@@ -19,8 +19,8 @@ enum SearchText {
     /// article's row with these two functions, to take an article's words out of the index when
     /// the row goes. Should they make other text than when the article was indexed, other words
     /// would be taken out and the index would be corrupt; so a change to what they make bumps
-    /// this, and a store indexed under another version is rebuilt when next opened for writing
-    /// (`rebuildIfChanged`). `SearchTextTests` holds a digest of what they make at this version.
+    /// this, and a store indexed under another version is rebuilt when next opened
+    /// (`StoreSchema.migrate`). `SearchTextTests` holds a digest of what they make at this version.
     static let version = 1
 
     /// `field` and `body` as SQL functions, for `articleSearchSource`: every connection to a
@@ -54,6 +54,11 @@ enum SearchText {
     static func rebuildIfChanged(_ db: Database) throws {
         if try indexedVersion(db) != version { try rebuild(db) }
     }
+
+    /// How many articles the index holds that the store does not. FTS5 keeps a row of
+    /// `articleSearch_docsize` for each article indexed; through the index itself such a row is
+    /// invisible, its text coming from the articles. Only `rebuild` takes one out.
+    static let orphansSQL = "SELECT COUNT(*) FROM articleSearch_docsize WHERE id NOT IN (SELECT id FROM article)"
 
     /// The snippet markers: private-use characters that normalised text never holds.
     static let open: Unicode.Scalar = "\u{E000}"

@@ -12,6 +12,8 @@ enum StoreSchema {
     /// (v1 builds a search table that v4 drops and builds again; GRDB's `belongsTo` compiles its
     /// inflection rules) was 5-7 ms of every import into a new store, a fifth of a 4-article
     /// import (2026-11-26). `StoreSchemaTests` holds the script equal to the migrations' result.
+    /// Then the search index is rebuilt if this Galley's `SearchText` is not the one it was
+    /// built under (see `SearchText.version`).
     static func migrate(_ database: DatabasePool) throws {
         try database.write { db in
             guard try Int.fetchOne(db, sql: "SELECT count(*) FROM sqlite_master") == 0 else { return }
@@ -20,6 +22,13 @@ enum StoreSchema {
             for identifier in currentIdentifiers { try applied.execute(arguments: [identifier]) }
         }
         try migrator().migrate(database)
+        try database.write(SearchText.rebuildIfChanged)
+    }
+
+    /// Whether `migrate` has nothing to do: every migration done and the search index built
+    /// under this Galley's `SearchText`.
+    static func isCurrent(_ db: Database) throws -> Bool {
+        try migrator().hasCompletedMigrations(db) && SearchText.indexedVersion(db) == SearchText.version
     }
 
     /// The migrations `current` stands for: the first twelve, v1 to v12. One added later is
@@ -58,12 +67,19 @@ enum StoreSchema {
     /// article's text as the index holds it from the article's row (`SearchText`'s functions,
     /// registered on every connection); the index reads it back only to take an article's words
     /// out, to rebuild, and for snippets.
+    /// Its tokenizer is `SearchText.tokenizer`, the one queries are split with, spelled as GRDB
+    /// spells it (each component an SQL string, the whole quoted again).
     static let searchIndexSQL = """
         CREATE VIEW articleSearchSource AS SELECT id, galleySearchField(title) AS title, galleySearchField(dek) AS dek, \
         galleySearchField(keywords) AS keywords, galleySearchBody(body) AS body FROM article;
         CREATE VIRTUAL TABLE articleSearch USING fts5(title, dek, keywords, body, content='articleSearchSource', content_rowid='id', \
-        tokenize='''unicode61'' ''remove_diacritics'' ''2'' ''tokenchars'' ''''''''');
+        tokenize=\(sqlString(SearchText.tokenizer.components.map(sqlString).joined(separator: " "))));
         """
+
+    /// `text` as an SQL string literal (GRDB quotes literals only through a connection).
+    private static func sqlString(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: "''") + "'"
+    }
 
     /// The index's terms (v2, and again in v4 and v12).
     static let searchTermsSQL = "CREATE VIRTUAL TABLE articleSearchTerms USING fts5vocab(articleSearch, 'instance')"

@@ -214,7 +214,7 @@ extension SQLiteStore {
             let orphanRows = try Int.fetchOne(db, sql: """
                 SELECT (SELECT COUNT(*) FROM article WHERE issueId NOT IN (SELECT id FROM issue))
                      + (SELECT COUNT(*) FROM asset WHERE issueId NOT IN (SELECT id FROM issue))
-                     + (\(Self.searchOrphansSQL))
+                     + (\(SearchText.orphansSQL))
                 """) ?? 0
             if orphanRows > 0 { problems.append("database: \(orphanRows) rows belong to no issue") }
             return StoreCheck(integrity: integrity, issues: folders.count, files: fileCount, problems: problems)
@@ -230,9 +230,9 @@ extension SQLiteStore {
         try withWriterLock {
             var removed = try removeLeftovers()
             // Only a store with something to remove is written to (see `init`).
-            guard try database.read({ db in try Int.fetchOne(db, sql: Self.searchOrphansSQL) ?? 0 }) > 0 else { return removed }
+            guard try database.read({ db in try Int.fetchOne(db, sql: SearchText.orphansSQL) ?? 0 }) > 0 else { return removed }
             try write { db in
-                let rows = try Int.fetchOne(db, sql: Self.searchOrphansSQL) ?? 0
+                let rows = try Int.fetchOne(db, sql: SearchText.orphansSQL) ?? 0
                 // The index has no copy of an article that is gone to take its words out with:
                 // it is built again from the articles.
                 if rows > 0 {
@@ -243,11 +243,6 @@ extension SQLiteStore {
             return removed
         }
     }
-
-    /// Articles the search index holds that the store does not (FTS5 keeps a row of
-    /// `articleSearch_docsize` per article indexed; the index itself reads its text from the
-    /// articles, so a row gone from `article` is invisible through it).
-    static let searchOrphansSQL = "SELECT COUNT(*) FROM articleSearch_docsize WHERE id NOT IN (SELECT id FROM article)"
 }
 
 // The records decode from columns aliased to their coding keys (`issueColumns` and friends).
