@@ -59,12 +59,15 @@ import Testing
         var options = PackOptions(source: Self.example, output: out)
         options.limits = ZipLimits(maxEntries: 10, maxBytes: 0xFFFF_FFFF)
         options.configuration.limits.maxEntries = 10
+        var hints: [String] = []
         func errors() -> [String] {
             do {
                 _ = try Packer().pack(options)
                 return []
             } catch let error as DiagnosticsError {
-                return error.diagnostics.filter { $0.severity == .error }.map(\.id.rawValue)
+                let errors = error.diagnostics.filter { $0.severity == .error }
+                hints = errors.map { $0.hint ?? "" }
+                return errors.map(\.id.rawValue)
             } catch {
                 return ["\(error)"]
             }
@@ -76,6 +79,7 @@ import Testing
         options.force = true
         options.configuration.limits.maxEntries = 9
         #expect(errors() == [Check.zipEntries.id.rawValue])
+        #expect(hints.first?.contains("`max_entries` under `limits:` in .galley.yml") == true, "the hint names the limit set")
         // The same for bytes: a total size limit at Zip64's is lifted, one below it holds.
         options.configuration.limits.maxEntries = 65_535
         options.limits = ZipLimits(maxEntries: 65_535, maxBytes: 100_000)
@@ -83,6 +87,7 @@ import Testing
         #expect(errors() == [])
         options.configuration.limits.maxTotalBytes = 99_999
         #expect(errors() == [Check.zipSize.id.rawValue])
+        #expect(hints.first?.contains("`max_total_bytes` under `limits:` in .galley.yml") == true)
         options.allowZip64 = false
         options.configuration.limits.maxTotalBytes = 100_000
         #expect(errors() == [Check.packZip64Required.id.rawValue])

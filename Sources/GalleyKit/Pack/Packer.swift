@@ -275,11 +275,9 @@ public struct Packer {
 
     /// The container limits pack checks its plan and its written zip against: the configured
     /// ones (`.galley.yml`), except an entry count or total size at or above what a zip without
-    /// Zip64 holds (`zip`: 65,535 entries, 4 GiB; the defaults are there): that is
+    /// Zip64 holds (`zip`: 65,535 entries, 4 GiB, where the defaults are). Such a limit is
     /// `zip64Required`'s to tell (`pack.zip64-required`, whose hint names `--allow-zip64`), and
-    /// `--allow-zip64` lifts it. Checked here too, such an issue was refused as `zip.entries` or
-    /// `zip.size` with `--allow-zip64` as without, which could then never pack one. A limit
-    /// configured below applies as configured.
+    /// `--allow-zip64` lifts it; a limit configured below applies as configured.
     static func packingLimits(_ configured: ContainerLimits, zip: ZipLimits) -> ContainerLimits {
         var limits = configured
         if limits.maxEntries >= zip.maxEntries { limits.maxEntries = Int.max }

@@ -177,10 +177,15 @@ package struct ContainerChecks {
     /// `entries` may be lazy: each entry's name is looked at once, in order, and its location
     /// made only for a finding, so a plan of 60,000 files needs no list of names and locations
     /// beside the plan (one was 21 MB, pack's peak at 30,000 articles).
+    ///
+    /// Pack's limits leave out what only Zip64 lifts (`Packer.packingLimits`: that is
+    /// `pack.zip64-required`'s), so a count or size refused here is over a limit `.galley.yml`
+    /// set, and the hints say so.
     package func runPlanned<Entries: Collection<PlannedEntry>>(_ entries: Entries, into findings: inout Findings) {
         if entries.count > limits.maxEntries {
             findings.add(.zipEntries, "the zip would list \(entries.count) entries, over the limit of \(limits.maxEntries)",
-                         at: SourceLocation(path: path), hint: "An issue zip holds at most 65,535 files: split the issue.")
+                         at: SourceLocation(path: path),
+                         hint: "The limit is `max_entries` under `limits:` in .galley.yml: split the issue, or raise it.")
         }
         var total: UInt64 = 0
         for entry in entries {
@@ -190,7 +195,8 @@ package struct ContainerChecks {
         }
         if total > limits.maxTotalBytes {
             findings.add(.zipSize, "the entries would hold \(total) bytes in all, over the limit of \(limits.maxTotalBytes)",
-                         at: SourceLocation(path: path), hint: "An issue zip stays under 4 GiB: split the issue or shrink its media.")
+                         at: SourceLocation(path: path),
+                         hint: "The limit is `max_total_bytes` under `limits:` in .galley.yml: split the issue, shrink its media, or raise it.")
         }
     }
 
