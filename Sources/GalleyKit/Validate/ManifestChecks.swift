@@ -13,10 +13,11 @@ struct ManifestIndex {
         /// Its id; Galley's own ids as 12 bytes, not a string on the heap each.
         package let idKey: GlobalID.Key
         package var id: String { idKey.text }
-        package var fileName: String?
-        /// The crop when it is not the file's own name, and the device variants: what most
-        /// assets do not have, in a box only those that do carry (64 bytes an asset, not 88).
-        private let others: Others?
+        // The fields are declared in this order so that the one-byte ones fill the id's last
+        // word and nothing is padded: 56 bytes an asset.
+        /// The list it sits in (`images`, `sound_files`, `videos`).
+        package var kind: MediaKind
+        fileprivate var cropIsFileName: Bool
         /// The width and height its metadata declares (the media checks compare them with the
         /// file's header), not the metadata itself: at 30,000 articles, the kept trees were
         /// most of validate's memory. Int32.min: none.
@@ -27,9 +28,13 @@ struct ManifestIndex {
         private var line32: Int32
         /// -1 for issue images.
         private var article32: Int32
-        /// The list it sits in (`images`, `sound_files`, `videos`).
-        package var kind: MediaKind
-        private var cropIsFileName: Bool
+        /// Its `file_name`, as a place in the index's `fileNames` (`ManifestIndex.fileName(of:)`):
+        /// a string on the heap each was 3.8 MB at 30,000 articles, the largest part of the
+        /// manifest's index.
+        fileprivate let fileNameSpan: FileNames.Span
+        /// The crop when it is not the file's own name, and the device variants: what most
+        /// assets do not have, in a box only those that do carry.
+        private let others: Others?
 
         private final class Others: Sendable {
             let crop: String?
@@ -41,10 +46,10 @@ struct ManifestIndex {
         }
 
         init(id: String, kind: MediaKind, fileName: String?, crop: String?, variants: [String], declaredWidth: Int?,
-             declaredHeight: Int?, position: Int, line: Int, article: Int?) {
+             declaredHeight: Int?, position: Int, line: Int, article: Int?, fileNames: inout FileNames) {
             idKey = GlobalID.Key(id)
             self.kind = kind
-            self.fileName = fileName
+            fileNameSpan = fileNames.add(fileName)
             cropIsFileName = crop != nil && crop == fileName
             let otherCrop = cropIsFileName ? nil : crop
             others = otherCrop == nil && variants.isEmpty ? nil : Others(crop: otherCrop, variants: variants)
@@ -59,7 +64,9 @@ struct ManifestIndex {
         package var variants: [String] { others?.variants ?? [] }
         /// `images`, `sound_files` or `videos`.
         package var list: String { kind.manifestList }
-        package var crop: String? { cropIsFileName ? fileName : others?.crop }
+        /// Its `crop_350_350` when that is another name than its `file_name` (`ManifestIndex.crop(of:)`
+        /// gives it either way).
+        fileprivate var otherCrop: String? { others?.crop }
         package var declaredWidth: Int? { width == .min ? nil : Int(width) }
         package var declaredHeight: Int? { height == .min ? nil : Int(height) }
         package var line: Int { Int(line32) }
@@ -116,9 +123,45 @@ struct ManifestIndex {
         package var location: SourceLocation
     }
 
+    /// The assets' `file_name`s, back to back (`AssetRef.fileNameSpan`).
+    struct FileNames {
+        /// A name's place: `count` is `UInt32.max` for an asset without one.
+        struct Span {
+            fileprivate var start: UInt32
+            fileprivate var count: UInt32
+        }
+
+        private var bytes: [UInt8] = []
+
+        mutating func add(_ name: String?) -> Span {
+            guard let name else { return Span(start: 0, count: .max) }
+            let start = bytes.count
+            bytes.append(contentsOf: name.utf8)
+            // Past 4 GiB of names (latest.json would be larger still) the name is kept as none,
+            // never as another one's bytes; nothing reads that far.
+            guard let start32 = UInt32(exactly: start), let count32 = UInt32(exactly: bytes.count - start), count32 != .max else {
+                bytes.removeSubrange(start...)
+                return Span(start: 0, count: .max)
+            }
+            return Span(start: start32, count: count32)
+        }
+
+        func name(_ span: Span) -> String? {
+            guard span.count != .max else { return nil }
+            let start = Int(span.start)
+            return String(decoding: bytes[start..<(start + Int(span.count))], as: UTF8.self)
+        }
+    }
+
     package var issueID: String?
     package var appleID: String?
     package var assets: [AssetRef] = []
+    var fileNames = FileNames()
+
+    /// An asset's `file_name`.
+    func fileName(of asset: AssetRef) -> String? { fileNames.name(asset.fileNameSpan) }
+    /// An asset's `crop_350_350`.
+    func crop(of asset: AssetRef) -> String? { asset.cropIsFileName ? fileName(of: asset) : asset.otherCrop }
     package var articles: [ArticleRef] = []
     package var placeholders: [PlaceholderRef] = []
     /// Files the bodies name (`<img src>`, `<a href>`...), relative to the issue folder: the
@@ -366,12 +409,13 @@ struct ManifestChecks {
                              at: at(asset[key], "\(path).\(key)"), hint: "Name the file; for a missing thumbnail, repeat file_name.")
             }
         }
-        index.assets.append(ManifestIndex.AssetRef(
+        let ref = ManifestIndex.AssetRef(
             id: asset["id"]?.string ?? "", kind: kind, fileName: asset["file_name"]?.string,
             crop: asset["crop_350_350"]?.string, variants: variants,
             declaredWidth: asset["metadata"]?["width"].flatMap { Int(JSONValue($0).numberText ?? "") },
             declaredHeight: asset["metadata"]?["height"].flatMap { Int(JSONValue($0).numberText ?? "") }, position: position,
-            line: asset.line, article: article))
+            line: asset.line, article: article, fileNames: &index.fileNames)
+        index.assets.append(ref)
     }
 
     private func checkIDs(_ index: ManifestIndex, _ root: LocatedJSON, _ findings: inout Findings) {

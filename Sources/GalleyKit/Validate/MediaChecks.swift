@@ -11,7 +11,7 @@ struct MediaChecks {
         // by entry number: a set of names was 3.2 MB at 30,000 articles, an import's peak.
         var checked = [Bool](repeating: false, count: contents.entryCount)
         for asset in index.assets {
-            for (key, name) in [("file_name", asset.fileName), ("crop_350_350", asset.crop)] {
+            for (key, name) in [("file_name", index.fileName(of: asset)), ("crop_350_350", index.crop(of: asset))] {
                 guard let name, let number = contents.entryNumber(name) else { continue }
                 let facts = contents.facts(number)
                 // A file's facts are the same whichever asset names it: its own findings come once.

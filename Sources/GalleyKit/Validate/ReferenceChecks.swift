@@ -21,7 +21,7 @@ struct ReferenceChecks {
             return true
         }
         for asset in index.assets {
-            for (key, value) in [("file_name", asset.fileName), ("crop_350_350", asset.crop)] {
+            for (key, value) in [("file_name", index.fileName(of: asset)), ("crop_350_350", index.crop(of: asset))] {
                 guard let value, !value.isEmpty else { continue }
                 let location = SourceLocation(path: manifestPath, line: asset.line, jsonPath: "\(asset.jsonPath).\(key)")
                 if let problem = Self.pathProblem(value) {
