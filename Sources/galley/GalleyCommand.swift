@@ -42,9 +42,11 @@ struct GalleyCommand: ParsableCommand {
 
     /// Runs the command, mapping argument errors to exit status 2 (ArgumentParser uses 64).
     static func main() {
-        // The one process-wide setting (docs/architecture.md): libarchive's zip times and name
+        // Process-wide settings (docs/architecture.md, rule 10). libarchive's zip times and name
         // conversion read TZ and LC_CTYPE, so they are fixed here, once, before any thread starts.
         ProcessEnvironment.configureForArchives()
+        // Large blocks go back to the system when freed, before any thread allocates one.
+        FreedMemory.mapLargeBlocks()
         // A file-size limit (`ulimit -f`, a quota) makes a write fail with EFBIG, which Galley
         // reports and cleans up after like a full disk, instead of killing the process mid-file.
         signal(SIGXFSZ, SIG_IGN)

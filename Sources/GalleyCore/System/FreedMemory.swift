@@ -9,6 +9,27 @@ internal import CLinux
 /// another thread (the import's database writes) does not reuse it. `malloc_trim` gives back
 /// every free page of every heap.
 package enum FreedMemory {
+    /// The size from which `mapLargeBlocks` gives a block a mapping of its own: above the
+    /// 256 KiB chunks the streaming readers take and free by the thousand (each a system call
+    /// and its page faults otherwise), below the lists that grow with an issue.
+    package static let largeBlock: Int32 = 1 << 20
+
+    /// Makes an allocation of `largeBlock` or more that no free stretch of the heaps can hold a
+    /// mapping of its own, given back to the system when it is freed, for the whole process
+    /// (the CLI's `main` calls it first).
+    ///
+    /// glibc starts out so from 128 KiB, but raises the bar to the size of every such block
+    /// that is freed, up to 32 MiB: once the first list that grows with an issue (the zip
+    /// directory's entries, the manifest's asset index, the digests) had doubled, freeing its
+    /// old buffer, the next buffers came from the heaps instead, and the old buffer each left
+    /// there when it grew again stayed resident. A 30,000-article import peaked at 62.5 MiB
+    /// with glibc's rule and at 53.7 with a fixed bar, in the same time (2026-11-27, 2 runs
+    /// each; 128 KiB, 512 KiB and 1 MiB bars alike). `bench/import_bench.py` measures it: no
+    /// unit test can, as whether a block is mapped also depends on what the heaps hold free.
+    package static func mapLargeBlocks() {
+        _ = mallopt(M_MMAP_THRESHOLD, largeBlock)
+    }
+
     /// Returns free pages to the system (a walk over the free lists, and a system call for each
     /// free stretch).
     package static func giveBack() {
