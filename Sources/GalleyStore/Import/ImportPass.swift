@@ -65,7 +65,7 @@ struct ImportPass {
         let staging = stagingFolder.appending(path: token)
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
         var succeeded = false
-        defer { if !succeeded { try? FileManager.default.removeItem(at: staging) } }
+        defer { if !succeeded { try? FolderRemoval.remove(staging.path) } }
         let sink = try ExtractingSink(root: staging, total: total, files: files, progress: progress)
         // Once the pass has ended, the copy is all the import waits for: the rest of it goes to
         // the page cache instead of the disk; a pass that refused the zip stops it.
@@ -100,7 +100,7 @@ struct ImportPass {
 
     /// Removes what is still staged (nothing once an import moved it all on).
     func cleanUp() {
-        try? FileManager.default.removeItem(at: staging)
+        try? FolderRemoval.remove(staging.path)
         try? FileManager.default.removeItem(at: kept.staged)
     }
 }

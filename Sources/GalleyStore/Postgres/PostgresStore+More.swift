@@ -301,7 +301,7 @@ extension PostgresStore {
         let found = try read { connection in try leftovers(connection) }
         var removed: [String] = []
         for name in found.staging {
-            try? FileManager.default.removeItem(at: blobs.staging.appending(path: name))
+            try? FolderRemoval.remove(blobs.staging.appending(path: name).path)
             removed.append(blobs.staging.appending(path: name).path)
         }
         for sha in found.blobs {

@@ -179,11 +179,11 @@ public final class SQLiteStore: IssueStore {
         let found = try leftovers()
         var removed: [String] = []
         for name in found.staging {
-            try? FileManager.default.removeItem(at: stagingFolder.appending(path: name))
+            try? FolderRemoval.remove(stagingFolder.appending(path: name).path)
             removed.append("staging/\(name)")
         }
         for name in found.issues {
-            try? FileManager.default.removeItem(at: issuesFolder.appending(path: name))
+            try? FolderRemoval.remove(issuesFolder.appending(path: name).path)
             removed.append("issues/\(name)")
         }
         for name in found.packages {

@@ -221,12 +221,12 @@ extension SQLiteStore {
                 }
             }
         } catch {
-            try? FileManager.default.removeItem(at: issuesFolder.appending(path: folder))
+            try? FolderRemoval.remove(issuesFolder.appending(path: folder).path)
             throw SQLiteStore.failure("cannot write the store", error, root)
         }
         committed = true
         if let oldFolder = existing?.folder {
-            try? FileManager.default.removeItem(at: issuesFolder.appending(path: oldFolder))
+            try? FolderRemoval.remove(issuesFolder.appending(path: oldFolder).path)
         }
         if let old = existing?.packageSHA256, old != digest.sha256 { removeUnusedPackages([old]) }
         return ImportResult(path: path, status: status, appleID: issue.appleID, globalID: issue.globalID,

@@ -139,7 +139,7 @@ extension SQLiteStore {
                 try Self.deleteRows(ofIssue: id, db)
                 return row
             }
-            if let folder = removed?.folder { try? FileManager.default.removeItem(at: issuesFolder.appending(path: folder)) }
+            if let folder = removed?.folder { try? FolderRemoval.remove(issuesFolder.appending(path: folder).path) }
             if let package = removed?.packageSHA256 { removeUnusedPackages([package]) }
             return issue
         }
