@@ -130,6 +130,33 @@ import Testing
                 "the scratch folder of thumbnails is gone")
     }
 
+    /// Pictures libvips cannot read at all: the text on standard error shows the first
+    /// `findingsPerCheck` of the check and how many more there are; --verbose shows each, and
+    /// --json's document lists each.
+    @Test func aCheckFoundOnManyPicturesIsShownAFewTimesThenCounted() throws {
+        let count = 25
+        let names = (0..<count).map { "broken-\($0).png" }
+        let article = "---\ntitle: A\nassets: [\(names.joined(separator: ", "))]\n---\n"
+            + names.map { "<!-- [ASSET: \($0)] -->\n" }.joined()
+        // A PNG signature and nothing a decoder can use.
+        let broken = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + [UInt8](repeating: 0, count: 64))
+        let root = try source(article: article, files: Dictionary(uniqueKeysWithValues: names.map { ($0, broken) }))
+        func lines(_ text: String) -> [Substring] { text.split(separator: "\n").filter { $0.contains("pack.thumbnail-failed:") } }
+
+        let plain = try Harness.galley(["pack", root.path, "-o", try Harness.temporaryDirectory().path])
+        #expect(plain.status == 0, "\(plain.stderr)")
+        #expect(lines(plain.stderr).count == 20)
+        #expect(plain.stderr.contains("note: 5 more pack.thumbnail-failed findings not shown (25 in all; --verbose shows them, --json lists them)"),
+                "\(plain.stderr)")
+
+        let verbose = try Harness.galley(["pack", root.path, "-o", try Harness.temporaryDirectory().path, "--verbose"])
+        #expect(lines(verbose.stderr).count == count)
+        #expect(!verbose.stderr.contains("more pack.thumbnail-failed"))
+
+        let json = try Harness.galley(["pack", root.path, "-o", try Harness.temporaryDirectory().path, "--json"])
+        #expect(Harness.diagnosticIDs(json).count == count, "\(json.stdout)")
+    }
+
     @Test func aPosterThatIsNotAPictureIsAnErrorWhereItIsListed() throws {
         let root = try source(
             article: "---\ntitle: Clip\nassets:\n  - file: clip.mp4\n    poster: talk.mp3\n---\n<!-- [ASSET: clip.mp4] -->\n",

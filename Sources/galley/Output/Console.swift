@@ -79,10 +79,14 @@ struct Console {
         return value
     }
 
-    /// Findings on standard error (under --quiet too).
+    /// Findings on standard error (under --quiet too): at most `findingsPerCheck` of one check,
+    /// then how many more, unless --verbose. --json's document lists them all.
     func findings(_ diagnostics: [Diagnostic], base: String = ".") {
-        err.report(diagnostics, base: base)
+        err.report(diagnostics, base: base, limitPerCheck: verbosity == .verbose ? nil : Self.findingsPerCheck)
     }
+
+    /// How many findings of one check a command prints before it says how many more there are.
+    static let findingsPerCheck = 20
 
     /// Text that is the command's result, on standard output.
     func data(_ text: String) { out.write(text) }

@@ -51,9 +51,10 @@ struct Terminal {
         }
     }
 
-    /// Prints findings, `path:line:col: severity id: message` and a hint line.
-    func report(_ diagnostics: [Diagnostic], base: String) {
-        write(textReport.render(diagnostics, base: base))
+    /// Prints findings, `path:line:col: severity id: message` and a hint line (at most
+    /// `limitPerCheck` of one check, then how many more).
+    func report(_ diagnostics: [Diagnostic], base: String, limitPerCheck: Int? = nil) {
+        write(textReport.render(diagnostics, base: base, limitPerCheck: limitPerCheck))
     }
 
     /// `error: what` and the hint, for an operation that could not run.

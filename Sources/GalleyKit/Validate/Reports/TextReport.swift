@@ -36,9 +36,27 @@ public struct TextReport: Sendable {
         return line
     }
 
-    /// Every finding, in the order given.
-    public func render(_ diagnostics: [Diagnostic], base: String) -> String {
-        diagnostics.map { lines($0, base: base) }.joined()
+    /// Every finding, in the order given. With `limitPerCheck`, at most that many findings of
+    /// one check, then a note for each check that had more saying how many were left out: a
+    /// pack whose pictures libvips cannot read at all (a missing loader) said so once for every
+    /// picture, 66,001 lines for 33,000 articles, where the first few tell what is wrong.
+    public func render(_ diagnostics: [Diagnostic], base: String, limitPerCheck: Int? = nil) -> String {
+        guard let limit = limitPerCheck else { return diagnostics.map { lines($0, base: base) }.joined() }
+        var counts: [CheckID: Int] = [:]
+        var order: [CheckID] = []
+        var out = ""
+        for diagnostic in diagnostics {
+            let seen = counts[diagnostic.id, default: 0]
+            if seen == 0 { order.append(diagnostic.id) }
+            counts[diagnostic.id] = seen + 1
+            if seen < limit { out += lines(diagnostic, base: base) }
+        }
+        for id in order {
+            guard let count = counts[id], count > limit else { continue }
+            out += paint("note:", .hint) + " \(count - limit) more " + paint(id.rawValue, .id)
+                + " findings not shown (\(count) in all; --verbose shows them, --json lists them)\n"
+        }
+        return out
     }
 
     /// `error: what` and the hint, for an operation that could not run.
