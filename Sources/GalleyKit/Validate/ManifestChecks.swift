@@ -28,10 +28,10 @@ struct ManifestIndex {
         private var line32: Int32
         /// -1 for issue images.
         private var article32: Int32
-        /// Its `file_name`, as a place in the index's `fileNames` (`ManifestIndex.fileName(of:)`):
-        /// a string on the heap each was 3.8 MB at 30,000 articles, the largest part of the
-        /// manifest's index.
-        fileprivate let fileNameSpan: FileNames.Span
+        /// Its `file_name`, as its number in the index's `fileNames` (`ManifestIndex.fileName(of:)`),
+        /// -1 for none: a string on the heap each was 3.8 MB at 30,000 articles, the largest part
+        /// of the manifest's index.
+        fileprivate let fileNameNumber: Int
         /// The crop when it is not the file's own name, and the device variants: what most
         /// assets do not have, in a box only those that do carry.
         private let others: Others?
@@ -46,10 +46,10 @@ struct ManifestIndex {
         }
 
         init(id: String, kind: MediaKind, fileName: String?, crop: String?, variants: [String], declaredWidth: Int?,
-             declaredHeight: Int?, position: Int, line: Int, article: Int?, fileNames: inout FileNames) {
+             declaredHeight: Int?, position: Int, line: Int, article: Int?, fileNames: inout PackedStrings) {
             idKey = GlobalID.Key(id)
             self.kind = kind
-            fileNameSpan = fileNames.add(fileName)
+            fileNameNumber = fileName.map { fileNames.append($0) } ?? -1
             cropIsFileName = crop != nil && crop == fileName
             let otherCrop = cropIsFileName ? nil : crop
             others = otherCrop == nil && variants.isEmpty ? nil : Others(crop: otherCrop, variants: variants)
@@ -123,45 +123,11 @@ struct ManifestIndex {
         package var location: SourceLocation
     }
 
-    /// The assets' `file_name`s, back to back (`AssetRef.fileNameSpan`).
-    struct FileNames {
-        /// A name's place: `count` is `UInt32.max` for an asset without one.
-        struct Span {
-            fileprivate var start: UInt32
-            fileprivate var count: UInt32
-        }
-
-        private var bytes: [UInt8] = []
-
-        mutating func add(_ name: String?) -> Span {
-            guard let name else { return Span(start: 0, count: .max) }
-            let start = bytes.count
-            bytes.append(contentsOf: name.utf8)
-            // Past 4 GiB of names (latest.json would be larger still) the name is kept as none,
-            // never as another one's bytes; nothing reads that far.
-            guard let start32 = UInt32(exactly: start), let count32 = UInt32(exactly: bytes.count - start), count32 != .max else {
-                bytes.removeSubrange(start...)
-                return Span(start: 0, count: .max)
-            }
-            return Span(start: start32, count: count32)
-        }
-
-        func name(_ span: Span) -> String? {
-            guard span.count != .max else { return nil }
-            let start = Int(span.start)
-            return String(decoding: bytes[start..<(start + Int(span.count))], as: UTF8.self)
-        }
-    }
-
     package var issueID: String?
     package var appleID: String?
     package var assets: [AssetRef] = []
-    var fileNames = FileNames()
-
-    /// An asset's `file_name`.
-    func fileName(of asset: AssetRef) -> String? { fileNames.name(asset.fileNameSpan) }
-    /// An asset's `crop_350_350`.
-    func crop(of asset: AssetRef) -> String? { asset.cropIsFileName ? fileName(of: asset) : asset.otherCrop }
+    /// The assets' `file_name`s (`AssetRef.fileNameNumber`).
+    var fileNames = PackedStrings()
     package var articles: [ArticleRef] = []
     package var placeholders: [PlaceholderRef] = []
     /// Files the bodies name (`<img src>`, `<a href>`...), relative to the issue folder: the
@@ -169,6 +135,11 @@ struct ManifestIndex {
     package var bodyFiles: [String: BodyFileRef] = [:]
     package var featured: [FeaturedRef] = []
     var previousDate: Int64?
+
+    /// An asset's `file_name`.
+    func fileName(of asset: AssetRef) -> String? { asset.fileNameNumber < 0 ? nil : fileNames[asset.fileNameNumber] }
+    /// An asset's `crop_350_350`.
+    func crop(of asset: AssetRef) -> String? { asset.cropIsFileName ? fileName(of: asset) : asset.otherCrop }
 }
 
 /// Checks on `latest.json` against what Dumpling reads (wire format §2): keys it force-casts,

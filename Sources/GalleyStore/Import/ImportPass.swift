@@ -173,23 +173,18 @@ extension ImportPass {
     }
 
     /// The files a pass wrote, each made when it is read from the pass's own lists: a list
-    /// of 60,000 made at once (a name string each) was 7 MB of an import's peak. The names sit
-    /// back to back in one buffer: kept as slices of the zip directory's names, they held all
-    /// of those (4.8 MB at 30,000 articles, with the folder's name in each) alive through the
-    /// rows, and the list itself was 40 bytes a file.
+    /// of 60,000 made at once (a name string each) was 7 MB of an import's peak. The names are
+    /// `PackedStrings`: kept as slices of the zip directory's names, they held all of those
+    /// (4.8 MB at 30,000 articles, with the folder's name in each) alive through the rows.
     struct Files: RandomAccessCollection {
-        fileprivate let names: [UInt8]
-        /// Where each name ends in `names`, and each file's size.
-        fileprivate let ends: [Int]
+        fileprivate let names: PackedStrings
         fileprivate let sizes: [Int64]
         fileprivate let digests: [SHA256Digest]
 
         var startIndex: Int { 0 }
-        var endIndex: Int { Swift.min(ends.count, digests.count) }
+        var endIndex: Int { Swift.min(names.count, digests.count) }
         subscript(position: Int) -> ExtractedFile {
-            let start = position == 0 ? 0 : ends[position - 1]
-            return ExtractedFile(name: String(decoding: names[start..<ends[position]], as: UTF8.self), size: sizes[position],
-                                 digest: digests[position])
+            ExtractedFile(name: names[position], size: sizes[position], digest: digests[position])
         }
     }
 
@@ -212,15 +207,14 @@ extension ImportPass {
         private let hashing: HashingThread
         private var current: (name: Substring, size: Int64)?
         /// The files written, as `Files` holds them.
-        private var names: [UInt8] = []
-        private var ends: [Int] = []
+        private var names = PackedStrings()
         private var sizes: [Int64] = []
 
         /// `files`: how many files the zip declares, so the lists are made at their final size.
         init(root: URL, total: Int64, files: Int, progress: ((Int64, Int64) -> Void)?) throws {
             writer = try SecureDiskWriter(root: root)
             hashing = HashingThread(files: files)
-            ends.reserveCapacity(files)
+            names.reserveCapacity(files)
             sizes.reserveCapacity(files)
             self.progress = progress.map { ProgressSink(total: total, $0) }
         }
@@ -242,14 +236,13 @@ extension ImportPass {
             try writer.finish()
             hashing.end()
             if let current {
-                names.append(contentsOf: current.name.utf8)
-                ends.append(names.count)
+                names.append(current.name)
                 sizes.append(current.size)
             }
             current = nil
         }
 
         /// Every file written, with its digest (waits for the hashing thread).
-        func files() -> Files { Files(names: names, ends: ends, sizes: sizes, digests: hashing.finish()) }
+        func files() -> Files { Files(names: names, sizes: sizes, digests: hashing.finish()) }
     }
 }
