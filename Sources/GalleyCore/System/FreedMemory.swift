@@ -12,7 +12,7 @@ package enum FreedMemory {
     /// The size from which `mapLargeBlocks` gives a block a mapping of its own: above the
     /// 256 KiB chunks the streaming readers take and free by the thousand (each a system call
     /// and its page faults otherwise), below the lists that grow with an issue.
-    package static let largeBlock: Int32 = 1 << 20
+    static let largeBlock: Int32 = 1 << 20
 
     /// Makes an allocation of `largeBlock` or more that no free stretch of the heaps can hold a
     /// mapping of its own, given back to the system when it is freed, for the whole process
