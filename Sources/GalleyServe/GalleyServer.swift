@@ -52,11 +52,22 @@ public struct GalleyServer: Sendable {
     /// Request counts and latencies for `/metrics`.
     public let metrics = ServeMetrics()
     /// The answers made at the store's current revision.
-    let cache = ResponseCache()
+    let cache: ResponseCache
+    /// Where large answers are written (nil: `TMPDIR`).
+    let spoolFolder: String?
     let signingKey: FeedSigningKey?
     let signatureLifetime: TimeInterval
 
     public init(store: any IssueStore, options: ServeOptions = ServeOptions()) {
+        self.init(store: store, options: options, cache: ResponseCache())
+    }
+
+    /// A server whose answer cache is `cache` (its capacity also bounds what an answer keeps
+    /// in memory) and whose large answers go to a file in `spoolFolder` (nil: `TMPDIR`; see
+    /// `AnswerSpool`).
+    init(store: any IssueStore, options: ServeOptions, cache: ResponseCache, spoolFolder: String? = nil) {
+        self.cache = cache
+        self.spoolFolder = spoolFolder
         self.store = store
         publicURL = options.publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
         corsOrigins = options.corsOrigins
@@ -138,7 +149,7 @@ public struct GalleyServer: Sendable {
             // are read (as `/assets`): {"articles": [...], "issue": {...}}.
             let id = try context.parameters.require("id")
             var issue: StoredIssue?
-            return try JSONBody(key: "articles", trailing: { issue.map { [("issue", $0)] } ?? [] }) { send in
+            return try JSONBody(key: "articles", memoryLimit: self.cache.largestKept, folder: self.spoolFolder, trailing: { issue.map { [("issue", $0)] } ?? [] }) { send in
                 try self.store.eachIssueArticle(id, withBodies: version.listsBodies, begin: { issue = $0 }, send)
             }
         }
@@ -202,7 +213,7 @@ public struct GalleyServer: Sendable {
             if try flag("count") { return AssetCount(count: try self.store.assetCount(filter)) }
             // Written as the store reads the rows: the list made whole and then encoded was 204 MB
             // of the server's peak for 60,001 assets (a 30 MB answer), kept by malloc after.
-            return try JSONBody(key: "items") { send in
+            return try JSONBody(key: "items", memoryLimit: self.cache.largestKept, folder: self.spoolFolder) { send in
                 try self.store.eachAsset(filter) { try send(Self.served($0)) }
             }
         }
@@ -452,12 +463,17 @@ public struct GalleyServer: Sendable {
             if let kept {
                 return Response(status: .ok, headers: kept.headers, body: ResponseBody(byteBuffer: kept.body))
             }
-            let signer = sign
+            let (signer, folder) = (sign, spoolFolder)
             let made = try await storeCall(unbounded: unbounded) {
-                Self.represent(try answer(version), version: version, tag: tag, gzip: gzip, sign: signer)
+                try Self.represent(try answer(version), version: version, tag: tag, gzip: gzip, sign: signer, spoolFolder: folder)
             }
-            cache.store(made, for: key, revision: revision)
-            return Response(status: .ok, headers: made.headers, body: ResponseBody(byteBuffer: made.body))
+            switch made {
+            case .bytes(let made):
+                cache.store(made, for: key, revision: revision)
+                return Response(status: .ok, headers: made.headers, body: ResponseBody(byteBuffer: made.body))
+            case .file(let headers, let file):
+                return Response(status: .ok, headers: headers, body: file.body(on: context.eventLoop))
+            }
         } catch {
             return failure(error, version: version)
         }
@@ -473,20 +489,39 @@ public struct GalleyServer: Sendable {
         return headers
     }
 
+    /// A 200's headers and body: in memory (kept in the answer cache), or a large answer in its
+    /// temporary file (`AnswerSpool`), never kept.
+    enum Made: Sendable {
+        case bytes(ResponseCache.Entry)
+        case file(HTTPFields, SpoolFile)
+    }
+
     /// An answer as the bytes and headers of a 200: JSON (or a page's HTML), gzipped when asked
-    /// and worth it.
+    /// and worth it. A large answer (`JSONBody` spooled to a file) is gzipped file to file and is
+    /// never signed: the routes that sign (the feed, a package) give answers their request bounds.
     static func represent(_ value: any Encodable, version: APIVersion, tag: String, gzip: Bool,
-                          sign: ((ByteBufferView) -> String)? = nil) -> ResponseCache.Entry {
+                          sign: ((ByteBufferView) -> String)? = nil, spoolFolder: String? = nil) throws -> Made {
         var headers = validatorHeaders(version, tag: tag)
         if let next = (value as? PageAnswer)?.next { headers[Self.link] = "<\(next)>; rel=\"next\"" }
         var body: ByteBuffer
+        if let written = value as? JSONBody, case .file(let file) = written.content {
+            guard sign == nil else {
+                throw GalleyError("a signed answer is too large to sign", id: .storeFailed, hint: "Report this: signed answers are bounded.")
+            }
+            headers[.contentType] = Self.json
+            if gzip, let compressed = try? AnswerSpool.gzipped(file, folder: spoolFolder) {
+                headers[.contentEncoding] = "gzip"
+                return .file(headers, compressed)
+            }
+            return .file(headers, file)
+        }
         if let page = value as? HTMLPage {
             body = ByteBuffer(string: page.html)
             headers[.contentType] = "text/html; charset=utf-8"
             headers[.contentSecurityPolicy] = PageRenderer.noScriptPolicy
             headers[.xContentTypeOptions] = "nosniff"
-        } else if let written = value as? JSONBody {
-            body = written.bytes
+        } else if let written = value as? JSONBody, case .memory(let bytes) = written.content {
+            body = bytes
             headers[.contentType] = Self.json
         } else {
             body = ByteBuffer(string: JSONDocument.encode(AnyEncodable(value)))
@@ -498,7 +533,7 @@ public struct GalleyServer: Sendable {
             body = compressed
             headers[.contentEncoding] = "gzip"
         }
-        return ResponseCache.Entry(tag: tag, headers: headers, body: body)
+        return .bytes(ResponseCache.Entry(tag: tag, headers: headers, body: body))
     }
 
     /// Runs `body`, which asks the store, where the store allows: in place for a local store,
@@ -623,22 +658,32 @@ struct HTMLPage: Encodable {
 /// A JSON document a route has already written (`JSONDocument.streamList`): `represent` sends
 /// its bytes as they are (and never encodes it).
 struct JSONBody: Encodable {
-    var bytes: ByteBuffer
+    var content: AnswerSpool.Content
     func encode(to encoder: any Encoder) throws {}
 
     /// The document `streamList` writes of `produce`'s items (and `trailing`'s members), written
-    /// into the answer's buffer as the store reads the rows. A failure after the first item is
-    /// thrown as the error alone: nothing was sent yet, so the answer is the error document.
+    /// into an `AnswerSpool` as the store reads the rows: in memory up to `memoryLimit` bytes,
+    /// past that in a temporary file (in `folder`, nil: `TMPDIR`). A failure after the first item is thrown as the error
+    /// alone: nothing was sent yet, so the answer is the error document.
     init<Item: Encodable>(
-        key: String, trailing: () -> [(key: String, value: any Encodable)] = { [] }, _ produce: ((Item) throws -> Void) throws -> Void
+        key: String, memoryLimit: Int, folder: String? = nil, trailing: () -> [(key: String, value: any Encodable)] = { [] },
+        _ produce: ((Item) throws -> Void) throws -> Void
     ) throws {
-        var body = ByteBuffer()
+        let spool = AnswerSpool(memoryLimit: memoryLimit, folder: folder)
         do {
-            try JSONDocument.streamList(key: key, trailing: trailing, write: { body.writeString($0) }, produce)
+            try JSONDocument.streamList(key: key, trailing: trailing, write: { spool.write($0) }) { (send: (Item) throws -> Void) in
+                // A spool that cannot write (a full disk) stops the rows being read.
+                try withoutActuallyEscaping(send) { send in
+                    try produce { item in
+                        if let failure = spool.failure { throw failure }
+                        try send(item)
+                    }
+                }
+            }
         } catch let ended as JSONDocument.ListEndedByError {
             throw ended.error
         }
-        bytes = body
+        content = try spool.finish()
     }
 }
 

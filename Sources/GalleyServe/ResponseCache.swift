@@ -45,6 +45,10 @@ final class ResponseCache: @unchecked Sendable {
         self.capacity = capacity
     }
 
+    /// The largest answer kept (bytes of body and key): an eighth of the capacity. A larger
+    /// answer is not held in memory at all (`AnswerSpool`).
+    var largestKept: Int { capacity / 8 }
+
     /// The answer kept for `key` at `revision`, if any.
     func entry(_ key: String, revision: Int64) -> Entry? {
         lock.lock()
@@ -57,7 +61,7 @@ final class ResponseCache: @unchecked Sendable {
     /// answer is too large to be worth its room).
     func store(_ entry: Entry, for key: String, revision: Int64) {
         let size = entry.body.readableBytes + key.utf8.count
-        guard size <= capacity / 8 else { return }
+        guard size <= largestKept else { return }
         lock.lock()
         defer { lock.unlock() }
         if revision > self.revision {

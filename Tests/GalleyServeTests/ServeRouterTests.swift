@@ -125,6 +125,52 @@ import Testing
         #expect(!inPlace.isEmpty && !inPlace.contains("TP-#"), "\(inPlace)")
     }
 
+    /// `/issues/{id}` and `/assets` past the answer cache's largest entry are written to a
+    /// temporary file and sent from it (`AnswerSpool`): the same bytes as an answer made in
+    /// memory, plain and gzipped, with their length, and never kept in the cache.
+    @Test func largeAnswersComeFromATemporaryFileWithTheSameBytes() async throws {
+        let small = ResponseCache(capacity: 8 * 1024)
+        let spooling = GalleyServer(store: store, options: ServeOptions(), cache: small)
+        for uri in ["/v1/issues/\(appleID)", "/v2/issues/\(appleID)", "/v1/assets"] {
+            let inMemory = try await Application(router: GalleyServer(store: store).router()).test(.router) { client in
+                try await client.execute(uri: uri, method: .get) { Data(buffer: $0.body) }
+            }
+            #expect(inMemory.count > 1024, "\(uri) is too small to be spooled: \(inMemory.count) bytes")
+            try await Application(router: spooling.router()).test(.router) { client in
+                try await client.execute(uri: uri, method: .get) { response in
+                    #expect(response.status == .ok)
+                    #expect(response.headers[.contentLength] == String(inMemory.count))
+                    #expect(response.headers[.contentType] == GalleyServer.json)
+                    #expect(response.headers[.eTag] != nil)
+                    #expect(Data(buffer: response.body) == inMemory, "\(uri)")
+                }
+                try await client.execute(uri: uri, method: .get, headers: [.acceptEncoding: "gzip"]) { response in
+                    #expect(response.headers[.contentEncoding] == "gzip")
+                    var body = response.body
+                    #expect(response.headers[.contentLength] == String(body.readableBytes))
+                    let inflated = try body.decompress(with: .gzip())
+                    #expect(Data(buffer: inflated) == inMemory, "\(uri)")
+                }
+            }
+        }
+        #expect(small.size == 0, "a spooled answer was kept in the cache")
+        // Where the file cannot be made, the large answer is a 500 in the one error shape (and
+        // so proves it went through the spool); the small ones are answered from memory.
+        let missing = Scratch.path("galley-spool-missing").path
+        let failing = GalleyServer(store: store, options: ServeOptions(), cache: ResponseCache(capacity: 8 * 1024), spoolFolder: missing)
+        try await Application(router: failing.router()).test(.router) { client in
+            try await client.execute(uri: "/v1/issues/\(appleID)", method: .get) { response in
+                #expect(response.status == .internalServerError)
+                let id = try Self.errorID(response)
+                #expect(id == "store.failed")
+                #expect(!String(buffer: response.body).contains(missing), "the server's folders are not the client's business")
+            }
+            try await client.execute(uri: "/v1/issues", method: .get) { response in
+                #expect(response.status == .ok)
+            }
+        }
+    }
+
     @Test func anUnknownVersionIs406NamingTheSupportedOnes() async throws {
         try await test { client in
             try await client.execute(uri: "/issues", method: .get, headers: [HTTPField.Name("Accept-Version")!: "3.0"]) { response in
