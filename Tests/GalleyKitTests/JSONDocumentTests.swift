@@ -108,4 +108,35 @@ struct JSONDocumentTests {
         let errorLines = whole.split(separator: "\n").filter { $0.hasPrefix("    ") || $0 == "  }," || $0.hasPrefix("  \"error\"") }
         for line in errorLines { #expect(pieces.joined().contains(line + "\n"), "\(line)") }
     }
+
+    /// A document with values before and after `schema_version`, lists of 0 to 3 items and a
+    /// null: `streamObject` writes what `encode` makes of the whole.
+    struct Detail: Encodable {
+        var article: Item
+        var body: String
+        var newer: [Item]
+        var older: [Item]
+        var published: Bool
+        @JSONNullable var sku: String?
+        var url: String
+
+        var members: [JSONDocument.Member] {
+            [.value("article", article), .value("body", body), .list("newer", newer), .list("older", older),
+             .value("published", published), .value("sku", _sku), .value("url", url)]
+        }
+    }
+
+    @Test(arguments: 0...3)
+    func streamObjectWritesTheBytesEncodeMakes(count: Int) {
+        for sku in [nil, "SKU-1"] {
+            let detail = Detail(article: Self.items[1], body: "<p>a/b</p>\n", newer: Array(Self.items.prefix(count)),
+                                older: Array(Self.items.suffix(3 - count)), published: count % 2 == 0, sku: sku, url: "https://x.example/a")
+            var pieces: [String] = []
+            JSONDocument.streamObject(detail.members) { pieces.append($0) }
+            #expect(pieces.joined() == JSONDocument.encode(detail))
+            // Item by item: a list of n items is n pieces, not one.
+            #expect(pieces.count >= 8 + count + (3 - count))
+        }
+    }
 }
+

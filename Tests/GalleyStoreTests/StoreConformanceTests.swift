@@ -306,6 +306,11 @@ import Testing
         #expect(ferry.assets.map(\.kind) == ["image", "sound"])
         #expect(ferry.newer.map(\.globalID) == [Self.lighthouse])
         #expect(ferry.older.map(\.globalID).first == Self.harbour)
+        // Written member by member, its lists item by item (`article show --json`,
+        // `/articles/{id}`), it is the document encoded whole.
+        var streamed = ""
+        JSONDocument.streamObject(ferry.documentMembers) { streamed += $0 }
+        #expect(streamed == JSONDocument.encode(ferry))
         for asset in ferry.assets {
             let local = try store.localFile(try store.file(asset.fileName, issue: Self.issue))
             #expect(FileManager.default.fileExists(atPath: local.path))

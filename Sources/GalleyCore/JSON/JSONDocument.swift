@@ -84,6 +84,52 @@ public enum JSONDocument {
         return items
     }
 
+    /// A member of a document written by `streamObject`: a value encoded whole, or a list
+    /// whose items are encoded one at a time.
+    public enum Member {
+        case value(String, any Encodable)
+        case list(String, [any Encodable])
+
+        var key: String {
+            switch self {
+            case .value(let key, _), .list(let key, _): key
+            }
+        }
+    }
+
+    /// The document `encode` makes of an object with these members (given in key order,
+    /// without `schema_version`), written through `write` member by member, and each list
+    /// item by item: the same bytes, without the encoder holding the whole document at once
+    /// (an article's `newer` and `older` list every other article of a 30,000-article issue:
+    /// 12.6 MB of JSON, 87 MB of memory to encode whole).
+    public static func streamObject(_ members: [Member], write: (String) -> Void) {
+        precondition(members.map(\.key) == members.map(\.key).sorted() && !members.contains { $0.key == CodingKeys.schemaVersion.rawValue },
+                     "members in key order, without schema_version")
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        func encoded(_ value: any Encodable) -> Data {
+            // As `members`: Galley's own output types always encode.
+            (try? encoder.encode(AnyValue(value))) ?? Data("null".utf8)
+        }
+        let version = Member.value(CodingKeys.schemaVersion.rawValue, schemaVersion)
+        let all = members.filter { $0.key < version.key } + [version] + members.filter { $0.key > version.key }
+        for (position, member) in all.enumerated() {
+            write((position == 0 ? "{\n  " : ",\n  ") + literal(member.key) + " : ")
+            switch member {
+            case .list(_, let items) where !items.isEmpty:
+                for (index, item) in items.enumerated() {
+                    write((index == 0 ? "[\n    " : ",\n    ") + indented(encoded(item), by: "    "))
+                }
+                write("\n  ]")
+            case .list(_, let items):
+                write(indented(encoded(items.map(AnyValue.init)), by: "  "))
+            case .value(_, let value):
+                write(indented(encoded(value), by: "  "))
+            }
+        }
+        write("\n}\n")
+    }
+
     /// What closes every document: its `schema_version`.
     private static let end = ",\n  \"\(CodingKeys.schemaVersion.rawValue)\" : \(schemaVersion)\n}\n"
 

@@ -209,6 +209,17 @@ public struct ArticleDetail: Sendable, Codable {
         case authorBio = "author_bio"
         case customMeta = "custom_meta"
     }
+
+    /// The detail's members for `JSONDocument.streamObject`, `newer` and `older` written item by
+    /// item: the same document as `JSONDocument.encode(self)` (a test holds the two equal).
+    public var documentMembers: [JSONDocument.Member] {
+        [.value(CodingKeys.article.rawValue, article), .value(CodingKeys.assets.rawValue, assets),
+         .value(CodingKeys.authorBio.rawValue, authorBio), .value(CodingKeys.authorURL.rawValue, authorURL),
+         .value(CodingKeys.body.rawValue, body), .value(CodingKeys.customMeta.rawValue, customMeta),
+         .value(CodingKeys.description.rawValue, description), .list(CodingKeys.newer.rawValue, newer),
+         .list(CodingKeys.older.rawValue, older), .value(CodingKeys.published.rawValue, published),
+         .value(CodingKeys.sku.rawValue, _sku), .value(CodingKeys.url.rawValue, url)]
+    }
 }
 
 /// A JSON value that encodes as itself inside Codable output.

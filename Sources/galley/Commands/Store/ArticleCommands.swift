@@ -117,7 +117,8 @@ struct ArticleCommand: ParsableCommand {
                     console.data((value.stringValue ?? JSONWriter(pretty: false).encode(value)) + "\n")
                     return
                 }
-                if output.json { return console.emit(detail) }
+                // `newer` and `older` list the rest of the issue: written item by item.
+                if output.json { return console.emit(members: detail.documentMembers) }
                 console.data("\(detail.article.title)\n\(detail.article.globalID) · issue \(detail.article.issueGlobalID) · \(detail.article.type) · \(detail.article.date)\n")
                 for asset in detail.assets { console.data("  \(asset.kind) \(asset.placement): \(asset.path)\n") }
             }
@@ -147,7 +148,7 @@ struct ArticleCommand: ParsableCommand {
         try console.run {
             let detail = try store.open().article(selection.id, issue: selection.issue)
             let list = newer ? detail.newer : detail.older
-            if output.json { return console.emit(ArticlesCommand.Document(articles: list)) }
+            if output.json { return console.emit(members: [.list("articles", list)]) }
             for article in list { console.data("\(article.globalID)  \(article.title)\n") }
         }
     }
