@@ -168,9 +168,10 @@ public struct GalleyServer: Sendable {
         // Unbounded: `newer` and `older` list the rest of the article's issue (12.6 MB of JSON
         // at 30,000 articles), written item by item into the answer.
         route("articles/{id}", unbounded: true) { _, context, _ in
-            var detail = try self.store.article(try context.parameters.require("id"), issue: nil)
-            detail.assets = detail.assets.map(Self.served)
-            return try JSONBody(members: detail.documentMembers, memoryLimit: self.cache.largestKept, folder: self.spoolFolder)
+            let id = try context.parameters.require("id")
+            return try JSONBody(memoryLimit: self.cache.largestKept, folder: self.spoolFolder) { write in
+                try self.store.writeArticleDocument(id, issue: nil, adjust: { $0.assets = $0.assets.map(Self.served) }, write: write)
+            }
         }
         route("articles/{id}/page") { _, context, _ in
             // The semantic page `galley render --page` makes, its pictures and media from this
@@ -692,10 +693,16 @@ struct JSONBody: Encodable {
         content = try spool.finish()
     }
 
-    /// The document `JSONDocument.streamObject` writes of `members`, into an `AnswerSpool`.
-    init(members: [JSONDocument.Member], memoryLimit: Int, folder: String? = nil) throws {
+    /// The document `document` writes through the function it is given (as
+    /// `IssueStore.writeArticleDocument` does), into an `AnswerSpool`. A document ended by an
+    /// error is thrown as the error alone, as a list's is.
+    init(memoryLimit: Int, folder: String? = nil, _ document: (@escaping (String) -> Void) throws -> Void) throws {
         let spool = AnswerSpool(memoryLimit: memoryLimit, folder: folder)
-        JSONDocument.streamObject(members) { spool.write($0) }
+        do {
+            try document { spool.write($0) }
+        } catch let ended as JSONDocument.ListEndedByError {
+            throw ended.error
+        }
         content = try spool.finish()
     }
 }

@@ -53,8 +53,13 @@ public protocol IssueStore: AnyObject, Sendable {
     func eachArticle(_ filter: ArticleFilter, _ body: (StoredArticle) throws -> Void) throws
     /// Up to `filter.limit` articles after `filter.after`, and the cursor of the next page.
     func articlePage(_ filter: ArticleFilter) throws -> ArticlePage
-    /// One article, its assets, and its issue's newer and older articles.
-    func article(_ id: String, issue: String?) throws -> ArticleDetail
+    /// One article and its assets (`newer` and `older` empty) to `begin`, then its issue's newer
+    /// articles (nearest first) and older ones (nearest first) to `neighbour` one at a time,
+    /// without the lists in memory, all read in one snapshot; an unknown id throws before
+    /// `begin`. `article(_:issue:)` collects them.
+    func eachArticleNeighbour(
+        _ id: String, issue: String?, begin: (ArticleDetail) throws -> Void, _ neighbour: (ArticleNeighbour, StoredArticle) throws -> Void
+    ) throws
     /// Assets of an issue, of an article, or of everything, optionally of one kind, in list
     /// order, or only the cover or the first image, handed to `body` one at a time without the
     /// whole list in memory; an unknown id throws (before the first). `assets(_:)` collects them.
@@ -116,6 +121,20 @@ public protocol IssueStore: AnyObject, Sendable {
 }
 
 extension IssueStore {
+    /// One article, its assets, and its issue's newer and older articles (`eachArticleNeighbour`
+    /// collected).
+    public func article(_ id: String, issue: String?) throws -> ArticleDetail {
+        var detail: ArticleDetail?
+        try eachArticleNeighbour(id, issue: issue, begin: { detail = $0 }) { side, article in
+            switch side {
+            case .newer: detail?.newer.append(article)
+            case .older: detail?.older.append(article)
+            }
+        }
+        guard let detail else { throw GalleyError("no article `\(id)` in the store", id: .notFound) }
+        return detail
+    }
+
     /// The checks, then the import, in turn.
     public func importZip(_ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)?) throws -> ImportResult {
         try importInTurn(path, force: force, opened: opened, progress: progress)

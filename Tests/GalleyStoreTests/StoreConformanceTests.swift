@@ -311,6 +311,22 @@ import Testing
         var streamed = ""
         JSONDocument.streamObject(ferry.documentMembers) { streamed += $0 }
         #expect(streamed == JSONDocument.encode(ferry))
+        // Every article's document written as the store reads its neighbours is the detail's,
+        // whose neighbours are those of the same issue with a later date (nearest first) and an
+        // earlier one (nearest first).
+        let everyArticle = try store.articles(ArticleFilter(issue: Self.issue))
+        for article in everyArticle {
+            let detail = try store.article(article.globalID, issue: Self.issue)
+            var written = ""
+            try store.writeArticleDocument(article.globalID, issue: Self.issue) { written += $0 }
+            #expect(written == JSONDocument.encode(detail), "\(article.globalID)")
+            let time = { (a: StoredArticle) in ISODateTime(parsing: a.date).map(\.millisecondsSinceEpoch) }
+            let own = try #require(time(article))
+            let newerTimes = detail.newer.compactMap(time), olderTimes = detail.older.compactMap(time)
+            #expect(newerTimes.count == detail.newer.count && newerTimes.allSatisfy { $0 > own } && newerTimes == newerTimes.sorted())
+            #expect(olderTimes.count == detail.older.count && olderTimes.allSatisfy { $0 < own } && olderTimes == olderTimes.sorted(by: >))
+            #expect(detail.newer.count + detail.older.count == everyArticle.filter { time($0) != own }.count)
+        }
         for asset in ferry.assets {
             let local = try store.localFile(try store.file(asset.fileName, issue: Self.issue))
             #expect(FileManager.default.fileExists(atPath: local.path))

@@ -90,7 +90,7 @@ public enum JSONDocument {
         case value(String, any Encodable)
         case list(String, [any Encodable])
 
-        var key: String {
+        public var key: String {
             switch self {
             case .value(let key, _), .list(let key, _): key
             }
@@ -99,35 +99,95 @@ public enum JSONDocument {
 
     /// The document `encode` makes of an object with these members (given in key order,
     /// without `schema_version`), written through `write` member by member, and each list
-    /// item by item: the same bytes, without the encoder holding the whole document at once
-    /// (an article's `newer` and `older` list every other article of a 30,000-article issue:
-    /// 12.6 MB of JSON, 87 MB of memory to encode whole).
-    public static func streamObject(_ members: [Member], write: (String) -> Void) {
-        precondition(members.map(\.key) == members.map(\.key).sorted() && !members.contains { $0.key == CodingKeys.schemaVersion.rawValue },
-                     "members in key order, without schema_version")
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        func encoded(_ value: any Encodable) -> Data {
+    /// item by item: the same bytes, without the encoder holding the whole document at once.
+    public static func streamObject(_ members: [Member], write: @escaping (String) -> Void) {
+        let writer = ObjectWriter(write: write)
+        for member in members {
+            switch member {
+            case .value(let key, let value): writer.value(key, value)
+            case .list(let key, let items):
+                writer.beginList(key)
+                for item in items { writer.item(item) }
+                writer.endList()
+            }
+        }
+        writer.finish()
+    }
+
+    /// Writes the document `encode` makes of an object, one member at a time in key order
+    /// (`schema_version` is put in its place), a list one item at a time: the same bytes, in
+    /// the memory of one member or item (an article's `newer` and `older` list every other
+    /// article of a 30,000-article issue: 12.6 MB of JSON, 87 MB of memory to encode whole).
+    public final class ObjectWriter {
+        private let write: (String) -> Void
+        private let encoder = JSONEncoder()
+        private var lastKey: String?
+        private var versionWritten = false
+        /// Items of the list being written, nil outside a list.
+        private var listItems: Int?
+
+        public init(write: @escaping (String) -> Void) {
+            self.write = write
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        }
+
+        private func encoded(_ value: any Encodable) -> Data {
             // As `members`: Galley's own output types always encode.
             (try? encoder.encode(AnyValue(value))) ?? Data("null".utf8)
         }
-        let version = Member.value(CodingKeys.schemaVersion.rawValue, schemaVersion)
-        let all = members.filter { $0.key < version.key } + [version] + members.filter { $0.key > version.key }
-        for (position, member) in all.enumerated() {
-            write((position == 0 ? "{\n  " : ",\n  ") + literal(member.key) + " : ")
-            switch member {
-            case .list(_, let items) where !items.isEmpty:
-                for (index, item) in items.enumerated() {
-                    write((index == 0 ? "[\n    " : ",\n    ") + indented(encoded(item), by: "    "))
-                }
-                write("\n  ]")
-            case .list(_, let items):
-                write(indented(encoded(items.map(AnyValue.init)), by: "  "))
-            case .value(_, let value):
-                write(indented(encoded(value), by: "  "))
+
+        private func key(_ key: String) {
+            precondition(listItems == nil, "a member inside a list")
+            precondition(lastKey.map { $0 < key } ?? true, "members in key order: \(key) after \(lastKey ?? "")")
+            if !versionWritten && key > CodingKeys.schemaVersion.rawValue {
+                versionWritten = true
+                self.key(CodingKeys.schemaVersion.rawValue)
+                write(indented(encoded(schemaVersion), by: "  "))
             }
+            write((lastKey == nil ? "{\n  " : ",\n  ") + literal(key) + " : ")
+            lastKey = key
         }
-        write("\n}\n")
+
+        public func value(_ key: String, _ value: any Encodable) {
+            self.key(key)
+            write(indented(encoded(value), by: "  "))
+        }
+
+        public func beginList(_ key: String) {
+            self.key(key)
+            listItems = 0
+        }
+
+        public func item(_ value: any Encodable) {
+            guard let count = listItems else { preconditionFailure("an item outside a list") }
+            write((count == 0 ? "[\n    " : ",\n    ") + indented(encoded(value), by: "    "))
+            listItems = count + 1
+        }
+
+        public func endList() {
+            guard let count = listItems else { preconditionFailure("no list to end") }
+            listItems = nil
+            write(count == 0 ? indented(encoded([Int]()), by: "  ") : "\n  ]")
+        }
+
+        /// Ends the list being written (if any) and puts `error` after it, as `streamList` does
+        /// for a listing the store stopped: the document says it is cut short. Members may follow.
+        public func interrupt(_ error: GalleyError) {
+            if listItems != nil { endList() }
+            let body = (try? encoder.encode(ErrorDocument(error).error)) ?? Data("{}".utf8)
+            write(",\n  \"error\" : " + indented(body, by: "  "))
+        }
+
+        /// Ends the document (after `schema_version`, if no member came after it).
+        public func finish() {
+            if listItems != nil { endList() }
+            if !versionWritten {
+                versionWritten = true
+                key(CodingKeys.schemaVersion.rawValue)
+                write(indented(encoded(schemaVersion), by: "  "))
+            }
+            write("\n}\n")
+        }
     }
 
     /// What closes every document: its `schema_version`.
@@ -165,6 +225,7 @@ public enum JSONDocument {
     /// carries the error.
     public struct ListEndedByError: Error {
         public let error: GalleyError
+        package init(error: GalleyError) { self.error = error }
     }
 
     private enum CodingKeys: String, CodingKey { case schemaVersion = "schema_version" }

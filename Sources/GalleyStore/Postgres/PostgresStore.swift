@@ -322,8 +322,12 @@ public final class PostgresStore: IssueStore {
         return try StoreLookup.oneArticle(ids, id, store: address.display)
     }
 
-    public func article(_ id: String, issue: String?) throws -> ArticleDetail {
-        try snapshot { connection in
+    public func eachArticleNeighbour(
+        _ id: String, issue: String?, begin: (ArticleDetail) throws -> Void, _ neighbour: (ArticleNeighbour, StoredArticle) throws -> Void
+    ) throws {
+        // Newer then older, each nearest first, through one cursor: `side` 0 is newer, and the
+        // older ones' dates count down by sorting on their negation.
+        try eachRow({ try neighbour($0.0, $0.1) }) { connection in
             let rowID = try articleRowID(id, issue: issue, connection)
             guard let row = try connection.rows("""
                 SELECT a.body, a.description, a.url, a.author_url, a.author_bio, a.sku, a.published, a.custom_meta, a.issue_id, a.date_ms
@@ -335,25 +339,25 @@ public final class PostgresStore: IssueStore {
             else { throw GalleyError("no article `\(id)` in the store", id: .notFound, path: address.display) }
             let assets = try connection.rows(PostgresQuery(unsafeSQL: Self.assetSelect + " WHERE s.article_id = $1 ORDER BY s.kind, s.placement",
                                                            binds: Self.binds(rowID)), logger).map(asset)
-            let issueID = try row.int("issue_id")
-            let dateMS = try row.optionalInt("date_ms")
-            func siblings(_ comparison: String, _ order: String) throws -> [StoredArticle] {
-                guard let dateMS else { return [] }
-                var query = PostgresQuery(unsafeSQL: """
-                    SELECT \(Self.articleColumns) FROM article a JOIN issue i ON i.id = a.issue_id
-                    WHERE a.issue_id = $1 AND a.date_ms \(comparison) $2 ORDER BY a.date_ms \(order), a.placement
-                    """)
-                query.binds.append(issueID)
-                query.binds.append(dateMS)
-                return try connection.rows(query, logger).map(Self.article)
-            }
             let metaText = try row.string("custom_meta")
             let meta = JSONValue(parsing: metaText) ?? .string(metaText)
-            return ArticleDetail(
+            try begin(ArticleDetail(
                 article: try Self.article(summaryRow), body: try row.string("body"), description: try row.string("description"),
                 url: try row.string("url"), authorURL: try row.string("author_url"), authorBio: try row.string("author_bio"),
                 sku: try row.optionalString("sku"), published: try row.bool("published"), customMeta: JSONValueBox(meta),
-                assets: assets, newer: try siblings(">", "ASC"), older: try siblings("<", "DESC"))
+                assets: assets, newer: [], older: []))
+            // No date: no neighbours (the comparisons with NULL select nothing).
+            var query = PostgresQuery(unsafeSQL: """
+                SELECT \(Self.articleColumns), CASE WHEN a.date_ms > $2 THEN 0 ELSE 1 END AS side
+                FROM article a JOIN issue i ON i.id = a.issue_id
+                WHERE a.issue_id = $1 AND a.date_ms <> $2
+                ORDER BY side, CASE WHEN a.date_ms > $2 THEN a.date_ms ELSE -a.date_ms END, a.placement
+                """)
+            query.binds.append(try row.int("issue_id"))
+            query.binds.append(try row.optionalInt("date_ms"))
+            return query
+        } make: { row in
+            (try row.int("side") == 0 ? ArticleNeighbour.newer : .older, try Self.article(row))
         }
     }
 

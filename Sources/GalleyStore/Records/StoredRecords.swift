@@ -222,6 +222,79 @@ public struct ArticleDetail: Sendable, Codable {
     }
 }
 
+extension IssueStore {
+    /// The document `JSONDocument.encode` makes of `article(id, issue:)` (`article show
+    /// --json`, `/articles/{id}`), written through `write` as the store reads the article's
+    /// neighbours, one at a time: the neighbours of an article of a 30,000-article issue are
+    /// 12.6 MB of JSON, and read into lists first they were 20 MB of memory. `adjust` changes
+    /// the detail before it is written (its neighbours are not in it). An unknown id throws
+    /// before anything is written; should the store fail after that, the document ends with
+    /// the error (as `JSONDocument.streamList`'s) and `JSONDocument.ListEndedByError` is thrown.
+    public func writeArticleDocument(
+        _ id: String, issue: String?, adjust: (inout ArticleDetail) -> Void = { _ in }, write: @escaping (String) -> Void
+    ) throws {
+        try ArticleDetail.writeDocument(adjust: adjust, write: write) { begin, neighbour in
+            try eachArticleNeighbour(id, issue: issue, begin: begin, neighbour)
+        }
+    }
+}
+
+extension ArticleDetail {
+    /// `IssueStore.writeArticleDocument` of what `read` hands over as `eachArticleNeighbour` does.
+    static func writeDocument(
+        adjust: (inout ArticleDetail) -> Void, write: @escaping (String) -> Void,
+        read: (_ begin: (ArticleDetail) throws -> Void, _ neighbour: (ArticleNeighbour, StoredArticle) throws -> Void) throws -> Void
+    ) throws {
+        let writer = JSONDocument.ObjectWriter(write: write)
+        let (newer, older) = (ArticleDetail.CodingKeys.newer.rawValue, ArticleDetail.CodingKeys.older.rawValue)
+        var rest: [JSONDocument.Member] = []
+        var side: ArticleNeighbour?
+        func values(_ members: some Sequence<JSONDocument.Member>) {
+            for case .value(let key, let value) in members { writer.value(key, value) }
+        }
+        func begin(_ found: ArticleDetail) {
+            var detail = found
+            adjust(&detail)
+            let members = detail.documentMembers
+            values(members.filter { $0.key < newer })
+            rest = members.filter { $0.key > older }
+            writer.beginList(newer)
+            side = .newer
+        }
+        func neighbour(_ which: ArticleNeighbour, _ article: StoredArticle) {
+            if which == .older, side == .newer {
+                writer.endList()
+                writer.beginList(older)
+                side = .older
+            }
+            writer.item(article)
+        }
+        do {
+            try withoutActuallyEscaping(begin) { begin in try read(begin, neighbour) }
+        } catch {
+            guard side != nil else { throw error }
+            let failure = (error as? GalleyError) ?? GalleyError("the article's neighbours stopped: \(error)", id: .storeFailed)
+            writer.interrupt(failure)
+            values(rest)
+            writer.finish()
+            throw JSONDocument.ListEndedByError(error: failure)
+        }
+        if side == .newer {
+            writer.endList()
+            writer.beginList(older)
+        }
+        writer.endList()
+        values(rest)
+        writer.finish()
+    }
+}
+
+/// Which of an article's neighbours (`IssueStore.eachArticleNeighbour`): of the same issue,
+/// with a later date or an earlier one.
+public enum ArticleNeighbour: Sendable {
+    case newer, older
+}
+
 /// A JSON value that encodes as itself inside Codable output.
 public struct JSONValueBox: Sendable, Codable {
     public var value: JSONValue

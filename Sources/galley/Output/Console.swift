@@ -94,10 +94,6 @@ struct Console {
     /// The command's JSON document on standard output (docs/json.md).
     func emit<T: Encodable>(_ document: T) { out.write(JSONDocument.encode(document)) }
 
-    /// A document whose lists are written item by item (`JSONDocument.streamObject`): the same
-    /// bytes as `emit`, for documents whose lists grow with the store.
-    func emit(members: [JSONDocument.Member]) { JSONDocument.streamObject(members) { out.write($0) } }
-
     /// A progress bar on standard error when it is a terminal, not under --quiet or --json.
     func progressBar(_ label: String) -> ProgressBar? {
         ProgressBar(label: label, terminal: err, enabled: verbosity > .quiet && !json)

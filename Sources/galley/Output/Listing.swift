@@ -39,4 +39,29 @@ extension Console {
         }
         return listed
     }
+
+    /// A JSON document written in pieces as `document` makes it (`IssueStore.writeArticleDocument`),
+    /// to standard output in pieces of about 64 KiB. Should the store fail once the document
+    /// has begun, the document carries the error and the command exits 2, as a listing's.
+    func streamDocument(_ document: (@escaping (String) -> Void) throws -> Void) throws {
+        final class Pending {
+            var text = ""
+        }
+        let pending = Pending()
+        let flush = {
+            if !pending.text.isEmpty { self.data(pending.text) }
+            pending.text = ""
+        }
+        defer { flush() }
+        do {
+            try document { text in
+                pending.text += text
+                if pending.text.utf8.count >= 65_536 { flush() }
+            }
+        } catch let ended as JSONDocument.ListEndedByError {
+            flush()
+            err.report(ended.error)
+            throw Status.couldNotRun
+        }
+    }
 }

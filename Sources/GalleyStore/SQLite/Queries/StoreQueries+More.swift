@@ -110,7 +110,9 @@ extension SQLiteStore {
     }
 
     /// One article, its assets, and the newer and older articles of its issue.
-    public func article(_ id: String, issue: String?) throws -> ArticleDetail {
+    public func eachArticleNeighbour(
+        _ id: String, issue: String?, begin: (ArticleDetail) throws -> Void, _ neighbour: (ArticleNeighbour, StoredArticle) throws -> Void
+    ) throws {
         try database.read { db in
             let rowID = try articleRowID(id, issue: issue, db)
             guard let row = try ArticleRow.fetchOne(db, key: rowID), let issueRow = try IssueRow.fetchOne(db, key: row.issueId) else {
@@ -124,21 +126,20 @@ extension SQLiteStore {
                 LEFT JOIN article a ON a.id = s.articleId WHERE s.articleId = ? ORDER BY s.kind, s.placement
                 """, arguments: [rowID])
             let assets = assetRows.map { assetPath($0, folders: [issueRow.globalID: issueRow.folder]) }
-            let issueID = row.issueId
-            let dateMS = row.dateMS
-            func siblings(_ comparison: String, _ order: String) throws -> [StoredArticle] {
-                guard let dateMS else { return [] }
-                return try StoredArticle.fetchAll(db, sql: """
-                    SELECT \(Self.articleColumns) FROM article a JOIN issue i ON i.id = a.issueId
-                    WHERE a.issueId = ? AND a.dateMS \(comparison) ? ORDER BY a.dateMS \(order), a.placement
-                    """, arguments: [issueID, dateMS])
-            }
             let metaText = row.customMeta
             let meta = JSONValue(parsing: metaText) ?? .string(metaText)
-            return ArticleDetail(
+            try begin(ArticleDetail(
                 article: summary, body: row.body, description: row.description, url: row.url,
                 authorURL: row.authorURL, authorBio: row.authorBio, sku: row.sku, published: row.published,
-                customMeta: JSONValueBox(meta), assets: assets, newer: try siblings(">", "ASC"), older: try siblings("<", "DESC"))
+                customMeta: JSONValueBox(meta), assets: assets, newer: [], older: []))
+            guard let dateMS = row.dateMS else { return }
+            for (side, comparison, order) in [(ArticleNeighbour.newer, ">", "ASC"), (.older, "<", "DESC")] {
+                let rows = try Row.fetchCursor(db, sql: """
+                    SELECT \(Self.articleColumns) FROM article a JOIN issue i ON i.id = a.issueId
+                    WHERE a.issueId = ? AND a.dateMS \(comparison) ? ORDER BY a.dateMS \(order), a.placement
+                    """, arguments: [row.issueId, dateMS])
+                while let row = try rows.next() { try neighbour(side, try StoredArticle(row: row)) }
+            }
         }
     }
 

@@ -107,7 +107,14 @@ struct ArticleCommand: ParsableCommand {
         func run() throws {
             let console = output.console
             try console.run {
-                let detail = try console.timed("query") { try store.open().article(selection.id, issue: selection.issue) }
+                let opened = try store.open()
+                // `newer` and `older` list the rest of the issue: written as they are read.
+                if output.json && meta == nil {
+                    return try console.streamDocument { write in
+                        try opened.writeArticleDocument(selection.id, issue: selection.issue, write: write)
+                    }
+                }
+                let detail = try console.timed("query") { try opened.article(selection.id, issue: selection.issue) }
                 if let meta {
                     guard let value = detail.meta(meta) else {
                         throw GalleyError("the article has no custom metadata `\(meta)`", id: .notFound,
@@ -117,8 +124,6 @@ struct ArticleCommand: ParsableCommand {
                     console.data((value.stringValue ?? JSONWriter(pretty: false).encode(value)) + "\n")
                     return
                 }
-                // `newer` and `older` list the rest of the issue: written item by item.
-                if output.json { return console.emit(members: detail.documentMembers) }
                 console.data("\(detail.article.title)\n\(detail.article.globalID) · issue \(detail.article.issueGlobalID) · \(detail.article.type) · \(detail.article.date)\n")
                 for asset in detail.assets { console.data("  \(asset.kind) \(asset.placement): \(asset.path)\n") }
             }
@@ -146,10 +151,14 @@ struct ArticleCommand: ParsableCommand {
     static func printNeighbours(_ selection: Selection, _ store: StoreOptions, _ output: OutputOptions, newer: Bool) throws {
         let console = output.console
         try console.run {
-            let detail = try store.open().article(selection.id, issue: selection.issue)
-            let list = newer ? detail.newer : detail.older
-            if output.json { return console.emit(members: [.list("articles", list)]) }
-            for article in list { console.data("\(article.globalID)  \(article.title)\n") }
+            let opened = try store.open()
+            let wanted: ArticleNeighbour = newer ? .newer : .older
+            // As the store reads them: the neighbours of an article of a large issue are the rest of it.
+            _ = try console.streamListing(key: "articles", line: { (article: StoredArticle) in "\(article.globalID)  \(article.title)\n" }) { send in
+                try opened.eachArticleNeighbour(selection.id, issue: selection.issue, begin: { _ in }) { side, article in
+                    if side == wanted { try send(article) }
+                }
+            }
         }
     }
 }
