@@ -225,6 +225,31 @@ import Testing
         #expect(throws: GalleyError.self) { try store.package("no-such-issue") }
     }
 
+    /// PostgreSQL's check reads the files through a cursor in blob order (each blob verified
+    /// once): a missing blob and one of another size are named once per file that uses them,
+    /// in issue and name order, and the file count is every file's.
+    @Test func aPostgresCheckNamesEachDamagedFileInIssueAndNameOrder() throws {
+        guard Backend.allCases.contains(.postgres) else { return }
+        let store = try #require(try Backend.postgres.make() as? PostgresStore)
+        _ = try store.importZip(try exampleZip(), force: false, gate: nil, progress: nil)
+        let clean = try store.check()
+        #expect(clean.problems == [] && clean.files > 2)
+        // Two files whose blobs sort the other way round from their names (the check reads in
+        // blob order and reports in name order): the first truncated, the second gone.
+        let all = try Set(store.assets(AssetFilter(issue: Self.issue)).map(\.fileName)).sorted().map { try store.file($0, issue: Self.issue) }
+        let pairs = all.indices.flatMap { a in all.indices.filter { $0 > a }.map { (all[a], all[$0]) } }
+        let (first, second) = try #require(pairs.first { $0.0.sha256 > $0.1.sha256 && $0.0.sha256 != $0.1.sha256 })
+        let (files, names) = ([first, second], [first.name, second.name])
+        try Data("short".utf8).write(to: URL(fileURLWithPath: files[0].path))
+        try FileManager.default.removeItem(atPath: files[1].path)
+        let check = try store.check()
+        #expect(check.files == clean.files)
+        #expect(check.problems == [
+            "issue \(Self.issue): \(names[0]) (\(store.blobs.name(files[0].sha256))): 5 bytes, recorded \(files[0].size)",
+            "issue \(Self.issue): \(names[1]) (\(store.blobs.name(files[1].sha256))): missing",
+        ])
+    }
+
     @Test(arguments: Backend.allCases)
     func aRefusedZipLeavesTheStoreAsItWas(backend: Backend) throws {
         let store = try backend.make()

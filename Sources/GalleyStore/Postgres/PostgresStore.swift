@@ -396,24 +396,34 @@ public final class PostgresStore: IssueStore {
         var bodyError: (any Error)?
         do {
             try snapshot { connection in
-                var query = try select(connection)
-                query.sql = "DECLARE listing NO SCROLL CURSOR FOR " + query.sql
-                try connection.run(query, logger)
-                while true {
-                    let rows = try connection.rows(PostgresQuery(unsafeSQL: "FETCH \(batch) FROM listing"), logger)
-                    for row in rows {
-                        let item = try make(row)
-                        do { try body(item) } catch {
-                            bodyError = error
-                            throw error
-                        }
+                try eachRow(try select(connection), batch: batch, connection) { row in
+                    let item = try make(row)
+                    do { try body(item) } catch {
+                        bodyError = error
+                        throw error
                     }
-                    if rows.count < batch { break }
                 }
             }
         } catch {
             throw bodyError ?? error
         }
+    }
+
+    /// `query`'s rows through a cursor of the server's, `batch` at a time, inside the transaction
+    /// `connection` is in (a snapshot's): a listing of any length with a batch in memory.
+    func eachRow(
+        _ query: PostgresQuery, batch: Int = PostgresStore.fetchBatch, _ connection: PostgresConnection,
+        _ body: (PostgresRandomAccessRow) throws -> Void
+    ) throws {
+        var query = query
+        query.sql = "DECLARE listing NO SCROLL CURSOR FOR " + query.sql
+        try connection.run(query, logger)
+        while true {
+            let rows = try connection.rows(PostgresQuery(unsafeSQL: "FETCH \(batch) FROM listing"), logger)
+            for row in rows { try body(row) }
+            if rows.count < batch { break }
+        }
+        try connection.run("CLOSE listing", logger)
     }
 
     /// Rows a FETCH of a listing brings (about 0.5 MB of assets, 1-4 MB of articles).
