@@ -202,6 +202,30 @@ import Testing
     }
 }
 
+/// A site is rendered as the source's articles are built: an error found late (the last of 70
+/// articles repeats the first one's id, after 64 pages were written) still leaves no site and
+/// nothing of its staging behind.
+@Suite struct RenderLateErrorTests {
+    @Test func anErrorInTheLastArticleLeavesNoSite() throws {
+        let source = try Harness.temporaryDirectory().appending(path: "issue")
+        try FileManager.default.createDirectory(at: source.appending(path: "articles"), withIntermediateDirectories: true)
+        try Data("title: Late\napple_id: org.example.late\npublish_date: 2026-01-01\n".utf8).write(to: source.appending(path: "issue.yaml"))
+        for index in 1...70 {
+            let folder = source.appending(path: "articles/\(String(format: "%03d", index))-a\(index)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            let id = index == 1 || index == 70 ? "id: 5f0000000000000000000001\n" : ""
+            try Data("---\ntitle: Article \(index)\n\(id)---\nText \(index).\n".utf8).write(to: folder.appending(path: "article.md"))
+        }
+        let parent = source.deletingLastPathComponent().appending(path: "out")
+        let site = parent.appending(path: "site")
+        let result = try Harness.galley(["render", source.path, "-o", site.path])
+        #expect(result.status == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("5f0000000000000000000001"), "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: site.path))
+        #expect(!FileManager.default.fileExists(atPath: parent.path), "the folders made for the site are removed again")
+    }
+}
+
 /// The preview site's reading order: every article page links the previous and next article,
 /// also across the batches the site is written in (64 pages at a time).
 @Suite struct PreviewNavigationTests {

@@ -56,7 +56,7 @@ public struct Renderer: Sendable {
     public func renderArticle(from input: URL, id: String, outputDirectory: URL) throws -> (html: String, warnings: [Diagnostic]) {
         var result: (String, [Diagnostic])?
         var warnings: [Diagnostic] = []
-        let issue = try read(input, extractTo: nil) { article, names, locator in
+        let issue = try read(input, extractTo: nil, wanted: id) { article, names, locator in
             guard article.record.globalID == id || names.contains(id) else { return true }
             let markup = markupFor(input: input, outputDirectory: outputDirectory, locator: locator)
             let (body, found) = try expand(article.record, lookup: article.lookup, markup: markup)
@@ -188,7 +188,7 @@ public struct Renderer: Sendable {
     /// A raw body with the manifest it belongs to: for scripts.
     public func renderBody(_ body: String, manifest: URL, articleID: String?) throws -> (html: String, warnings: [Diagnostic]) {
         var assets: [String: AssetRecord] = [:]
-        _ = try read(manifest, extractTo: nil) { article, _, _ in
+        _ = try read(manifest, extractTo: nil, wanted: articleID) { article, _, _ in
             if articleID == nil || article.record.globalID == articleID {
                 for asset in article.record.assets { assets[asset.id] = assets[asset.id] ?? asset }
             }
@@ -289,13 +289,15 @@ public struct Renderer: Sendable {
 
     /// Reads an issue zip (after refusing a hostile container) or source folder, handing each
     /// article to `sink` (which returns false to stop) and, with `extractTo`, writing its media
-    /// files there under their names in the zip.
+    /// files there under their names in the zip. `wanted` (a global id, or a source folder's
+    /// slug or folder name) is the one article the sink is after: a source folder keeps only
+    /// it until the whole issue is planned. The sink still decides.
     func read(
-        _ input: URL, extractTo: URL?,
+        _ input: URL, extractTo: URL?, wanted: String? = nil,
         sink: (ReadArticle, _ names: [String], _ locator: (@Sendable (String) -> String?)?) throws -> Bool
     ) throws -> ReadIssue {
         switch try IssueInput.detect(input.path) {
-        case .source: return try readSource(input, extractTo: extractTo, sink: sink)
+        case .source: return try readSource(input, extractTo: extractTo, wanted: wanted, sink: sink)
         case .manifest: return try readManifestFile(input, sink: sink)
         case .zip: return try readZip(input, extractTo: extractTo, sink: sink)
         case .zipFolder:
@@ -305,7 +307,7 @@ public struct Renderer: Sendable {
     }
 
     private func readSource(
-        _ root: URL, extractTo: URL?,
+        _ root: URL, extractTo: URL?, wanted: String?,
         sink: (ReadArticle, [String], (@Sendable (String) -> String?)?) throws -> Bool
     ) throws -> ReadIssue {
         let loaded = try IssueSourceLoader().load(root)
@@ -320,11 +322,26 @@ public struct Renderer: Sendable {
         }
         defer { if let maker { AtomicFile.removeFolderOrFile(maker.folder) } }
         var planner = Packer.issuePlanner(source, sourceDateEpoch: nil, thumbnails: maker)
-        let issueImages = planner.issue.images
+        let shared = Dictionary(planner.issue.images.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+        let issueTitle = planner.issue.title
+        func reading(_ record: ArticleRecord) -> ReadArticle {
+            let own = Dictionary(record.assets.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+            return ReadArticle(record: record, lookup: { own[$0] ?? shared[$0] }, issueTitle: issueTitle)
+        }
         var stop = false
+        // A site is rendered as the articles are built: its pages name their pictures by the
+        // site's own assets folder, and a finding that refuses the issue throws below, before
+        // the site (built in its staging folder) is put in place. Anything else needs the
+        // source files' paths (`locator`), known once the whole issue is planned, and keeps
+        // only the article asked for (`wanted`; all of them without one). At 30,000 articles
+        // every article kept for after took a site's render to 288 MB.
         var pending: [(ArticleSource, ArticleRecord)] = []
         let diagnostics = try Packer().buildArticles(source, &planner, thumbnails: maker) { article, record, _ in
-            pending.append((article, record))
+            if extractTo != nil {
+                if !stop { stop = try !sink(reading(record), [article.slug, article.folder], nil) }
+            } else if wanted.map({ record.globalID == $0 || article.slug == $0 || article.folder == $0 }) ?? true {
+                pending.append((article, record))
+            }
         }
         if diagnostics.contains(where: { $0.severity == .error }) { throw DiagnosticsError(diagnostics) }
         let entries = planner.takeEntries()
@@ -344,10 +361,7 @@ public struct Renderer: Sendable {
             if let failure = failures.compactMap({ $0 }).first { throw failure }
         }
         for (article, record) in pending where !stop {
-            let own = Dictionary(record.assets.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-            let shared = Dictionary(issueImages.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-            let read = ReadArticle(record: record, lookup: { own[$0] ?? shared[$0] }, issueTitle: planner.issue.title)
-            stop = try !sink(read, [article.slug, article.folder], locator)
+            stop = try !sink(reading(record), [article.slug, article.folder], locator)
         }
         return ReadIssue(record: planner.issue)
     }
