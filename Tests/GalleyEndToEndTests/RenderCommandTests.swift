@@ -204,8 +204,20 @@ import Testing
 
 /// A site is rendered as the source's articles are built: an error found late (the last of 70
 /// articles repeats the first one's id, after 64 pages were written) still leaves no site and
-/// nothing of its staging behind.
-@Suite struct RenderLateErrorTests {
+/// nothing of its staging behind; what pack warns about is shown, as pack shows it.
+@Suite struct RenderSourceFindingsTests {
+    @Test func packsWarningsAboutTheSourceAreShown() throws {
+        let source = Harness.fixtures.appending(path: "sources/date-order-warning")
+        let site = try Harness.temporaryDirectory().appending(path: "site")
+        let result = try Harness.galley(["render", source.path, "-o", site.path])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("warning source.date-order"), "\(result.stderr)")
+        let json = try Harness.galley(["render", source.path, "-o", site.path, "--force", "--json"])
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let ids = (document["warnings"] as? [[String: Any]])?.compactMap { $0["id"] as? String }
+        #expect(ids == ["source.date-order"])
+    }
+
     @Test func anErrorInTheLastArticleLeavesNoSite() throws {
         let source = try Harness.temporaryDirectory().appending(path: "issue")
         try FileManager.default.createDirectory(at: source.appending(path: "articles"), withIntermediateDirectories: true)

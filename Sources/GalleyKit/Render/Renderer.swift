@@ -140,6 +140,7 @@ public struct Renderer: Sendable {
             return true
         }
         if language == nil { language = issue.language }
+        warnings = issue.warnings + warnings
         try flush(&pages, staging, language ?? "en", issueTitle: issue.record.title)
         let cover = issue.record.images.first
         try writeFile(staging.appending(path: "style.css").path, PageRenderer.stylesheet + "\n")
@@ -281,6 +282,10 @@ public struct Renderer: Sendable {
 
     struct ReadIssue {
         package var record: IssueRecord
+        /// What reading a source folder warned about (pack's findings: a picture libvips cannot
+        /// read, dates out of order...); nothing for a zip or latest.json, whose findings are
+        /// `galley validate`'s.
+        package var warnings: [Diagnostic] = []
         package var language: String? {
             if case .string(let value)? = record.metadata["language"] ?? record.metadata["lang"] { return value }
             return nil
@@ -363,7 +368,7 @@ public struct Renderer: Sendable {
         for (article, record) in pending where !stop {
             stop = try !sink(reading(record), [article.slug, article.folder], locator)
         }
-        return ReadIssue(record: planner.issue)
+        return ReadIssue(record: planner.issue, warnings: diagnostics.filter { $0.severity == .warning })
     }
 
     private func readManifestFile(
