@@ -135,6 +135,16 @@ extension IssueStore {
         return detail
     }
 
+    /// One article and its assets, its `newer` and `older` left empty (and not read): for what
+    /// shows the article alone.
+    public func articleAlone(_ id: String, issue: String?) throws -> ArticleDetail {
+        // The neighbours pass by unkept (they are the rest of the article's issue).
+        var detail: ArticleDetail?
+        try eachArticleNeighbour(id, issue: issue, begin: { detail = $0 }) { _, _ in }
+        guard let detail else { throw GalleyError("no article `\(id)` in the store", id: .notFound) }
+        return detail
+    }
+
     /// The checks, then the import, in turn.
     public func importZip(_ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)?) throws -> ImportResult {
         try importInTurn(path, force: force, opened: opened, progress: progress)

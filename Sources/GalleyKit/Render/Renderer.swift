@@ -350,8 +350,6 @@ public struct Renderer: Sendable {
         }
         if diagnostics.contains(where: { $0.severity == .error }) { throw DiagnosticsError(diagnostics) }
         let entries = planner.takeEntries()
-        let paths = Dictionary(uniqueKeysWithValues: entries.map { ($0.name, $0.path) })
-        let locator: @Sendable (String) -> String? = { paths[$0] }
         if let extractTo {
             // Copies on every core: thousands of small files are mostly system-call latency.
             let failures = parallelMap(entries) { entry -> GalleyError? in
@@ -365,6 +363,9 @@ public struct Renderer: Sendable {
             }
             if let failure = failures.compactMap({ $0 }).first { throw failure }
         }
+        // Each media file's path by its name in the zip, for the articles kept (a site keeps none).
+        let paths = pending.isEmpty ? [:] : Dictionary(uniqueKeysWithValues: entries.map { ($0.name, $0.path) })
+        let locator: @Sendable (String) -> String? = { paths[$0] }
         for (article, record) in pending where !stop {
             stop = try !sink(reading(record), [article.slug, article.folder], locator)
         }

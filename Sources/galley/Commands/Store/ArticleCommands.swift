@@ -114,7 +114,8 @@ struct ArticleCommand: ParsableCommand {
                         try opened.writeArticleDocument(selection.id, issue: selection.issue, write: write)
                     }
                 }
-                let detail = try console.timed("query") { try opened.article(selection.id, issue: selection.issue) }
+                // The article alone: neither its metadata nor the lines below show its neighbours.
+                let detail = try console.timed("query") { try opened.articleAlone(selection.id, issue: selection.issue) }
                 if let meta {
                     guard let value = detail.meta(meta) else {
                         throw GalleyError("the article has no custom metadata `\(meta)`", id: .notFound,
