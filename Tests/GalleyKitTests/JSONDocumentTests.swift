@@ -55,8 +55,9 @@ struct JSONDocumentTests {
         let (pieces, error) = try Self.streamed(items)
         #expect(error == nil)
         #expect(pieces.joined() == JSONDocument.encode(Listing(assets: items)))
-        // One piece an item, and the end (or, for none, the whole empty document).
-        #expect(pieces.count == max(count + 1, 1))
+        // One piece an item (the first with the document's opening), the list's end and the
+        // document's end: never the whole list in one piece.
+        #expect(pieces.count == count + 2)
         let (itemPieces, itemError) = try Self.streamed(items, key: "items")
         #expect(itemError == nil)
         #expect(itemPieces.joined() == JSONDocument.encode(Items(items: items)))
@@ -110,7 +111,7 @@ struct JSONDocumentTests {
     }
 
     /// A document with values before and after `schema_version`, lists of 0 to 3 items and a
-    /// null: `streamObject` writes what `encode` makes of the whole.
+    /// null: `ObjectWriter` writes, piece by piece, what `encode` makes of the whole.
     struct Detail: Encodable {
         var article: Item
         var body: String
@@ -120,23 +121,31 @@ struct JSONDocumentTests {
         @JSONNullable var sku: String?
         var url: String
 
-        var members: [JSONDocument.Member] {
-            [.value("article", article), .value("body", body), .list("newer", newer), .list("older", older),
-             .value("published", published), .value("sku", _sku), .value("url", url)]
+        func write(_ writer: JSONDocument.ObjectWriter) throws {
+            writer.value("article", article)
+            writer.value("body", body)
+            for (key, list) in [("newer", newer), ("older", older)] {
+                writer.beginList(key)
+                for item in list { try writer.item(item) }
+                writer.endList()
+            }
+            writer.value("published", published)
+            writer.value("sku", _sku)
+            writer.value("url", url)
+            writer.finish()
         }
     }
 
     @Test(arguments: 0...3)
-    func streamObjectWritesTheBytesEncodeMakes(count: Int) {
+    func objectWriterWritesTheBytesEncodeMakes(count: Int) throws {
         for sku in [nil, "SKU-1"] {
             let detail = Detail(article: Self.items[1], body: "<p>a/b</p>\n", newer: Array(Self.items.prefix(count)),
                                 older: Array(Self.items.suffix(3 - count)), published: count % 2 == 0, sku: sku, url: "https://x.example/a")
             var pieces: [String] = []
-            JSONDocument.streamObject(detail.members) { pieces.append($0) }
+            try detail.write(JSONDocument.ObjectWriter { pieces.append($0) })
             #expect(pieces.joined() == JSONDocument.encode(detail))
-            // Item by item: a list of n items is n pieces, not one.
-            #expect(pieces.count >= 8 + count + (3 - count))
+            // A piece a value, an item, a list's end and the document's end: 3 items, 2 lists, 5 values.
+            #expect(pieces.count == 3 + 2 + 5 + 1)
         }
     }
 }
-

@@ -331,11 +331,6 @@ import Testing
         #expect(ferry.assets.map(\.kind) == ["image", "sound"])
         #expect(ferry.newer.map(\.globalID) == [Self.lighthouse])
         #expect(ferry.older.map(\.globalID).first == Self.harbour)
-        // Written member by member, its lists item by item (`article show --json`,
-        // `/articles/{id}`), it is the document encoded whole.
-        var streamed = ""
-        JSONDocument.streamObject(ferry.documentMembers) { streamed += $0 }
-        #expect(streamed == JSONDocument.encode(ferry))
         // Every article's document written as the store reads its neighbours is the detail's,
         // whose neighbours are those of the same issue with a later date (nearest first) and an
         // earlier one (nearest first).

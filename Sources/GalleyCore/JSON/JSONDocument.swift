@@ -54,64 +54,32 @@ public enum JSONDocument {
                          "the trailing keys must sort after the list's key and error, and before schema_version")
             return trailing
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         var items = 0
-        do {
-            // `write` is called only from within `produce`'s run (withoutActuallyEscaping says
-            // so to the exclusivity checker).
-            try withoutActuallyEscaping(write) { write in
+        // `write` is called only from within this call (withoutActuallyEscaping says so to the
+        // exclusivity checker); the writer puts every piece as `encode` would.
+        try withoutActuallyEscaping(write) { write in
+            let writer = ObjectWriter(write: write)
+            func end() {
+                for member in checked() { writer.value(member.key, member.value) }
+                writer.finish()
+            }
+            writer.beginList(key)  // written with the first item (or the end): nothing before
+            do {
                 try produce { item in
-                    // Each item's own document moved in two levels, after the list's opening
-                    // or the comma that ends the item before.
-                    let opening = items == 0 ? "{\n  \(literal(key)) : [\n    " : ",\n    "
-                    write(opening + indented(try encoder.encode(item), by: "    "))
+                    try writer.item(item)
                     items += 1
                 }
+            } catch {
+                guard items > 0 else { throw error }
+                let failure = (error as? GalleyError) ?? GalleyError("the listing stopped: \(error)")
+                writer.interrupt(failure)
+                end()
+                throw ListEndedByError(error: failure)
             }
-        } catch {
-            guard items > 0 else { throw error }
-            let failure = (error as? GalleyError) ?? GalleyError("the listing stopped: \(error)")
-            let body = (try? encoder.encode(ErrorDocument(failure).error)) ?? Data("{}".utf8)
-            write("\n  ],\n  \"error\" : \(indented(body, by: "  "))" + members(checked(), encoder) + end)
-            throw ListEndedByError(error: failure)
-        }
-        if items == 0 {
-            write(encode(EmptyList(key: key, trailing: checked())))
-        } else {
-            write("\n  ]" + members(checked(), encoder) + end)
+            writer.endList()
+            end()
         }
         return items
-    }
-
-    /// A member of a document written by `streamObject`: a value encoded whole, or a list
-    /// whose items are encoded one at a time.
-    public enum Member {
-        case value(String, any Encodable)
-        case list(String, [any Encodable])
-
-        public var key: String {
-            switch self {
-            case .value(let key, _), .list(let key, _): key
-            }
-        }
-    }
-
-    /// The document `encode` makes of an object with these members (given in key order,
-    /// without `schema_version`), written through `write` member by member, and each list
-    /// item by item: the same bytes, without the encoder holding the whole document at once.
-    public static func streamObject(_ members: [Member], write: @escaping (String) -> Void) {
-        let writer = ObjectWriter(write: write)
-        for member in members {
-            switch member {
-            case .value(let key, let value): writer.value(key, value)
-            case .list(let key, let items):
-                writer.beginList(key)
-                for item in items { writer.item(item) }
-                writer.endList()
-            }
-        }
-        writer.finish()
     }
 
     /// Writes the document `encode` makes of an object, one member at a time in key order
@@ -125,6 +93,8 @@ public enum JSONDocument {
         private var versionWritten = false
         /// Items of the list being written, nil outside a list.
         private var listItems: Int?
+        /// The list's opening, written with its first item or its end.
+        private var pendingOpening = ""
 
         public init(write: @escaping (String) -> Void) {
             self.write = write
@@ -132,42 +102,52 @@ public enum JSONDocument {
         }
 
         private func encoded(_ value: any Encodable) -> Data {
-            // As `members`: Galley's own output types always encode.
+            // Galley's own output types always encode; should a member fail, it is null rather
+            // than a document cut short.
             (try? encoder.encode(AnyValue(value))) ?? Data("null".utf8)
         }
 
-        private func key(_ key: String) {
+        /// What opens the member `key` (its comma, its name), after `schema_version`'s member
+        /// when `key` is the first to sort after it: written with what follows, one piece.
+        private func opening(_ key: String) -> String {
             precondition(listItems == nil, "a member inside a list")
             precondition(lastKey.map { $0 < key } ?? true, "members in key order: \(key) after \(lastKey ?? "")")
-            if !versionWritten && key > CodingKeys.schemaVersion.rawValue {
-                versionWritten = true
-                self.key(CodingKeys.schemaVersion.rawValue)
-                write(indented(encoded(schemaVersion), by: "  "))
-            }
-            write((lastKey == nil ? "{\n  " : ",\n  ") + literal(key) + " : ")
+            var text = ""
+            if !versionWritten && key > CodingKeys.schemaVersion.rawValue { text = versionMember() }
+            text += (lastKey == nil ? "{\n  " : ",\n  ") + literal(key) + " : "
             lastKey = key
+            return text
+        }
+
+        private func versionMember() -> String {
+            versionWritten = true
+            return opening(CodingKeys.schemaVersion.rawValue) + "\(schemaVersion)"
         }
 
         public func value(_ key: String, _ value: any Encodable) {
-            self.key(key)
-            write(indented(encoded(value), by: "  "))
+            write(opening(key) + indented(encoded(value), by: "  "))
         }
 
+        /// Begins the list `key`; nothing is written until its first item or its end.
         public func beginList(_ key: String) {
-            self.key(key)
+            pendingOpening = opening(key)
             listItems = 0
         }
 
-        public func item(_ value: any Encodable) {
+        /// The next item of the list begun; throws what encoding it threw (nothing is written).
+        public func item(_ value: any Encodable) throws {
             guard let count = listItems else { preconditionFailure("an item outside a list") }
-            write((count == 0 ? "[\n    " : ",\n    ") + indented(encoded(value), by: "    "))
+            let text = indented(try encoder.encode(AnyValue(value)), by: "    ")
+            write(pendingOpening + (count == 0 ? "[\n    " : ",\n    ") + text)
+            pendingOpening = ""
             listItems = count + 1
         }
 
         public func endList() {
             guard let count = listItems else { preconditionFailure("no list to end") }
             listItems = nil
-            write(count == 0 ? indented(encoded([Int]()), by: "  ") : "\n  ]")
+            write(pendingOpening + (count == 0 ? indented(encoded([Int]()), by: "  ") : "\n  ]"))
+            pendingOpening = ""
         }
 
         /// Ends the list being written (if any) and puts `error` after it, as `streamList` does
@@ -181,26 +161,8 @@ public enum JSONDocument {
         /// Ends the document (after `schema_version`, if no member came after it).
         public func finish() {
             if listItems != nil { endList() }
-            if !versionWritten {
-                versionWritten = true
-                key(CodingKeys.schemaVersion.rawValue)
-                write(indented(encoded(schemaVersion), by: "  "))
-            }
-            write("\n}\n")
+            write((versionWritten ? "" : versionMember()) + "\n}\n")
         }
-    }
-
-    /// What closes every document: its `schema_version`.
-    private static let end = ",\n  \"\(CodingKeys.schemaVersion.rawValue)\" : \(schemaVersion)\n}\n"
-
-    /// `streamList`'s trailing members, each after a comma, as `encode` writes an object's
-    /// members. Galley's own output types always encode (as `encode` assumes); should one
-    /// fail, its member is null rather than a document cut short.
-    private static func members(_ trailing: [(key: String, value: any Encodable)], _ encoder: JSONEncoder) -> String {
-        trailing.map { member in
-            let value = (try? encoder.encode(AnyValue(member.value))) ?? Data("null".utf8)
-            return ",\n  \(literal(member.key)) : " + indented(value, by: "  ")
-        }.joined()
     }
 
     /// A pretty-printed JSON text with every line after its first moved in by `indent`: a
@@ -230,17 +192,6 @@ public enum JSONDocument {
 
     private enum CodingKeys: String, CodingKey { case schemaVersion = "schema_version" }
 
-    /// `{"<key>": [], <trailing>...}`.
-    private struct EmptyList: Encodable {
-        let key: String
-        let trailing: [(key: String, value: any Encodable)]
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: AnyKey.self)
-            try container.encode([Int](), forKey: AnyKey(stringValue: key))
-            for member in trailing { try container.encode(AnyValue(member.value), forKey: AnyKey(stringValue: member.key)) }
-        }
-    }
-
     /// Any encodable value, for the encoder's generic calls.
     private struct AnyValue: Encodable {
         let value: any Encodable
@@ -248,12 +199,6 @@ public enum JSONDocument {
         func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
     }
 
-    private struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
 
     /// `text` as a JSON string literal.
     private static func literal(_ text: String) -> String {

@@ -210,15 +210,15 @@ public struct ArticleDetail: Sendable, Codable {
         case customMeta = "custom_meta"
     }
 
-    /// The detail's members for `JSONDocument.streamObject`, `newer` and `older` written item by
-    /// item: the same document as `JSONDocument.encode(self)` (a test holds the two equal).
-    public var documentMembers: [JSONDocument.Member] {
-        [.value(CodingKeys.article.rawValue, article), .value(CodingKeys.assets.rawValue, assets),
-         .value(CodingKeys.authorBio.rawValue, authorBio), .value(CodingKeys.authorURL.rawValue, authorURL),
-         .value(CodingKeys.body.rawValue, body), .value(CodingKeys.customMeta.rawValue, customMeta),
-         .value(CodingKeys.description.rawValue, description), .list(CodingKeys.newer.rawValue, newer),
-         .list(CodingKeys.older.rawValue, older), .value(CodingKeys.published.rawValue, published),
-         .value(CodingKeys.sku.rawValue, _sku), .value(CodingKeys.url.rawValue, url)]
+    /// The detail's members but `newer` and `older`, in key order, as `JSONDocument.encode`
+    /// writes them (`writeDocument` puts the two lists in their place; a test holds its
+    /// document equal to the encoded detail).
+    var documentValues: [(key: String, value: any Encodable)] {
+        [(CodingKeys.article.rawValue, article), (CodingKeys.assets.rawValue, assets),
+         (CodingKeys.authorBio.rawValue, authorBio), (CodingKeys.authorURL.rawValue, authorURL),
+         (CodingKeys.body.rawValue, body), (CodingKeys.customMeta.rawValue, customMeta),
+         (CodingKeys.description.rawValue, description), (CodingKeys.published.rawValue, published),
+         (CodingKeys.sku.rawValue, _sku), (CodingKeys.url.rawValue, url)]
     }
 }
 
@@ -246,28 +246,28 @@ extension ArticleDetail {
         read: (_ begin: (ArticleDetail) throws -> Void, _ neighbour: (ArticleNeighbour, StoredArticle) throws -> Void) throws -> Void
     ) throws {
         let writer = JSONDocument.ObjectWriter(write: write)
-        let (newer, older) = (ArticleDetail.CodingKeys.newer.rawValue, ArticleDetail.CodingKeys.older.rawValue)
-        var rest: [JSONDocument.Member] = []
+        let (newer, older) = (CodingKeys.newer.rawValue, CodingKeys.older.rawValue)
+        var rest: [(key: String, value: any Encodable)] = []
         var side: ArticleNeighbour?
-        func values(_ members: some Sequence<JSONDocument.Member>) {
-            for case .value(let key, let value) in members { writer.value(key, value) }
+        func values(_ members: [(key: String, value: any Encodable)]) {
+            for member in members { writer.value(member.key, member.value) }
         }
         func begin(_ found: ArticleDetail) {
             var detail = found
             adjust(&detail)
-            let members = detail.documentMembers
+            let members = detail.documentValues
             values(members.filter { $0.key < newer })
             rest = members.filter { $0.key > older }
             writer.beginList(newer)
             side = .newer
         }
-        func neighbour(_ which: ArticleNeighbour, _ article: StoredArticle) {
+        func neighbour(_ which: ArticleNeighbour, _ article: StoredArticle) throws {
             if which == .older, side == .newer {
                 writer.endList()
                 writer.beginList(older)
                 side = .older
             }
-            writer.item(article)
+            try writer.item(article)
         }
         do {
             try withoutActuallyEscaping(begin) { begin in try read(begin, neighbour) }
