@@ -53,12 +53,14 @@ public protocol IssueStore: AnyObject, Sendable {
     func eachArticle(_ filter: ArticleFilter, _ body: (StoredArticle) throws -> Void) throws
     /// Up to `filter.limit` articles after `filter.after`, and the cursor of the next page.
     func articlePage(_ filter: ArticleFilter) throws -> ArticlePage
-    /// One article and its assets (`newer` and `older` empty) to `begin`, then its issue's newer
-    /// articles (nearest first) and older ones (nearest first) to `neighbour` one at a time,
-    /// without the lists in memory, all read in one snapshot; an unknown id throws before
-    /// `begin`. `article(_:issue:)` collects them.
+    /// One article and its assets (`newer` and `older` empty) to `begin`, then those of its
+    /// issue's newer articles (nearest first) and older ones (nearest first) that `sides` asks
+    /// for to `neighbour` one at a time, without the lists in memory, all read in one snapshot
+    /// (a side not asked for is not read); an unknown id throws before `begin`.
+    /// `article(_:issue:neighbours:)` collects them.
     func eachArticleNeighbour(
-        _ id: String, issue: String?, begin: (ArticleDetail) throws -> Void, _ neighbour: (ArticleNeighbour, StoredArticle) throws -> Void
+        _ id: String, issue: String?, sides: Set<ArticleNeighbour>, begin: (ArticleDetail) throws -> Void,
+        _ neighbour: (ArticleNeighbour, StoredArticle) throws -> Void
     ) throws
     /// Assets of an issue, of an article, or of everything, optionally of one kind, in list
     /// order, or only the cover or the first image, handed to `body` one at a time without the
@@ -121,26 +123,17 @@ public protocol IssueStore: AnyObject, Sendable {
 }
 
 extension IssueStore {
-    /// One article, its assets, and its issue's newer and older articles (`eachArticleNeighbour`
-    /// collected).
-    public func article(_ id: String, issue: String?) throws -> ArticleDetail {
+    /// One article, its assets, and the newer and older articles of its issue that `neighbours`
+    /// asks for (`eachArticleNeighbour` collected; none: the article alone, for what shows no
+    /// neighbours).
+    public func article(_ id: String, issue: String?, neighbours: Set<ArticleNeighbour> = ArticleNeighbour.both) throws -> ArticleDetail {
         var detail: ArticleDetail?
-        try eachArticleNeighbour(id, issue: issue, begin: { detail = $0 }) { side, article in
+        try eachArticleNeighbour(id, issue: issue, sides: neighbours, begin: { detail = $0 }) { side, article in
             switch side {
             case .newer: detail?.newer.append(article)
             case .older: detail?.older.append(article)
             }
         }
-        guard let detail else { throw GalleyError("no article `\(id)` in the store", id: .notFound) }
-        return detail
-    }
-
-    /// One article and its assets, its `newer` and `older` left empty (and not read): for what
-    /// shows the article alone.
-    public func articleAlone(_ id: String, issue: String?) throws -> ArticleDetail {
-        // The neighbours pass by unkept (they are the rest of the article's issue).
-        var detail: ArticleDetail?
-        try eachArticleNeighbour(id, issue: issue, begin: { detail = $0 }) { _, _ in }
         guard let detail else { throw GalleyError("no article `\(id)` in the store", id: .notFound) }
         return detail
     }

@@ -346,6 +346,13 @@ import Testing
             #expect(newerTimes.count == detail.newer.count && newerTimes.allSatisfy { $0 > own } && newerTimes == newerTimes.sorted())
             #expect(olderTimes.count == detail.older.count && olderTimes.allSatisfy { $0 < own } && olderTimes == olderTimes.sorted(by: >))
             #expect(detail.newer.count + detail.older.count == everyArticle.filter { time($0) != own }.count)
+            // One side asked for is that side alone; none, the article alone.
+            #expect(try store.article(article.globalID, issue: Self.issue, neighbours: [.newer]).newer.map(\.globalID) == detail.newer.map(\.globalID))
+            #expect(try store.article(article.globalID, issue: Self.issue, neighbours: [.newer]).older.isEmpty)
+            #expect(try store.article(article.globalID, issue: Self.issue, neighbours: [.older]).older.map(\.globalID) == detail.older.map(\.globalID))
+            #expect(try store.article(article.globalID, issue: Self.issue, neighbours: [.older]).newer.isEmpty)
+            let alone = try store.article(article.globalID, issue: Self.issue, neighbours: [])
+            #expect(alone.newer.isEmpty && alone.older.isEmpty && alone.article.globalID == article.globalID && alone.assets.count == detail.assets.count)
         }
         for asset in ferry.assets {
             let local = try store.localFile(try store.file(asset.fileName, issue: Self.issue))

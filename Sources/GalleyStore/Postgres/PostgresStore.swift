@@ -323,7 +323,8 @@ public final class PostgresStore: IssueStore {
     }
 
     public func eachArticleNeighbour(
-        _ id: String, issue: String?, begin: (ArticleDetail) throws -> Void, _ neighbour: (ArticleNeighbour, StoredArticle) throws -> Void
+        _ id: String, issue: String?, sides: Set<ArticleNeighbour>, begin: (ArticleDetail) throws -> Void,
+        _ neighbour: (ArticleNeighbour, StoredArticle) throws -> Void
     ) throws {
         // Newer then older, each nearest first, through one cursor: `side` 0 is newer, and the
         // older ones' dates count down by sorting on their negation.
@@ -346,11 +347,18 @@ public final class PostgresStore: IssueStore {
                 url: try row.string("url"), authorURL: try row.string("author_url"), authorBio: try row.string("author_bio"),
                 sku: try row.optionalString("sku"), published: try row.bool("published"), customMeta: JSONValueBox(meta),
                 assets: assets, newer: [], older: []))
-            // No date: no neighbours (the comparisons with NULL select nothing).
+            // No date: no neighbours (the comparisons with NULL select nothing); a side not
+            // asked for is left out of the comparison.
+            let dated = switch (sides.contains(.newer), sides.contains(.older)) {
+            case (true, true): "a.date_ms <> $2"
+            case (true, false): "a.date_ms > $2"
+            case (false, true): "a.date_ms < $2"
+            case (false, false): "false"
+            }
             var query = PostgresQuery(unsafeSQL: """
                 SELECT \(Self.articleColumns), CASE WHEN a.date_ms > $2 THEN 0 ELSE 1 END AS side
                 FROM article a JOIN issue i ON i.id = a.issue_id
-                WHERE a.issue_id = $1 AND a.date_ms <> $2
+                WHERE a.issue_id = $1 AND \(dated)
                 ORDER BY side, CASE WHEN a.date_ms > $2 THEN a.date_ms ELSE -a.date_ms END, a.placement
                 """)
             query.binds.append(try row.int("issue_id"))

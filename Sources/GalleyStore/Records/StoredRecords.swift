@@ -234,7 +234,7 @@ extension IssueStore {
         _ id: String, issue: String?, adjust: (inout ArticleDetail) -> Void = { _ in }, write: @escaping (String) -> Void
     ) throws {
         try ArticleDetail.writeDocument(adjust: adjust, write: write) { begin, neighbour in
-            try eachArticleNeighbour(id, issue: issue, begin: begin, neighbour)
+            try eachArticleNeighbour(id, issue: issue, sides: ArticleNeighbour.both, begin: begin, neighbour)
         }
     }
 }
@@ -291,8 +291,10 @@ extension ArticleDetail {
 
 /// Which of an article's neighbours (`IssueStore.eachArticleNeighbour`): of the same issue,
 /// with a later date or an earlier one.
-public enum ArticleNeighbour: Sendable {
+public enum ArticleNeighbour: Sendable, Hashable {
     case newer, older
+
+    public static let both: Set<ArticleNeighbour> = [.newer, .older]
 }
 
 /// A JSON value that encodes as itself inside Codable output.

@@ -109,9 +109,9 @@ extension SQLiteStore {
         return try StoreLookup.oneArticle(try Int64.fetchAll(db, sql: sql, arguments: arguments), id, store: root.path)
     }
 
-    /// One article, its assets, and the newer and older articles of its issue.
     public func eachArticleNeighbour(
-        _ id: String, issue: String?, begin: (ArticleDetail) throws -> Void, _ neighbour: (ArticleNeighbour, StoredArticle) throws -> Void
+        _ id: String, issue: String?, sides: Set<ArticleNeighbour>, begin: (ArticleDetail) throws -> Void,
+        _ neighbour: (ArticleNeighbour, StoredArticle) throws -> Void
     ) throws {
         try database.read { db in
             let rowID = try articleRowID(id, issue: issue, db)
@@ -133,7 +133,7 @@ extension SQLiteStore {
                 authorURL: row.authorURL, authorBio: row.authorBio, sku: row.sku, published: row.published,
                 customMeta: JSONValueBox(meta), assets: assets, newer: [], older: []))
             guard let dateMS = row.dateMS else { return }
-            for (side, comparison, order) in [(ArticleNeighbour.newer, ">", "ASC"), (.older, "<", "DESC")] {
+            for (side, comparison, order) in [(ArticleNeighbour.newer, ">", "ASC"), (.older, "<", "DESC")] where sides.contains(side) {
                 let rows = try Row.fetchCursor(db, sql: """
                     SELECT \(Self.articleColumns) FROM article a JOIN issue i ON i.id = a.issueId
                     WHERE a.issueId = ? AND a.dateMS \(comparison) ? ORDER BY a.dateMS \(order), a.placement

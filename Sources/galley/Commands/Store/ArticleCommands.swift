@@ -115,7 +115,7 @@ struct ArticleCommand: ParsableCommand {
                     }
                 }
                 // The article alone: neither its metadata nor the lines below show its neighbours.
-                let detail = try console.timed("query") { try opened.articleAlone(selection.id, issue: selection.issue) }
+                let detail = try console.timed("query") { try opened.article(selection.id, issue: selection.issue, neighbours: []) }
                 if let meta {
                     guard let value = detail.meta(meta) else {
                         throw GalleyError("the article has no custom metadata `\(meta)`", id: .notFound,
@@ -156,8 +156,8 @@ struct ArticleCommand: ParsableCommand {
             let wanted: ArticleNeighbour = newer ? .newer : .older
             // As the store reads them: the neighbours of an article of a large issue are the rest of it.
             _ = try console.streamListing(key: "articles", line: { (article: StoredArticle) in "\(article.globalID)  \(article.title)\n" }) { send in
-                try opened.eachArticleNeighbour(selection.id, issue: selection.issue, begin: { _ in }) { side, article in
-                    if side == wanted { try send(article) }
+                try opened.eachArticleNeighbour(selection.id, issue: selection.issue, sides: [wanted], begin: { _ in }) { _, article in
+                    try send(article)
                 }
             }
         }
