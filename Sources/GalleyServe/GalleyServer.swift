@@ -169,8 +169,8 @@ public struct GalleyServer: Sendable {
         // at 30,000 articles), written item by item into the answer.
         route("articles/{id}", unbounded: true) { _, context, _ in
             let id = try context.parameters.require("id")
-            return try JSONBody(memoryLimit: self.cache.largestKept, folder: self.spoolFolder) { write in
-                try self.store.writeArticleDocument(id, issue: nil, adjust: { $0.assets = $0.assets.map(Self.served) }, write: write)
+            return try JSONBody(memoryLimit: self.cache.largestKept, folder: self.spoolFolder) { spool in
+                try self.store.writeArticleDocument(id, issue: nil, adjust: { $0.assets = $0.assets.map(Self.served) }, write: { spool.write($0) })
             }
         }
         route("articles/{id}/page") { _, context, _ in
@@ -669,17 +669,14 @@ struct JSONBody: Encodable {
     func encode(to encoder: any Encoder) throws {}
 
     /// The document `streamList` writes of `produce`'s items (and `trailing`'s members), written
-    /// into an `AnswerSpool` as the store reads the rows: in memory up to `memoryLimit` bytes,
-    /// past that in a temporary file (in `folder`, nil: `TMPDIR`). A failure after the first item is thrown as the error
-    /// alone: nothing was sent yet, so the answer is the error document.
+    /// into an `AnswerSpool` as the store reads the rows (see `init(memoryLimit:folder:_:)`); a
+    /// spool that cannot write (a full disk) stops the rows being read.
     init<Item: Encodable>(
         key: String, memoryLimit: Int, folder: String? = nil, trailing: () -> [(key: String, value: any Encodable)] = { [] },
         _ produce: ((Item) throws -> Void) throws -> Void
     ) throws {
-        let spool = AnswerSpool(memoryLimit: memoryLimit, folder: folder)
-        do {
+        try self.init(memoryLimit: memoryLimit, folder: folder) { spool in
             try JSONDocument.streamList(key: key, trailing: trailing, write: { spool.write($0) }) { (send: (Item) throws -> Void) in
-                // A spool that cannot write (a full disk) stops the rows being read.
                 try withoutActuallyEscaping(send) { send in
                     try produce { item in
                         if let failure = spool.failure { throw failure }
@@ -687,19 +684,17 @@ struct JSONBody: Encodable {
                     }
                 }
             }
-        } catch let ended as JSONDocument.ListEndedByError {
-            throw ended.error
         }
-        content = try spool.finish()
     }
 
-    /// The document `document` writes through the function it is given (as
-    /// `IssueStore.writeArticleDocument` does), into an `AnswerSpool`. A document ended by an
-    /// error is thrown as the error alone, as a list's is.
-    init(memoryLimit: Int, folder: String? = nil, _ document: (@escaping (String) -> Void) throws -> Void) throws {
+    /// The document `document` writes into an `AnswerSpool`: in memory up to `memoryLimit` bytes,
+    /// past that in a temporary file (in `folder`, nil: `TMPDIR`). A document ended by an error
+    /// (`JSONDocument.ListEndedByError`) is thrown as the error alone: nothing was sent yet, so
+    /// the answer is the error document.
+    init(memoryLimit: Int, folder: String? = nil, _ document: (AnswerSpool) throws -> Void) throws {
         let spool = AnswerSpool(memoryLimit: memoryLimit, folder: folder)
         do {
-            try document { spool.write($0) }
+            try document(spool)
         } catch let ended as JSONDocument.ListEndedByError {
             throw ended.error
         }
