@@ -163,22 +163,14 @@ final class SpoolFile: Sendable {
         return buffer
     }
 
-    /// The file as a response body, one chunk read at a time on NIO's thread pool and written
-    /// once the connection has taken the last (as downloads are: `GalleyServer.stream`).
+    /// The file as a response body, read a chunk at a time on NIO's thread pool and sent as
+    /// downloads are (`GalleyServer.writeChunks`).
     func body(on eventLoop: any EventLoop) -> ResponseBody {
         ResponseBody(contentLength: Int(size)) { writer in
-            var offset: Int64 = 0
-            while offset < self.size {
-                let from = offset
-                let chunk = try await NIOThreadPool.singleton.runIfActive {
-                    try self.read(at: from, count: Int(GalleyServer.chunkLength))
+            if self.size > 0 {
+                try await GalleyServer.writeChunks(0...(self.size - 1), to: &writer, on: eventLoop) { offset, length in
+                    try await NIOThreadPool.singleton.runIfActive { try self.read(at: offset, count: Int(length)) }
                 }
-                guard chunk.readableBytes > 0 else {
-                    throw GalleyError("a large answer's temporary file ended early", id: .storeFailed)
-                }
-                offset += Int64(chunk.readableBytes)
-                try await writer.write(chunk)
-                try await eventLoop.submit {}.get()
             }
             try await writer.finish(nil)
         }

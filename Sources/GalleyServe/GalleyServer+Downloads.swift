@@ -103,20 +103,30 @@ extension GalleyServer {
     static func stream(_ path: String, _ bytes: ClosedRange<Int64>, on eventLoop: any EventLoop) -> ResponseBody {
         ResponseBody(contentLength: Int(bytes.upperBound - bytes.lowerBound + 1)) { writer in
             try await FileSystem.shared.withFileHandle(forReadingAt: FilePath(path)) { handle in
-                var offset = bytes.lowerBound
-                while offset <= bytes.upperBound {
-                    let length = min(Self.chunkLength, bytes.upperBound - offset + 1)
-                    let chunk = try await handle.readChunk(fromAbsoluteOffset: offset, length: .bytes(length))
-                    // A file cut short under us: end the answer rather than loop.
-                    guard chunk.readableBytes > 0 else {
-                        throw GalleyError("the file ended early", id: .storeFailed, path: path)
-                    }
-                    offset += Int64(chunk.readableBytes)
-                    try await writer.write(chunk)
-                    try await eventLoop.submit {}.get()
+                try await writeChunks(bytes, to: &writer, on: eventLoop) { offset, length in
+                    try await handle.readChunk(fromAbsoluteOffset: offset, length: .bytes(length))
                 }
             }
             try await writer.finish(nil)
+        }
+    }
+
+    /// Writes `bytes` of a file, `chunkLength` at a time from `read(offset, length)`, each once
+    /// the connection has taken the one before (see `stream`). A file cut short under us (an
+    /// empty read) ends the answer rather than loops.
+    static func writeChunks(
+        _ bytes: ClosedRange<Int64>, to writer: inout any ResponseBodyWriter, on eventLoop: any EventLoop,
+        read: (_ offset: Int64, _ length: Int64) async throws -> ByteBuffer
+    ) async throws {
+        var offset = bytes.lowerBound
+        while offset <= bytes.upperBound {
+            let chunk = try await read(offset, min(Self.chunkLength, bytes.upperBound - offset + 1))
+            guard chunk.readableBytes > 0 else {
+                throw GalleyError("the file ended early", id: .storeFailed)
+            }
+            offset += Int64(chunk.readableBytes)
+            try await writer.write(chunk)
+            try await eventLoop.submit {}.get()
         }
     }
 
