@@ -11,29 +11,21 @@ extension Console {
         key: String, trailing: () -> [(key: String, value: any Encodable)] = { [] }, line: @escaping (Item) -> String,
         _ produce: ((Item) throws -> Void) throws -> Void
     ) throws -> Int {
-        var pending = ""
+        let output = PendingOutput(self)
+        defer { output.flush() }
         var listed = 0
-        func write(_ text: String) {
-            pending += text
-            if pending.utf8.count >= 65_536 { flush() }
-        }
-        func flush() {
-            if !pending.isEmpty { data(pending) }
-            pending = ""
-        }
-        defer { flush() }
         guard json else {
             try produce { item in
-                write(line(item))
+                output.write(line(item))
                 listed += 1
             }
             return listed
         }
         do {
-            listed = try JSONDocument.streamList(key: key, trailing: trailing, write: write, produce)
+            listed = try JSONDocument.streamList(key: key, trailing: trailing, write: output.write, produce)
         } catch let ended as JSONDocument.ListEndedByError {
             // The document on standard output carries the error already.
-            flush()
+            output.flush()
             err.report(ended.error)
             throw Status.couldNotRun
         }
@@ -44,24 +36,32 @@ extension Console {
     /// to standard output in pieces of about 64 KiB. Should the store fail once the document
     /// has begun, the document carries the error and the command exits 2, as a listing's.
     func streamDocument(_ document: (@escaping (String) -> Void) throws -> Void) throws {
-        final class Pending {
-            var text = ""
-        }
-        let pending = Pending()
-        let flush = {
-            if !pending.text.isEmpty { self.data(pending.text) }
-            pending.text = ""
-        }
-        defer { flush() }
+        let output = PendingOutput(self)
+        defer { output.flush() }
         do {
-            try document { text in
-                pending.text += text
-                if pending.text.utf8.count >= 65_536 { flush() }
-            }
+            try document(output.write)
         } catch let ended as JSONDocument.ListEndedByError {
-            flush()
+            output.flush()
             err.report(ended.error)
             throw Status.couldNotRun
         }
+    }
+}
+
+/// Standard output gathered into pieces of about 64 KiB: one write per piece, not per line.
+private final class PendingOutput {
+    private let console: Console
+    private var text = ""
+
+    init(_ console: Console) { self.console = console }
+
+    func write(_ piece: String) {
+        text += piece
+        if text.utf8.count >= 65_536 { flush() }
+    }
+
+    func flush() {
+        if !text.isEmpty { console.data(text) }
+        text = ""
     }
 }
