@@ -29,7 +29,10 @@ struct ServeCommand: ParsableCommand {
             Operations: /healthz, Prometheus metrics at /metrics (request counts and \
             latency histograms by route), one access line per request on standard error \
             (--quiet hides them), gzip for JSON when the client asks, CORS with \
-            --cors-origin, and connections closed after --idle-timeout seconds of silence.
+            --cors-origin, and connections closed after --idle-timeout seconds of silence. \
+            An answer over 1 MB (a large issue, /assets, an article whose issue is large) is \
+            written to a deleted temporary file in TMPDIR (else /tmp) and sent from there: \
+            memory stays flat, and TMPDIR needs room for each such answer in flight.
 
             Signed feeds: with --signing-key (a key from galley keys generate), /feed and \
             /packages/{apple_id} carry a Galley-Signature header (Ed25519) that galley sync \
