@@ -38,8 +38,23 @@ import Testing
         // Too many entries, or bytes: both known once latest.json is written (some 20 KB here).
         #expect(try refusal(ZipLimits(maxEntries: 5, maxBytes: 0xFFFF_FFFF)).contains("entries"))
         #expect(try refusal(ZipLimits(maxEntries: 65_535, maxBytes: 100_000)).contains("about"))
-        // latest.json itself too large, found as it streams (2,000 bytes stand in for 4 GiB).
-        #expect(try refusal(ZipLimits(maxEntries: 65_535, maxBytes: 2_000)).contains("latest.json is over 2000 bytes"))
+        // latest.json itself too large, found as it streams (2,000 bytes stand in for 4 GiB;
+        // the example's media alone are more, and pack stops on those first).
+        #expect(try refusal(ZipLimits(maxEntries: 65_535, maxBytes: 2_000)).contains("about"))
+        let wordy = try outputFolder().appending(path: "wordy-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: wordy.appending(path: "articles/01-words"), withIntermediateDirectories: true)
+        try Data("title: Wordy\napple_id: org.example.wordy\npublish_date: 2026-01-01\n".utf8).write(to: wordy.appending(path: "issue.yaml"))
+        try Data("---\ntitle: Words\n---\n\(String(repeating: "Many words, all different: \(UUID().uuidString). ", count: 60))\n".utf8)
+            .write(to: wordy.appending(path: "articles/01-words/article.md"))
+        var text = PackOptions(source: wordy, output: out)
+        text.limits = ZipLimits(maxEntries: 65_535, maxBytes: 2_000)
+        #expect {
+            try Packer().pack(text)
+        } throws: { error in
+            let refused = (error as? DiagnosticsError)?.diagnostics.filter { $0.severity == .error } ?? []
+            return refused.map(\.id) == [Check.packZip64Required.id] && refused[0].message.contains("latest.json is over 2000 bytes")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty)
 
         options.allowZip64 = true
         let summary = try Packer().pack(options)
@@ -47,6 +62,54 @@ import Testing
         // An issue that needs no Zip64 gets none because the option was given (latest.json,
         // streamed into the zip otherwise, is added with its size known).
         #expect(try ZipDirectory.read(path: summary.path, maxEntries: 100).hasZip64Records == false)
+    }
+
+    /// Pack stops as soon as the articles planned so far need Zip64, not after making every
+    /// article's thumbnails (30,000 articles of two pictures were eight minutes of libvips for
+    /// a refusal). 100 articles of a picture each, read 32 at a time: with thumbnails the first
+    /// 32 are 64 entries, past 40; without, the first 64 are.
+    @Test func aPackOverTheEntriesStopsWithTheFirstArticlesOver() throws {
+        let source = try outputFolder().appending(path: "many-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: source.appending(path: "articles"), withIntermediateDirectories: true)
+        try Data("title: Many\napple_id: org.example.many\npublish_date: 2026-01-01\n".utf8)
+            .write(to: source.appending(path: "issue.yaml"))
+        let picture = try Data(contentsOf: Self.example.appending(path: "articles/03-harbour-in-motion/harbour-poster.jpg"))
+        for index in 1...100 {
+            let folder = source.appending(path: "articles/\(String(format: "%03d", index))-a\(index)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            try Data("---\ntitle: Article \(index)\nassets:\n  - file: p.jpg\n---\n<!-- [ASSET: p.jpg] -->\n".utf8)
+                .write(to: folder.appending(path: "article.md"))
+            try picture.write(to: folder.appending(path: "p.jpg"))
+        }
+        let out = try outputFolder().appending(path: "out-\(UUID().uuidString)")
+        var options = PackOptions(source: source, output: out)
+        options.limits = ZipLimits(maxEntries: 40, maxBytes: 0xFFFF_FFFF)
+        func refusal() -> (diagnostic: Diagnostic?, articlesWritten: Int) {
+            var written = 0
+            do {
+                _ = try Packer().pack(options) { written = max(written, $0.articlesDone) }
+                return (nil, written)
+            } catch {
+                let diagnostics = (error as? DiagnosticsError)?.diagnostics ?? []
+                #expect(diagnostics.map(\.id) == [Check.packZip64Required.id], "\(error)")
+                return (diagnostics.last, written)
+            }
+        }
+        let made = refusal()
+        #expect(made.articlesWritten == 0, "stopped before the first batch went into latest.json")
+        #expect(made.diagnostic?.message.contains("at least 65 entries") == true, "\(String(describing: made.diagnostic))")
+        #expect(made.diagnostic?.message.contains("counted in the first 32 of its 100 articles") == true)
+        #expect(made.diagnostic?.hint?.contains("32 of the entries are the thumbnails pack makes") == true)
+        options.thumbnails = .none
+        let plain = refusal()
+        #expect(plain.articlesWritten == 32)
+        #expect(plain.diagnostic?.message.contains("at least 65 entries") == true, "\(String(describing: plain.diagnostic))")
+        #expect(plain.diagnostic?.message.contains("counted in the first 64 of its 100 articles") == true)
+        #expect(plain.diagnostic?.hint?.contains("thumbnails") == false)
+        #expect(!FileManager.default.fileExists(atPath: out.path), "nothing left behind")
+        // Within the limits, the same source packs.
+        options.limits = ZipLimits(maxEntries: 101, maxBytes: 0xFFFF_FFFF)
+        #expect(try Packer().pack(options).entries == 101)
     }
 
     /// `--allow-zip64` packs past the container checks' limits where they are Zip64's (as

@@ -14,7 +14,7 @@ extension Check {
         clean: [.pack("sources/minimal-valid")])
     static let packZip64Required = Check(
         "pack.zip64-required", .pack, .error, "The issue needs Zip64 (over 65,535 entries or 4 GiB) and `--allow-zip64` is not given.",
-        explanation: "Dumpling's minizip 1.01h has no Zip64: such a zip cannot be opened. Pack refuses before it writes any media, and leaves nothing behind.",
+        explanation: "Dumpling's minizip 1.01h has no Zip64: such a zip cannot be opened. Pack refuses as soon as the articles planned so far are over (not after making every thumbnail), before it writes any media, and leaves nothing behind. Each thumbnail pack makes is an entry too: `--thumbnails none` makes none.",
         triggering: [.pack("sources/minimal-valid", maxEntries: 1)],
         clean: [.pack("sources/minimal-valid")])
     static let packThumbnailFailed = Check(

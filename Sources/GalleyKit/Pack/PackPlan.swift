@@ -103,6 +103,10 @@ public struct PackPlanner {
     /// Taken once: the planner's name tables are let go.
     public mutating func takeEntries() -> [ZipEntryPlan] { names.takeSortedEntries() }
 
+    /// The media files planned so far, their bytes, and how many of them are thumbnails made
+    /// here: what the zip holds besides latest.json, which only grows as articles are planned.
+    var plannedFiles: (count: Int, bytes: Int64, thumbnails: Int) { (names.count, names.payload, names.thumbnailCount) }
+
     /// Plans one article (in issue order): its id, date and assets. The returned record has
     /// everything but the body; `assetIDs` maps local keys to global ids for the body.
     /// Media already probed (by path), e.g. on other cores; anything missing is probed here.
@@ -352,6 +356,11 @@ struct EntryNames {
     /// The plans, in the order their files came; `bySource` finds one by its source path.
     private var plans: [ZipEntryPlan] = []
     private var bySource: [String: Int32] = [:]
+    /// The planned files' bytes, and how many of the files are thumbnails made here.
+    private(set) var payload: Int64 = 0
+    private(set) var thumbnailCount = 0
+    /// How many files are planned.
+    var count: Int { plans.count }
     /// Every name given, lowercased (names are mostly lowercase already: then the name's own
     /// string, not a copy).
     private var taken: Set<String> = ["latest.json"]
@@ -395,6 +404,7 @@ struct EntryNames {
         let wanted = owner.isEmpty ? base : SourceTree.zipSafeName(owner) + "-" + base
         let name = unique(wanted)
         add(ZipEntryPlan(name: name, path: file.path, size: file.size, compression: .store, origin: picture.path), key: key)
+        thumbnailCount += 1
         return name
     }
 
@@ -408,6 +418,7 @@ struct EntryNames {
     private mutating func add(_ plan: ZipEntryPlan, key: String) {
         bySource[key] = Int32(plans.count)
         plans.append(plan)
+        payload += plan.size
     }
 
     private mutating func unique(_ wanted: String) -> String {

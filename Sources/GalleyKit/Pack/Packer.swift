@@ -156,6 +156,7 @@ public struct Packer {
         // entries and a few counts go on, so its tables are gone before the zip is written and
         // read back (at 30,000 articles, tens of megabytes that were alive at pack's peak).
         var reading = PackProgress(bytesDone: 0, bytesTotal: 0, entriesDone: 0, entriesTotal: 0)
+        var thumbnailCount = 0
         var (planned, entries, manifest) = try Self.refusingZip64 { () throws -> (PlannedIssue, [ZipEntryPlan], ManifestWriter) in
             var planner = Self.issuePlanner(source, sourceDateEpoch: options.sourceDateEpoch, lastUpdated: options.lastUpdated,
                                             thumbnails: maker)
@@ -165,13 +166,15 @@ public struct Packer {
             let manifest = ManifestWriter(issue: planner.issue, output: stream.send)
             reading.phase = .articles
             reading.articlesTotal = source.articleFolders.count
-            diagnostics += try buildArticles(source, &planner, thumbnails: maker) { _, record, _ in
+            diagnostics += try buildArticles(source, &planner, thumbnails: maker,
+                                             zip64Limits: options.allowZip64 ? nil : options.limits) { _, record, _ in
                 reading.articlesDone += 1
                 progress?(reading)
                 try manifest.append(record)
             }
             try manifest.finish()
             try stream.finish()
+            thumbnailCount = planner.plannedFiles.thumbnails
             return (PlannedIssue(planner), planner.takeEntries(), manifest)
         }
         diagnostics.sort { ($0.severity == .error ? 0 : 1) < ($1.severity == .error ? 0 : 1) }
@@ -195,7 +198,8 @@ public struct Packer {
         let entryCount = entries.count + 1
         let payload = entries.reduce(manifest.bytesWritten) { $0 + $1.size }
         if !options.allowZip64,
-           let needed = Self.zip64Required(entries: entryCount, payload: payload, appleID: planned.issue.appleID, limits: options.limits) {
+           let needed = Self.zip64Required(entries: entryCount, payload: payload, appleID: planned.issue.appleID, limits: options.limits,
+                                           thumbnails: thumbnailCount) {
             diagnostics.append(needed)
             throw DiagnosticsError(diagnostics)
         }
@@ -287,16 +291,24 @@ public struct Packer {
 
     /// `pack.zip64-required` for an issue of `entries` entries holding `payload` bytes, when
     /// the zip (with its headers and directory, estimated) would pass `limits`; nil when it fits.
-    static func zip64Required(entries: Int, payload: Int64, appleID: String, limits: ZipLimits) -> Diagnostic? {
+    /// `planned`: how many of the issue's articles these counts are from, when not all (pack
+    /// stops as soon as the articles planned so far are over, see `buildArticles`); `thumbnails`:
+    /// how many of the entries are thumbnails pack made.
+    static func zip64Required(entries: Int, payload: Int64, appleID: String, limits: ZipLimits,
+                              planned: (articles: Int, of: Int)? = nil, thumbnails: Int = 0) -> Diagnostic? {
         let overhead = Int64(entries) * Int64(2 * (46 + 24) + 2 * (appleID.utf8.count + 64))
         guard entries > limits.maxEntries || payload + overhead > limits.maxBytes else { return nil }
-        let reason = entries > limits.maxEntries
-            ? "\(entries) entries (the most a zip without Zip64 holds is \(limits.maxEntries))"
-            : "about \(payload + overhead) bytes (the most a zip without Zip64 holds is \(limits.maxBytes))"
-        return Diagnostic(
-            .packZip64Required, "the issue needs \(reason), and Dumpling cannot read Zip64",
-            at: SourceLocation(path: ""),
-            hint: "Split the issue or shrink its media; --allow-zip64 packs it anyway for readers that support Zip64.")
+        let atLeast = planned.map { $0.articles < $0.of } ?? false
+        var reason = entries > limits.maxEntries
+            ? "\(atLeast ? "at least " : "")\(entries) entries (the most a zip without Zip64 holds is \(limits.maxEntries))"
+            : "\(atLeast ? "at least " : "")about \(payload + overhead) bytes (the most a zip without Zip64 holds is \(limits.maxBytes))"
+        if atLeast, let planned { reason += ", counted in the first \(planned.articles) of its \(planned.of) articles" }
+        var hint = "Split the issue or shrink its media; --allow-zip64 packs it anyway for readers that support Zip64."
+        if thumbnails > 0, entries > limits.maxEntries {
+            hint += " \(thumbnails) of the entries are the thumbnails pack makes (--thumbnails none makes none, and each picture is its own crop_350_350)."
+        }
+        return Diagnostic(.packZip64Required, "the issue needs \(reason), and Dumpling cannot read Zip64",
+                          at: SourceLocation(path: ""), hint: hint)
     }
 
     /// The findings on the written zip that stop a pack: its errors, except the Zip64 records
@@ -431,8 +443,12 @@ public struct Packer {
     /// builds its bodies and hands them to `sink`: planning and the sink (latest.json) must stay
     /// in issue order on one thread, and done between one batch's reading and the next they
     /// kept this thread 90% busy while the other core idled (30,000 articles, 2026-11-26).
+    /// `zip64Limits`: what a zip without Zip64 holds, when pack is to stop as soon as the
+    /// articles planned so far need more (`pack.zip64-required`, thrown with the findings so
+    /// far), not after planning, and making thumbnails for, every article.
     func buildArticles(
         _ source: IssueSource, _ planner: inout PackPlanner, thumbnails maker: ThumbnailMaker? = nil,
+        zip64Limits: ZipLimits? = nil,
         sink: (ArticleSource, ArticleRecord, _ bodyLineOffset: Int) throws -> Void
     ) throws -> [Diagnostic] {
         let loader = IssueSourceLoader()
@@ -469,6 +485,16 @@ public struct Packer {
                 guard planner.diagnostics.errorCount == errorsBefore else { continue }
                 planned.append(PlannedBody(article: article, record: plan.record, body: body, assetIDs: plan.assetIDs,
                                            links: plan.links))
+            }
+            // The entries only grow: once over, the rest of the issue (and its thumbnails, some
+            // 10 ms of libvips each) would be made for a pack that is refused anyway.
+            let files = planner.plannedFiles
+            if let zip64Limits, let needed = Self.zip64Required(
+                entries: files.count + 1, payload: files.bytes, appleID: source.appleID, limits: zip64Limits,
+                planned: (min(starts[index] + Self.batchSize, folders.count), folders.count), thumbnails: files.thumbnails) {
+                var found = diagnostics + planner.diagnostics.items
+                found.sort { ($0.severity == .error ? 0 : 1) < ($1.severity == .error ? 0 : 1) }
+                throw DiagnosticsError(found + [needed])
             }
             // 3. Bodies, on every core.
             let built = parallelMap(planned) { item -> (PlannedBody, [Diagnostic]) in
