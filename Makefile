@@ -8,7 +8,7 @@ GALLEY = .build/debug/galley
 PREFIX ?= /usr/local
 RELEASE_GALLEY = .build/release/galley
 
-.PHONY: setup build release demo test browser-check bench docs clean man completions install uninstall
+.PHONY: setup build release demo test browser-check bench zip64-check docs clean man completions install uninstall
 
 setup:
 	@bash scripts/setup.sh
@@ -75,6 +75,12 @@ browser-check: build
 	@if python3 scripts/browser_check.py build/browser-check/trusted --hostile --screenshots build/browser-check/trusted-shots >/dev/null; \
 	then echo "browser-check: the hostile vectors ran no script even with --trust-bodies: they prove nothing" >&2; exit 1; \
 	else echo "ok     with --trust-bodies the hostile vectors run (as they must for the check above to mean something)"; fi
+
+# Packs a 4.3 GiB issue with --allow-zip64 and checks it with unzip, bsdtar and Python
+# (needs about 10 GB free; not part of `make test`).
+zip64-check: release
+	@bash scripts/setup.sh --bench
+	bash scripts/zip64-check.sh .build/release/galley
 
 bench: release
 	@bash scripts/setup.sh --bench
