@@ -57,7 +57,7 @@ public struct Renderer: Sendable {
         var result: (String, [Diagnostic])?
         var warnings: [Diagnostic] = []
         let issue = try read(input, extractTo: nil, wanted: id) { article, names, locator in
-            guard article.record.globalID == id || names.contains(id) else { return true }
+            guard Self.isNamed(article.record, id, names: names) else { return true }
             let markup = markupFor(input: input, outputDirectory: outputDirectory, locator: locator)
             let (body, found) = try expand(article.record, lookup: article.lookup, markup: markup)
             warnings += found
@@ -311,6 +311,15 @@ public struct Renderer: Sendable {
         }
     }
 
+    /// The names a source folder's article also goes by, besides its global id: its slug and
+    /// its folder's name (what the sink is handed as `names`).
+    static func names(of article: ArticleSource) -> [String] { [article.slug, article.folder] }
+
+    /// Whether `id` names the article: its global id, or one of its other `names`.
+    static func isNamed(_ record: ArticleRecord, _ id: String, names: [String]) -> Bool {
+        record.globalID == id || names.contains(id)
+    }
+
     private func readSource(
         _ root: URL, extractTo: URL?, wanted: String?,
         sink: (ReadArticle, [String], (@Sendable (String) -> String?)?) throws -> Bool
@@ -343,8 +352,8 @@ public struct Renderer: Sendable {
         var pending: [(ArticleSource, ArticleRecord)] = []
         let diagnostics = try Packer().buildArticles(source, &planner, thumbnails: maker) { article, record, _ in
             if extractTo != nil {
-                if !stop { stop = try !sink(reading(record), [article.slug, article.folder], nil) }
-            } else if wanted.map({ record.globalID == $0 || article.slug == $0 || article.folder == $0 }) ?? true {
+                if !stop { stop = try !sink(reading(record), Self.names(of: article), nil) }
+            } else if wanted.map({ Self.isNamed(record, $0, names: Self.names(of: article)) }) ?? true {
                 pending.append((article, record))
             }
         }
@@ -367,7 +376,7 @@ public struct Renderer: Sendable {
         let paths = pending.isEmpty ? [:] : Dictionary(uniqueKeysWithValues: entries.map { ($0.name, $0.path) })
         let locator: @Sendable (String) -> String? = { paths[$0] }
         for (article, record) in pending where !stop {
-            stop = try !sink(reading(record), [article.slug, article.folder], locator)
+            stop = try !sink(reading(record), Self.names(of: article), locator)
         }
         return ReadIssue(record: planner.issue, warnings: diagnostics.filter { $0.severity == .warning })
     }
