@@ -168,7 +168,7 @@ final class SpoolFile: Sendable {
     func body(on eventLoop: any EventLoop) -> ResponseBody {
         ResponseBody(contentLength: Int(size)) { writer in
             if self.size > 0 {
-                try await GalleyServer.writeChunks(0...(self.size - 1), to: &writer, on: eventLoop) { offset, length in
+                try await GalleyServer.writeChunks(0...(self.size - 1), of: nil, to: &writer, on: eventLoop) { offset, length in
                     try await NIOThreadPool.singleton.runIfActive { try self.read(at: offset, count: Int(length)) }
                 }
             }

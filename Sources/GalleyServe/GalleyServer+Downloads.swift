@@ -103,7 +103,7 @@ extension GalleyServer {
     static func stream(_ path: String, _ bytes: ClosedRange<Int64>, on eventLoop: any EventLoop) -> ResponseBody {
         ResponseBody(contentLength: Int(bytes.upperBound - bytes.lowerBound + 1)) { writer in
             try await FileSystem.shared.withFileHandle(forReadingAt: FilePath(path)) { handle in
-                try await writeChunks(bytes, to: &writer, on: eventLoop) { offset, length in
+                try await writeChunks(bytes, of: path, to: &writer, on: eventLoop) { offset, length in
                     try await handle.readChunk(fromAbsoluteOffset: offset, length: .bytes(length))
                 }
             }
@@ -113,16 +113,18 @@ extension GalleyServer {
 
     /// Writes `bytes` of a file, `chunkLength` at a time from `read(offset, length)`, each once
     /// the connection has taken the one before (see `stream`). A file cut short under us (an
-    /// empty read) ends the answer rather than loops.
+    /// empty read) ends the answer rather than loops; the error names `path` (nil for the
+    /// answer spool's unlinked file).
     static func writeChunks(
-        _ bytes: ClosedRange<Int64>, to writer: inout any ResponseBodyWriter, on eventLoop: any EventLoop,
+        _ bytes: ClosedRange<Int64>, of path: String?, to writer: inout any ResponseBodyWriter, on eventLoop: any EventLoop,
         read: (_ offset: Int64, _ length: Int64) async throws -> ByteBuffer
     ) async throws {
         var offset = bytes.lowerBound
         while offset <= bytes.upperBound {
             let chunk = try await read(offset, min(Self.chunkLength, bytes.upperBound - offset + 1))
             guard chunk.readableBytes > 0 else {
-                throw GalleyError("the file ended early", id: .storeFailed)
+                throw GalleyError("the file ended early, at byte \(offset) of \(bytes.upperBound + 1)", id: .storeFailed, path: path,
+                                  hint: "The store's file changed while it was sent; `galley store check` finds a damaged one.")
             }
             offset += Int64(chunk.readableBytes)
             try await writer.write(chunk)
