@@ -52,6 +52,9 @@ import Testing
         Case(fixture: "local-images-valid", ids: []),
         Case(fixture: "local-image-missing-error", ids: ["source.file-missing"], at: "01-chart/article.md:6:16"),
         Case(fixture: "issue-image-kind-error", ids: ["source.issue-image-kind"], at: "issue.yaml:4:10"),
+        // Validate's body checks run in pack too: pack never writes a zip `galley validate` refuses.
+        Case(fixture: "script-body-error", ids: ["body.script"], at: "01-first/article.md"),
+        Case(fixture: "malformed-html-warning", ids: ["body.html-malformed"], at: "01-first/article.html:5:22"),
     ]
 
     @Test(arguments: cases)
@@ -64,6 +67,10 @@ import Testing
         let files = try FileManager.default.contentsOfDirectory(atPath: out.path)
         if testCase.status == 0 {
             #expect(files == ["org.example.fixture.zip"])
+            // What pack writes, validate passes: the gate finds no error pack let through.
+            let zip = out.appending(path: "org.example.fixture.zip").path
+            let validated = try Harness.galley(["validate", zip, "--json"])
+            #expect(validated.status == 0, "validate refuses what pack wrote: \(validated.stdout)")
         } else {
             #expect(files.isEmpty, "a failed pack must leave nothing behind")
         }

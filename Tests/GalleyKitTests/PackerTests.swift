@@ -165,7 +165,7 @@ import Testing
         var configuration = ValidationConfiguration()
         configuration.limits.maxEntries = 10
         let findings = try Packer().check(Self.example, configuration: configuration,
-                                          limits: ZipLimits(maxEntries: 10, maxBytes: 0xFFFF_FFFF)) { _, _, _ in [] }
+                                          limits: ZipLimits(maxEntries: 10, maxBytes: 0xFFFF_FFFF))
         #expect(findings.filter { $0.severity == .error }.map(\.id) == [Check.packZip64Required.id], "\(findings.map(\.message))")
     }
 
@@ -174,7 +174,7 @@ import Testing
     @Test func checkingASourceWhoseLatestJSONNeedsZip64FindsWhatPackWould() throws {
         let scratch = FileManager.default.temporaryDirectory
         let before = Set(try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.hasPrefix("galley-check-") })
-        let findings = try Packer().check(Self.example, limits: ZipLimits(maxEntries: 65_535, maxBytes: 2_000)) { _, _, _ in [] }
+        let findings = try Packer().check(Self.example, limits: ZipLimits(maxEntries: 65_535, maxBytes: 2_000))
         let errors = findings.filter { $0.severity == .error }
         #expect(errors.map(\.id) == [Check.packZip64Required.id], "\(findings.map(\.message))")
         #expect(errors.first?.message.contains("latest.json is over 2000 bytes") == true)
@@ -182,7 +182,7 @@ import Testing
         let after = Set(try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.hasPrefix("galley-check-") })
         #expect(after.subtracting(before).isEmpty, "the scratch zip is removed")
         // Within the limit, no such finding.
-        #expect(try Packer().check(Self.example) { _, _, _ in [] }.allSatisfy { $0.id != Check.packZip64Required.id })
+        #expect(try Packer().check(Self.example).allSatisfy { $0.id != Check.packZip64Required.id })
     }
 
     @Test func zip64RecordsInTheWrittenZipStopAPackOnlyWithoutAllowZip64() throws {

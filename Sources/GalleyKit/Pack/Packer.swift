@@ -167,7 +167,8 @@ public struct Packer {
             reading.phase = .articles
             reading.articlesTotal = source.articleFolders.count
             diagnostics += try buildArticles(source, &planner, thumbnails: maker,
-                                             zip64Limits: options.allowZip64 ? nil : options.limits) { _, record, _ in
+                                             zip64Limits: options.allowZip64 ? nil : options.limits,
+                                             checkingBodies: options.configuration) { _, record, _ in
                 reading.articlesDone += 1
                 progress?(reading)
                 try manifest.append(record)
@@ -318,16 +319,14 @@ public struct Packer {
     }
 
     /// Everything pack checks, without writing anything: for `galley validate` on a source
-    /// folder. `inspect` sees each article's finished record and adds its own findings.
+    /// folder, body checks included (`configuration` applied to every finding).
     /// `limits` are what a zip without Zip64 holds, as pack's default (no Zip64) allows: the
     /// most entries, and the most bytes, for latest.json as it streams and for the whole issue;
     /// tests give less than 65,535 entries or 4 GiB.
     public func check(
         _ root: URL, configuration: ValidationConfiguration = ValidationConfiguration(),
-        limits: ZipLimits = .classic,
-        inspect: (ArticleSource, ArticleRecord, _ bodyLineOffset: Int) -> [Diagnostic]
+        limits: ZipLimits = .classic
     ) throws -> [Diagnostic] {
-        var inspected: [Diagnostic] = []
         // latest.json is written and deflated as pack would (into a zip in a temporary folder,
         // removed after, deflated on a thread of its own as the articles are built): its size and
         // compression ratio are container limits too. Media files are not.
@@ -340,16 +339,15 @@ public struct Packer {
         var stream: ZipEntryStream?
         defer { stream?.cancel() }
         do {
-            let walked = try walk(root, onIssue: { issue in
+            let walked = try walk(root, checkingBodies: configuration, onIssue: { issue in
                 // Without Zip64, as pack's default: the entry streams (see `ZipWriter.stream`).
                 let zipWriter = try ZipWriter(url: zip, hashing: false, allowZip64: false)
                 let opened = try zipWriter.stream(name: "\(issue.appleID)/latest.json", mtime: 0, compression: .deflate,
                                                   maxBytes: limits.maxBytes)
                 (writer, stream) = (zipWriter, opened)
                 manifest = ManifestWriter(issue: issue, output: opened.send)
-            }) { article, record, offset in
+            }) { _, record, _ in
                 try manifest?.append(record)
-                inspected += inspect(article, record, offset)
             }
             var container = Findings(configuration: configuration)
             if let issue = walked.issue, let manifest, let writer, let stream,
@@ -375,9 +373,9 @@ public struct Packer {
                     container.adopt([located])
                 }
             }
-            return walked.diagnostics + container.items + inspected
+            return walked.diagnostics + container.items
         } catch let error as ZipEntryNeedsZip64 {
-            return inspected + [Self.manifestNeedsZip64(error)]  // where pack stops too
+            return [Self.manifestNeedsZip64(error)]  // where pack stops too
         }
     }
 
@@ -421,14 +419,14 @@ public struct Packer {
     /// each finished article to `sink`. Returns the issue, the files the zip would hold (with
     /// their names in it) and every finding.
     public func walk(
-        _ root: URL, onIssue: ((IssueRecord) throws -> Void)? = nil,
+        _ root: URL, checkingBodies configuration: ValidationConfiguration? = nil, onIssue: ((IssueRecord) throws -> Void)? = nil,
         sink: (ArticleSource, ArticleRecord, _ bodyLineOffset: Int) throws -> Void
     ) throws -> (issue: IssueRecord?, entries: [ZipEntryPlan], diagnostics: [Diagnostic]) {
         let loaded = try IssueSourceLoader().load(root)
         guard let source = loaded.source else { return (nil, [], loaded.diagnostics) }
         var planner = Self.issuePlanner(source, sourceDateEpoch: nil, thumbnails: nil)
         try onIssue?(planner.issue)
-        let diagnostics = try buildArticles(source, &planner, sink: sink)
+        let diagnostics = try buildArticles(source, &planner, checkingBodies: configuration, sink: sink)
         return (planner.issue, planner.takeEntries(), loaded.diagnostics + diagnostics)
     }
 
@@ -445,10 +443,13 @@ public struct Packer {
     /// kept this thread 90% busy while the other core idled (30,000 articles, 2026-11-26).
     /// `zip64Limits`: what a zip without Zip64 holds, when pack is to stop as soon as the
     /// articles planned so far need more (`pack.zip64-required`, thrown with the findings so
-    /// far), not after planning, and making thumbnails for, every article.
+    /// far), not after planning, and making thumbnails for, every article. `checkingBodies`:
+    /// the configuration to run validate's body checks with on each finished body (on the
+    /// worker threads, as the bodies are built), so that pack refuses what `galley validate`
+    /// would refuse in its zip; nil for none (render, which sanitises bodies itself).
     func buildArticles(
         _ source: IssueSource, _ planner: inout PackPlanner, thumbnails maker: ThumbnailMaker? = nil,
-        zip64Limits: ZipLimits? = nil,
+        zip64Limits: ZipLimits? = nil, checkingBodies configuration: ValidationConfiguration? = nil,
         sink: (ArticleSource, ArticleRecord, _ bodyLineOffset: Int) throws -> Void
     ) throws -> [Diagnostic] {
         let loader = IssueSourceLoader()
@@ -501,7 +502,9 @@ public struct Packer {
                 var item = item
                 let result = builder.build(item.body, ids: item.assetIDs, links: item.links)
                 item.record.body = result.body
-                return (item, result.diagnostics)
+                guard let configuration else { return (item, result.diagnostics) }
+                return (item, result.diagnostics + BodyChecks.findings(
+                    of: item.article, body: result.body, lineOffset: item.body.lineOffset, configuration: configuration))
             }
             for (item, found) in built {
                 diagnostics += found

@@ -4,6 +4,22 @@ import GalleyFormats
 
 /// Checks on an article body's HTML (libxml2) and what a web view would run or fetch.
 enum BodyChecks {
+    /// The findings on a source article's finished body (`body`, as it goes into latest.json),
+    /// located in the article's own file: at the line and column of an HTML body (its first
+    /// line is the file's `lineOffset + 1`), at the file for Markdown, whose HTML is made (the
+    /// message then names the line of that HTML). Pack and `validate SOURCE` report the same.
+    package static func findings(
+        of article: ArticleSource, body: String, lineOffset: Int, configuration: ValidationConfiguration
+    ) -> [Diagnostic] {
+        var found = Findings(configuration: configuration)
+        let html = article.bodyFormat == .html
+        run(body, at: { line, column in
+            html ? SourceLocation(path: article.bodyFile, line: line + lineOffset, column: column)
+                 : SourceLocation(path: article.bodyFile)
+        }, lineNote: html ? nil : "of the HTML made from the Markdown", into: &found)
+        return found.items
+    }
+
     /// - Parameters:
     ///   - at: the location for a body line and column.
     ///   - lineNote: how messages name a body line when the location cannot point at it

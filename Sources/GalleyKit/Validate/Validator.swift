@@ -221,15 +221,7 @@ public struct Validator: Sendable {
     public func validateSource(path: String) -> InputReport {
         var findings = Findings(configuration: options.configuration)
         do {
-            let diagnostics = try Packer().check(URL(fileURLWithPath: path), configuration: options.configuration) { article, record, bodyLineOffset in
-                var local = Findings(configuration: options.configuration)
-                let html = article.bodyFormat == .html
-                BodyChecks.run(record.body, at: { line, column in
-                    html ? SourceLocation(path: article.bodyFile, line: line + bodyLineOffset, column: column)
-                         : SourceLocation(path: article.bodyFile)
-                }, lineNote: html ? nil : "of the HTML made from the Markdown", into: &local)
-                return local.items
-            }
+            let diagnostics = try Packer().check(URL(fileURLWithPath: path), configuration: options.configuration)
             findings.adopt(diagnostics)
         } catch let error as GalleyError {
             findings.add(.sourceIssueFileMissing, error.description, at: SourceLocation(path: ""), hint: error.hint)
