@@ -40,4 +40,67 @@ import Testing
             #expect(result.json != nil, "seed \(seed): the report is JSON")
         }
     }
+
+    /// Import refuses exactly what validate refuses (both run the same checks), and the store
+    /// stays sound through every refusal and every import of a damaged copy that passed. The
+    /// packed example (real media) and two small zips are the seeds.
+    @Test func importRefusesWhatValidateRefuses() throws {
+        let folder = try Harness.temporaryDirectory()
+        let packed = try Harness.galley(["pack", Harness.example.path, "-o", folder.path, "--thumbnails", "none", "-q"])
+        #expect(packed.status == 0, "\(packed.stderr)")
+        let seeds = try [folder.appending(path: "com.example.harbour.2026-01.zip"),
+                         Harness.fixtures.appending(path: "zips/example-valid.zip"),
+                         Harness.fixtures.appending(path: "zips/data-descriptor-valid.zip")].map { try [UInt8](Data(contentsOf: $0)) }
+        let store = folder.appending(path: "store")
+        let first = try Harness.galley(["import", folder.appending(path: "com.example.harbour.2026-01.zip").path, "--store", store.path, "-q"])
+        #expect(first.status == 0, "\(first.stderr)")
+        var refused = 0
+        for seed in UInt64(1)...45 {
+            let file = folder.appending(path: "mutant-\(seed).zip")
+            try Data(Self.mutate(seeds[Int(seed) % seeds.count], seed: seed)).write(to: file)
+            let validated = try Harness.galley(["validate", file.path, "--json"])
+            let imported = try Harness.galley(["import", file.path, "--store", store.path, "--force", "--json"])
+            #expect(validated.status == 0 || validated.status == 1, "seed \(seed): validate status \(validated.status)")
+            #expect(imported.status == validated.status,
+                    "seed \(seed): validate \(validated.status), import \(imported.status)\n\(validated.stdout)\n\(imported.stdout)")
+            if imported.status == 1 { refused += 1 }
+        }
+        #expect(refused > 10, "most damaged copies are refused (\(refused) of 45)")
+        let check = try Harness.galley(["store", "check", "--store", store.path, "--json"])
+        #expect(check.status == 0, "\(check.stdout)\n\(check.stderr)")
+    }
+
+    /// A source folder with damaged text (front matter, YAML, bodies): pack and `validate
+    /// SOURCE` agree on whether it is refused, and what pack writes passes `galley validate`.
+    @Test func packAndValidateAgreeOnDamagedSources() throws {
+        let texts = ["issue.yaml", "articles/01-the-lighthouse-keepers/article.md", "articles/02-night-ferry/article.html",
+                     "articles/03-harbour-in-motion/article.md", "articles/04-letters/article.yaml", "articles/04-letters/article.html"]
+        let snippets = ["\n---\n", ": ", "- ", "{", "[", "\"", "<script>x()</script>", "<p><b>", "<img src=\"https://e.com/a.png\">",
+                        "<!-- [ASSET: nothing] -->", "date: 2026-02-30\n", "\u{0}", "&a", "*a", "\t"]
+        for seed in UInt64(1)...14 {
+            var generator = SeededGenerator(state: seed)
+            let source = try Harness.copy(Harness.example)
+            for _ in 0..<(1 + generator.below(2)) {
+                let file = source.appending(path: texts[generator.below(texts.count)])
+                var text = try [UInt8](Data(contentsOf: file))
+                let position = generator.below(text.count + 1)
+                if generator.below(3) == 0 {
+                    text.removeSubrange(position..<min(text.count, position + 1 + generator.below(30)))
+                } else {
+                    text.insert(contentsOf: Array(snippets[generator.below(snippets.count)].utf8), at: position)
+                }
+                try Data(text).write(to: file)
+            }
+            let out = source.deletingLastPathComponent().appending(path: "out-\(seed)")
+            let packed = try Harness.galley(["pack", source.path, "-o", out.path, "--thumbnails", "none", "--json"])
+            let validated = try Harness.galley(["validate", source.path, "--json"])
+            #expect(packed.status == 0 || packed.status == 1, "seed \(seed): pack status \(packed.status)\n\(packed.stderr)")
+            #expect(validated.status == packed.status, "seed \(seed): validate \(validated.status), pack \(packed.status)\n\(validated.stdout)")
+            if packed.status == 0 {
+                let zip = out.appending(path: "com.example.harbour.2026-01.zip")
+                let gate = try Harness.galley(["validate", zip.path, "--json"])
+                #expect(gate.status == 0, "seed \(seed): validate refuses what pack wrote\n\(gate.stdout)")
+            }
+        }
+    }
 }
