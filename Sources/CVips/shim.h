@@ -7,7 +7,7 @@
 /* libvips, loaded when the first thumbnail is made (dlopen), not linked: linked, it and the
    ~85 libraries it needs (GLib, cairo, pango, librsvg, GnuTLS, HDF5...) were mapped into every
    galley process at start, for 30 ms of start-up and ~50 MB of `galley serve`'s resident memory,
-   though only pack and render make thumbnails. So this header declares the 15 functions Galley
+   though only pack and render make thumbnails. So this header declares the 16 functions Galley
    calls, with the types and enum values of libvips 8.14's headers (ABI 42, Debian 12), and looks
    them up in libvips.so.42. libvips's operations take their options as NULL-terminated variadic
    arguments, which Swift cannot call: these wrappers fix the options Galley uses. Only
@@ -39,6 +39,7 @@ struct galley_vips_table {
     const char *(*error_buffer)(void);
     void (*error_clear)(void);
     void (*object_unref)(void *);
+    void (*vector_set_enabled)(int);
 };
 
 /* A GLib log handler that drops the message. */
@@ -76,6 +77,7 @@ static inline int galley_vips_start(struct galley_vips_table *table, char *messa
     GALLEY_VIPS_FIND(error_buffer, "vips_error_buffer")
     GALLEY_VIPS_FIND(error_clear, "vips_error_clear")
     GALLEY_VIPS_FIND(object_unref, "g_object_unref")
+    GALLEY_VIPS_FIND(vector_set_enabled, "vips_vector_set_enabled")
 #undef GALLEY_VIPS_FIND
     if (table->init("galley")) {
         strncpy(message, "vips_init failed", capacity - 1);
@@ -84,6 +86,11 @@ static inline int galley_vips_start(struct galley_vips_table *table, char *messa
     }
     table->cache_set_max(0);
     table->concurrency_set(1);
+    /* No run-time generated vector code (liborc): with the cache off, each thumbnail's resize
+       compiles its ORC programs anew, and two thumbnails made at once on pack's two threads
+       crashed inside liborc 0.4.33 (SIGSEGV, found by scripts/fuzz.py sources, 2026-11-27).
+       libvips then takes its plain C paths, which give the same pictures. */
+    table->vector_set_enabled(0);
     /* libvips logs what its loaders put up with ("Corrupt JPEG data: 490 extraneous bytes") as
        GLib warnings straight to standard error, thousands of lines on a big issue, outside
        Galley's findings and its --json. Failures still come back through vips_error_buffer.

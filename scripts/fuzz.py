@@ -1,0 +1,339 @@
+#!/usr/bin/env python3
+"""Mutation campaigns against a built galley: damaged zips, manifests, sources and requests.
+
+Bad input is normal input: every damaged input must end in a report (exit 0 or 1, a JSON
+document with --json), never a crash, a hang or another status, and the commands must agree
+with each other. `make test` runs a small fixed set of such mutants (MutationTests); this
+script runs as many as you like, with fresh seeds, to look for new ones:
+
+  python3 scripts/fuzz.py zips     [--runs 1000]   validate and import each damaged zip: both
+                                                   must report, and refuse the same ones
+  python3 scripts/fuzz.py manifests [--runs 300]   latest.json damaged (as JSON and as bytes),
+                                                   rezipped with right CRCs: validate (zip and
+                                                   bare file) and import must report
+  python3 scripts/fuzz.py sources  [--runs 200]    a copy of Examples/winter-2026 with damaged
+                                                   text: pack and validate SOURCE agree, what
+                                                   pack writes passes validate, nothing is left
+                                                   beside the output
+  python3 scripts/fuzz.py serve    [--runs 2000]   hostile requests to galley serve on a store
+                                                   of the example: never a 5xx, never silence
+                                                   for a whole request, never a dead server
+
+Options: --galley PATH (default .build/release/galley), --seed N (default: the time), --keep
+DIR (where failing inputs are copied, default fuzz-failures/). Exit 0 when nothing failed, 1
+when something did (each failure printed with the copy of its input), 2 when it cannot run.
+Found so far: pack wrote bodies with <script> that validate then refused (2026-11-27).
+"""
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLE = os.path.join(ROOT, "Examples", "winter-2026")
+FIXTURES = os.path.join(ROOT, "Tests", "Fixtures", "zips")
+
+
+class Campaign:
+    def __init__(self, args):
+        self.galley = os.path.abspath(args.galley)
+        self.rng = random.Random(args.seed)
+        self.keep = os.path.abspath(args.keep)
+        self.work = tempfile.mkdtemp(prefix="galley-fuzz-")
+        self.failures = 0
+        self.counts = {}
+
+    def run(self, arguments, timeout=30):
+        """(status, stdout, stderr) of galley; status "timeout" when it hangs."""
+        try:
+            done = subprocess.run([self.galley] + arguments, capture_output=True, timeout=timeout)
+            return done.returncode, done.stdout, done.stderr
+        except subprocess.TimeoutExpired:
+            return "timeout", b"", b""
+
+    def reported(self, status, stdout):
+        """Whether a run ended in a report: exit 0 or 1 and a JSON document."""
+        if status not in (0, 1):
+            return False
+        try:
+            json.loads(stdout)
+            return True
+        except ValueError:
+            return False
+
+    def fail(self, what, path, detail=b""):
+        self.failures += 1
+        os.makedirs(self.keep, exist_ok=True)
+        target = os.path.join(self.keep, f"{self.failures:03d}-{os.path.basename(path.rstrip('/'))}")
+        if os.path.isdir(path):
+            shutil.copytree(path, target, dirs_exist_ok=True)
+        elif os.path.exists(path):
+            shutil.copy(path, target)
+        text = detail.decode("utf-8", "replace")[-600:] if isinstance(detail, bytes) else str(detail)
+        print(f"FAILED {what}: {target}\n  {text}", flush=True)
+
+    def count(self, key):
+        self.counts[key] = self.counts.get(key, 0) + 1
+
+    def mutate_bytes(self, data):
+        rng, d = self.rng, bytearray(data)
+        for _ in range(rng.randint(1, 3)):
+            if not d:
+                break
+            kind, i = rng.randrange(7), rng.randrange(len(d))
+            tail = max(0, len(d) - 2000)  # the central directory and its end
+            if kind == 0:
+                d[i] = rng.randrange(256)
+            elif kind == 1:
+                del d[rng.randrange(len(d)):]
+            elif kind == 2:
+                d[i:i + rng.randint(1, 64)] = bytes([rng.choice([0, 0xFF])]) * rng.randint(1, 64)
+            elif kind == 3:
+                d[rng.randrange(tail, len(d))] = rng.randrange(256)
+            elif kind == 4:
+                j = rng.randrange(len(d))
+                d[i:i] = d[j:j + rng.randint(1, 4096)]
+            elif kind == 5 and len(d) > 4:
+                k = rng.randrange(tail, len(d) - 4)
+                d[k:k + 4] = rng.choice([b"\xff\xff\xff\xff", b"\x00\x00\x00\x00", b"\xff\xff\x00\x00", b"\x00\x00\x00\x80"])
+            else:
+                del d[i:i + rng.randint(1, 50)]
+        return bytes(d)
+
+    def packed_example(self):
+        out = os.path.join(self.work, "seed")
+        status, _, err = self.run(["pack", EXAMPLE, "--output", out + "/", "--thumbnails", "none", "--quiet"], timeout=120)
+        if status != 0:
+            sys.exit(f"fuzz: could not pack the example: {err.decode(errors='replace')}")
+        return os.path.join(out, "com.example.harbour.2026-01.zip")
+
+    # Campaigns
+
+    def zips(self, runs):
+        seeds = [self.packed_example()] + [os.path.join(FIXTURES, name) for name in
+                                           ("example-valid.zip", "data-descriptor-valid.zip", "body-link-valid.zip", "svg-clean-valid.zip")]
+        datas = [open(path, "rb").read() for path in seeds]
+        for _ in range(runs):
+            index = self.rng.randrange(len(datas))
+            path = os.path.join(self.work, os.path.basename(seeds[index]))
+            with open(path, "wb") as f:
+                f.write(self.mutate_bytes(datas[index]))
+            store = os.path.join(self.work, "store")
+            shutil.rmtree(store, ignore_errors=True)
+            validated = self.run(["validate", path, "--json"])
+            imported = self.run(["import", path, "--store", store, "--json"])
+            self.count(("validate", validated[0]))
+            if not self.reported(validated[0], validated[1]):
+                self.fail(f"validate exited {validated[0]}", path, validated[2])
+            elif not self.reported(imported[0], imported[1]):
+                self.fail(f"import exited {imported[0]}", path, imported[2])
+            elif validated[0] != imported[0]:
+                self.fail(f"validate exited {validated[0]} but import {imported[0]}", path, imported[1])
+            elif imported[0] == 1 and os.path.exists(store):
+                self.fail("a refused first import left a store behind", path)
+
+    def manifests(self, runs):
+        seed = zipfile.ZipFile(self.packed_example())
+        names = seed.namelist()
+        manifest_name = next(name for name in names if name.endswith("/latest.json"))
+        manifest = seed.read(manifest_name)
+        others = {name: seed.read(name) for name in names if name != manifest_name}
+        values = [None, True, 0, -1, 2 ** 63, 1e308, "", "x" * 100000, [], {}, [[[[[]]]]], "../../etc/passwd", "\u0000",
+                  "\u202e", "<script>alert(1)</script>", "2026-13-45T99:99:99Z", {"a": 1}]
+        store = os.path.join(self.work, "store")
+        for _ in range(runs):
+            if self.rng.random() < 0.6:
+                document = json.loads(manifest)
+                paths = []
+
+                def walk(value, path):
+                    paths.append(path)
+                    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else []
+                    for key, child in children:
+                        walk(child, path + [key])
+                walk(document, [])
+                path = self.rng.choice(paths[1:])
+                parent = document
+                for key in path[:-1]:
+                    parent = parent[key]
+                if isinstance(parent, dict) and self.rng.random() < 0.25:
+                    del parent[path[-1]]
+                elif isinstance(parent, list) and self.rng.random() < 0.25:
+                    parent.append(parent[path[-1]])
+                else:
+                    parent[path[-1]] = self.rng.choice(values)
+                damaged = json.dumps(document).encode()
+            else:
+                damaged = bytearray(manifest)
+                for _ in range(self.rng.randint(1, 5)):
+                    i = self.rng.randrange(len(damaged))
+                    kind = self.rng.randrange(4)
+                    if kind == 0:
+                        damaged[i] = self.rng.choice(b'{}[]",:\\0123456789eE+-. \x00\xff\xc3')
+                    elif kind == 1:
+                        del damaged[i:i + self.rng.randint(1, 50)]
+                    elif kind == 2:
+                        damaged[i:i] = damaged[self.rng.randrange(len(damaged)):][:self.rng.randint(1, 200)]
+                    else:
+                        damaged[i:i] = b"[" * self.rng.randint(1, 5000)
+                damaged = bytes(damaged)
+            path = os.path.join(self.work, "issue.zip")
+            with zipfile.ZipFile(path, "w") as out:
+                for name in names:
+                    info = zipfile.ZipInfo(name, (2026, 1, 1, 0, 0, 0))
+                    out.writestr(info, damaged if name == manifest_name else others[name],
+                                 compress_type=zipfile.ZIP_DEFLATED if name.endswith(".json") else zipfile.ZIP_STORED)
+            bare = os.path.join(self.work, "latest.json")
+            with open(bare, "wb") as f:
+                f.write(damaged)
+            for arguments in (["validate", path, "--json"], ["validate", bare, "--json"],
+                              ["import", path, "--store", store, "--force", "--json"]):
+                status, stdout, stderr = self.run(arguments)
+                self.count((arguments[0], status))
+                if not self.reported(status, stdout):
+                    self.fail(f"{arguments[0]} exited {status}", bare, stderr)
+
+    def sources(self, runs):
+        texts = []
+        for folder, _, files in os.walk(EXAMPLE):
+            texts += [os.path.relpath(os.path.join(folder, f), EXAMPLE) for f in files if f.endswith((".md", ".yaml", ".html", ".json"))]
+        snippets = [b"\n---\n", b": ", b"- ", b"{", b"[", b'"', b"'", b"&a", b"*a", b"!!binary ", b"\t", b"\x00", b"\xff\xfe",
+                    b"<!-- [ASSET: ", b" -->", b'<img src="../../../etc/passwd">', b'<a href="/abs">', b"date: 2026-02-30",
+                    b"id: x\nid: y\n", b"\xe2\x80\xae", b"%YAML 1.1\n", b"<<: *a\n", b"a: &a [*a]\n", b"~", b"9" * 40, b"\r\n",
+                    b"<script>", b"<![CDATA[", b"]]>", b"<p><b>", b'<img src="https://e.com/a.png">']
+        for _ in range(runs):
+            source = os.path.join(self.work, "source")
+            out = os.path.join(self.work, "out")
+            shutil.rmtree(source, ignore_errors=True)
+            shutil.rmtree(out, ignore_errors=True)
+            shutil.copytree(EXAMPLE, source)
+            for _ in range(self.rng.randint(1, 3)):
+                path = os.path.join(source, self.rng.choice(texts))
+                data = bytearray(open(path, "rb").read())
+                i = self.rng.randrange(len(data) + 1)
+                kind = self.rng.randrange(3)
+                if kind == 0:
+                    del data[i:i + self.rng.randint(1, 40)]
+                else:
+                    data[i:i] = self.rng.choice(snippets) * (1 if kind == 1 else self.rng.randint(1, 3000))
+                with open(path, "wb") as f:
+                    f.write(data)
+            validated = self.run(["validate", source, "--json"])
+            packed = self.run(["pack", source, "--output", out + "/", "--thumbnails", "none", "--json"])
+            rendered = self.run(["render", source, "--output", os.path.join(out, "site"), "--json"])
+            self.count(("pack", packed[0]))
+            for name, (status, stdout, stderr) in (("validate", validated), ("pack", packed), ("render", rendered)):
+                if not self.reported(status, stdout):
+                    self.fail(f"{name} exited {status}", source, stderr)
+            if validated[0] != packed[0]:
+                self.fail(f"validate SOURCE exited {validated[0]} but pack {packed[0]}", source, validated[1])
+            if packed[0] == 0:
+                for name in os.listdir(out):
+                    if name.endswith(".zip"):
+                        status, stdout, _ = self.run(["validate", os.path.join(out, name), "--json"])
+                        if status != 0:
+                            self.fail("validate refuses what pack wrote", source, stdout)
+            left = set(os.listdir(self.work)) - {"source", "out", "seed"}
+            if left:
+                self.fail(f"left beside the output: {sorted(left)}", source)
+                for name in left:
+                    shutil.rmtree(os.path.join(self.work, name), ignore_errors=True)
+
+    def serve(self, runs):
+        store = os.path.join(self.work, "store")
+        status, _, err = self.run(["import", self.packed_example(), "--store", store, "--quiet"])
+        if status != 0:
+            sys.exit(f"fuzz: could not import the example: {err.decode(errors='replace')}")
+        log = open(os.path.join(self.work, "serve.log"), "w")
+        server = subprocess.Popen([self.galley, "serve", "--store", store, "--port", "0"], stdout=subprocess.PIPE, stderr=log, text=True)
+        try:
+            port = int(re.search(r":(\d+)", server.stdout.readline()).group(1))
+            issue = "com.example.harbour.2026-01"
+            paths = ["/v1/issues", f"/v1/issues/{issue}", f"/v1/issues/{issue}/articles", "/v1/assets", "/v1/search", "/feed",
+                     "/openapi.yaml", "/metrics", f"/v1/issues/{issue}/files/latest.json", f"/v1/issues/{issue}/download", "/"]
+            listing = self.request(port, f"GET /v1/issues/{issue}/articles?limit=100 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", 10)
+            for article in re.findall(rb'"global_id" ?: ?"([0-9a-f]{24})"', listing)[:3]:
+                paths += [f"/v1/articles/{article.decode()}", f"/v1/articles/{article.decode()}/page"]
+            names = ["limit", "cursor", "page", "type", "exclude_type", "featured", "keyword", "order", "issue", "article", "kind",
+                     "playlist", "cover", "first", "count", "q"]
+            values = ["", "0", "-1", "101", "9" * 20, "date", "true", "x" * 5000, "%00", "%ff%fe", "..%2f..%2fetc%2fpasswd", '"', "'",
+                      "*", "NOT", "a OR b", "%", "%%", "\u00e9", "eyJ4IjoxfQ", "AAAA"]
+            methods = ["GET", "GET", "GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH", "TRACE", "G\x00T", "CONNECT"]
+            headers = ["Accept-Encoding: gzip", "Range: bytes=0-10", "Range: bytes=-5", "Range: bytes=99999999999-", "Range: bytes=5-1",
+                       'If-None-Match: "x"', "If-None-Match: *", "If-Modified-Since: garbage", "Authorization: Bearer x",
+                       "Accept: text/html", "Origin: https://e.com", "X: " + "y" * 20000]
+            for _ in range(runs):
+                path = self.rng.choice(paths)
+                if self.rng.random() < 0.3:
+                    path += self.rng.choice(["/", "//", "/..", "/%2e%2e", "/x", "%20", "\\", "/" + "a" * self.rng.choice([10, 3000, 20000])])
+                query = "&".join(f"{self.rng.choice(names)}={self.rng.choice(values)}" for _ in range(self.rng.randint(0, 4)))
+                extra = [self.rng.choice(headers)] if self.rng.random() < 0.3 else []
+                text = (f"{self.rng.choice(methods)} {path}{'?' + query if query else ''} HTTP/1.1\r\n"
+                        + "".join(h + "\r\n" for h in ["Host: x"] + extra) + "Connection: close\r\n\r\n")
+                answer = self.request(port, text, 15)
+                match = re.match(rb"HTTP/1.1 (\d+)", answer or b"")
+                code = int(match.group(1)) if match else ("timeout" if answer is None else "no status line" if answer else "closed")
+                self.count(("serve", code))
+                if server.poll() is not None:
+                    self.fail(f"the server died (exit {server.returncode}) on a request", "/dev/null", text[:300].encode())
+                    break
+                if code == "timeout" or code == "no status line" or (isinstance(code, int) and code >= 500):
+                    request = os.path.join(self.work, "request.txt")
+                    with open(request, "w", errors="surrogateescape") as f:
+                        f.write(text)
+                    self.fail(f"serve answered {code}", request, answer or b"")
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+
+    @staticmethod
+    def request(port, text, timeout):
+        """The whole answer to a request, b"" when closed unanswered, None on timeout."""
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=timeout) as connection:
+                connection.sendall(text.encode("utf-8", "surrogateescape"))
+                answer = b""
+                while True:
+                    chunk = connection.recv(65536)
+                    if not chunk:
+                        return answer
+                    answer += chunk
+        except socket.timeout:
+            return None
+        except ConnectionResetError:
+            return b""
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("campaign", choices=["zips", "manifests", "sources", "serve"])
+    parser.add_argument("--runs", type=int, default=None)
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--galley", default=os.path.join(ROOT, ".build", "release", "galley"))
+    parser.add_argument("--keep", default="fuzz-failures")
+    args = parser.parse_args()
+    if not os.access(args.galley, os.X_OK):
+        sys.exit(f"fuzz: no galley at {args.galley} (make release)")
+    args.seed = args.seed if args.seed is not None else int(time.time())
+    campaign = Campaign(args)
+    runs = args.runs or {"zips": 1000, "manifests": 300, "sources": 200, "serve": 2000}[args.campaign]
+    print(f"fuzz {args.campaign}: {runs} runs, seed {args.seed}", flush=True)
+    try:
+        getattr(campaign, args.campaign)(runs)
+    finally:
+        shutil.rmtree(campaign.work, ignore_errors=True)
+    outcomes = ", ".join(f"{what} {status}: {n}" for (what, status), n in sorted(campaign.counts.items(), key=str))
+    print(f"fuzz {args.campaign}: {campaign.failures} failed ({outcomes})")
+    sys.exit(1 if campaign.failures else 0)
+
+
+if __name__ == "__main__":
+    main()
