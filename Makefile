@@ -8,7 +8,7 @@ GALLEY = .build/debug/galley
 PREFIX ?= /usr/local
 RELEASE_GALLEY = .build/release/galley
 
-.PHONY: setup build release demo test browser-check bench zip64-check docs clean man completions install uninstall
+.PHONY: setup build release demo test browser-check bench zip64-check fuzz docs clean man completions install uninstall
 
 setup:
 	@bash scripts/setup.sh
@@ -75,6 +75,13 @@ browser-check: build
 	@if python3 scripts/browser_check.py build/browser-check/trusted --hostile --screenshots build/browser-check/trusted-shots >/dev/null; \
 	then echo "browser-check: the hostile vectors ran no script even with --trust-bodies: they prove nothing" >&2; exit 1; \
 	else echo "ok     with --trust-bodies the hostile vectors run (as they must for the check above to mean something)"; fi
+
+# Mutation campaigns against the release binary (a few minutes; failing inputs in fuzz-failures/).
+fuzz: release
+	python3 scripts/fuzz.py zips
+	python3 scripts/fuzz.py manifests
+	python3 scripts/fuzz.py sources
+	python3 scripts/fuzz.py serve
 
 # Packs a 4.3 GiB issue with --allow-zip64 and checks it with unzip, bsdtar and Python
 # (needs about 10 GB free; not part of `make test`).
