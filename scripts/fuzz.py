@@ -18,6 +18,11 @@ script runs as many as you like, with fresh seeds, to look for new ones:
   python3 scripts/fuzz.py serve    [--runs 2000]   hostile requests to galley serve on a store
                                                    of the example: never a 5xx, never silence
                                                    for a whole request, never a dead server
+  python3 scripts/fuzz.py sync     [--runs 150]    galley sync of damaged feeds and packages
+                                                   from a local server (cut, changed, lying
+                                                   about size or SHA-256, 5xx, redirect loops):
+                                                   exit 0, 1 or 2 with a JSON summary, and the
+                                                   store checks clean after every run
 
 Options: --galley PATH (default .build/release/galley), --seed N (default: the time), --keep
 DIR (where failing inputs are copied, default fuzz-failures/). Exit 0 when nothing failed, 1
@@ -25,6 +30,7 @@ when something did (each failure printed with the copy of its input), 2 when it 
 Found so far: pack wrote bodies with <script> that validate then refused (2026-11-27).
 """
 import argparse
+import http.server
 import json
 import os
 import random
@@ -34,6 +40,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zipfile
 
@@ -294,6 +301,98 @@ class Campaign:
             server.terminate()
             server.wait(timeout=10)
 
+    def sync(self, runs):
+        package = open(self.packed_example(), "rb").read()
+        import hashlib
+        digest = hashlib.sha256(package).hexdigest()
+        campaign = self
+        state = {"feed": b"{}"}
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def answer(self, status, body, headers=()):
+                self.send_response(status)
+                for name, value in headers:
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(body)
+
+            def do_GET(self):
+                path = self.path.split("?")[0]
+                if path == "/feed":
+                    self.answer(200, state["feed"], [("Content-Type", "application/json")])
+                elif path == "/pkg.zip":
+                    self.answer(200, package)
+                elif path == "/cut.zip":
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(package)))
+                    self.end_headers()
+                    self.wfile.write(package[:len(package) // 3])
+                    self.close_connection = True
+                elif path == "/changed.zip":
+                    self.answer(200, campaign.mutate_bytes(package))
+                elif path == "/error.zip":
+                    self.answer(503, b"busy", [("Retry-After", "0")])
+                elif path == "/loop.zip":
+                    self.answer(302, b"", [("Location", "/loop.zip")])
+                elif path == "/html.zip":
+                    self.answer(200, b"<html>not a zip</html>", [("Content-Type", "text/html")])
+                else:
+                    self.answer(404, b"no")
+
+            do_HEAD = do_GET
+
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        store = os.path.join(self.work, "store")
+        files = ["/pkg.zip", "/cut.zip", "/changed.zip", "/error.zip", "/loop.zip", "/html.zip", "/missing.zip"]
+        values = [None, True, -1, 0, 2 ** 63, 1e308, "", "x" * 10000, [], {}, "../../etc/passwd", "\u0000", "not-a-sha", digest.upper()]
+        revision = 1
+        try:
+            for _ in range(runs):
+                revision += self.rng.choice([0, 1, 1, 1, -1])
+                entry = {"apple_id": "com.example.harbour.2026-01", "file_path": base + self.rng.choice(files),
+                         "global_id": "4224009caba66f171d26ec50", "last_updated": "2026-01-04T18:30:00.000Z",
+                         "sha256": digest, "size": len(package), "version": revision}
+                feed = {"packages": [entry], "revision": revision, "schema_version": 1}
+                for _ in range(self.rng.randint(0, 2)):
+                    key = self.rng.choice(list(entry.keys()) + ["revision", "packages", "schema_version"])
+                    target = feed if key in feed else entry
+                    if self.rng.random() < 0.3:
+                        target.pop(key, None)
+                    else:
+                        target[key] = self.rng.choice(values)
+                text = json.dumps(feed).encode()
+                if self.rng.random() < 0.15:
+                    text = self.mutate_bytes(text)
+                state["feed"] = text
+                arguments = ["sync", base + "/feed", "--store", store, "--json", "--retries", "1", "--timeout", "5"]
+                if self.rng.random() < 0.2:
+                    arguments.append("--prune")
+                status, stdout, stderr = self.run(arguments, timeout=60)
+                self.count(("sync", status))
+                feed_file = os.path.join(self.work, "feed.json")
+                with open(feed_file, "wb") as f:
+                    f.write(text)
+                if status not in (0, 1, 2):
+                    self.fail(f"sync exited {status}", feed_file, stderr)
+                    continue
+                try:
+                    json.loads(stdout)
+                except ValueError:
+                    self.fail("sync --json printed no JSON document", feed_file, stdout + stderr)
+                if os.path.exists(os.path.join(store, "store.sqlite")):
+                    status, stdout, _ = self.run(["store", "check", "--store", store, "--json"])
+                    if status != 0:
+                        self.fail("the store does not check clean after a sync", feed_file, stdout)
+        finally:
+            server.shutdown()
+
     @staticmethod
     def request(port, text, timeout):
         """The whole answer to a request, b"" when closed unanswered, None on timeout."""
@@ -314,7 +413,7 @@ class Campaign:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("campaign", choices=["zips", "manifests", "sources", "serve"])
+    parser.add_argument("campaign", choices=["zips", "manifests", "sources", "serve", "sync"])
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--galley", default=os.path.join(ROOT, ".build", "release", "galley"))
@@ -324,7 +423,7 @@ def main():
         sys.exit(f"fuzz: no galley at {args.galley} (make release)")
     args.seed = args.seed if args.seed is not None else int(time.time())
     campaign = Campaign(args)
-    runs = args.runs or {"zips": 1000, "manifests": 300, "sources": 200, "serve": 2000}[args.campaign]
+    runs = args.runs or {"zips": 1000, "manifests": 300, "sources": 200, "serve": 2000, "sync": 150}[args.campaign]
     print(f"fuzz {args.campaign}: {runs} runs, seed {args.seed}", flush=True)
     try:
         getattr(campaign, args.campaign)(runs)
