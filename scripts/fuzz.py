@@ -6,8 +6,9 @@ document with --json), never a crash, a hang or another status, and the commands
 with each other. `make test` runs a small fixed set of such mutants (MutationTests); this
 script runs as many as you like, with fresh seeds, to look for new ones:
 
-  python3 scripts/fuzz.py zips     [--runs 1000]   validate and import each damaged zip: both
-                                                   must report, and refuse the same ones
+  python3 scripts/fuzz.py zips     [--runs 1000]   validate, import and render each damaged
+                                                   zip: all must report, and validate and
+                                                   import refuse the same ones
   python3 scripts/fuzz.py manifests [--runs 300]   latest.json damaged (as JSON and as bytes),
                                                    rezipped with right CRCs: validate (zip and
                                                    bare file) and import must report
@@ -137,7 +138,11 @@ class Campaign:
             shutil.rmtree(store, ignore_errors=True)
             validated = self.run(["validate", path, "--json"])
             imported = self.run(["import", path, "--store", store, "--json"])
+            site = os.path.join(self.work, "site")
+            rendered = self.run(["render", path, "--output", site, "--force", "--json"])
             self.count(("validate", validated[0]))
+            if not self.reported(rendered[0], rendered[1]):
+                self.fail(f"render exited {rendered[0]}", path, rendered[2])
             if not self.reported(validated[0], validated[1]):
                 self.fail(f"validate exited {validated[0]}", path, validated[2])
             elif not self.reported(imported[0], imported[1]):

@@ -109,6 +109,37 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty, "no staging folder left behind")
     }
 
+    /// Damage only reading finds (a CRC, deflate data, a size that lies) is refused as validate
+    /// refuses it: exit 1 with validate's finding at the entry, and no site left. (Before, it
+    /// was exit 2, "could not run", which says the user's command was wrong.)
+    @Test func damagedContentIsAFindingAndNoSiteIsLeft() throws {
+        let out = try Harness.temporaryDirectory()
+        for (fixture, id, entry) in [("bad-crc-error", "zip.crc", "cover.jpg"), ("bad-deflate-error", "zip.data", "cover.jpg"),
+                                     ("size-lie-error", "zip.size-mismatch", "photo-1.jpg")] {
+            let site = out.appending(path: fixture)
+            let result = try Harness.galley(["render", Harness.fixtures.appending(path: "zips/\(fixture).zip").path, "-o", site.path, "--json"])
+            #expect(result.status == 1, "\(fixture): \(result.stderr)")
+            #expect(Harness.diagnosticIDs(result) == [id], "\(fixture): \(result.stdout)")
+            let location = Harness.findings(result.json).first?["location"] as? [String: Any]
+            #expect((location?["path"] as? String)?.hasSuffix("\(fixture).zip!\(fixture)/\(entry)") == true, "\(fixture): \(result.stdout)")
+            #expect(!FileManager.default.fileExists(atPath: site.path))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty, "no staging folder left behind")
+        // A latest.json that cannot be read to its end, likewise (it was exit 2 too).
+        let folder = try Harness.temporaryDirectory()
+        for (text, id, at) in [("{\"title\": \"A\",\n  \"articles\": [}", "manifest.json", ":2:16"), ("[1, 2]", "manifest.type", ":1:1")] {
+            let manifest = folder.appending(path: "latest.json")
+            try Data(text.utf8).write(to: manifest)
+            let result = try Harness.galley(["render", manifest.path, "-o", folder.appending(path: "site").path, "--json"])
+            #expect(result.status == 1, "\(text): \(result.stderr)")
+            #expect(Harness.diagnosticIDs(result) == [id], "\(text): \(result.stdout)")
+            let location = Harness.findings(result.json).first?["location"] as? [String: Any]
+            let place = "\(location?["path"] as? String ?? ""):\(location?["line"] as? Int ?? 0):\(location?["column"] as? Int ?? 0)"
+            #expect(place.hasSuffix("latest.json" + at), "\(place)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["latest.json"], "no site left")
+    }
+
     /// Render reads a manifest by its content, whatever its name, and says what to do with a
     /// folder of zips instead of treating it as a broken source.
     @Test func inputsAreRecognisedByContent() throws {

@@ -396,12 +396,21 @@ public struct Renderer: Sendable {
         let directory = ContainerChecks(path: url.path, limits: ContainerLimits()).open(into: &findings)
         let errors = findings.items.filter { $0.severity == .error }
         guard let directory, errors.isEmpty else { throw DiagnosticsError(errors) }
-        guard let top = directory.topFolder else { throw GalleyError("the zip is empty", id: .inputUnreadable, path: url.path) }
+        // What only reading finds (a CRC, inflate data, a size) is refused as validate refuses
+        // it: a finding, exit 1, located at the entry.
+        func refused(_ check: Check, _ message: String, entry: String?, hint: String) -> DiagnosticsError {
+            DiagnosticsError([Diagnostic(check, message, at: SourceLocation(path: entry.map { "\(url.path)!\($0)" } ?? url.path), hint: hint)])
+        }
+        guard let top = directory.topFolder else {
+            throw refused(.zipTopFolder, "the zip holds no one top folder", entry: nil, hint: "Pack the issue with galley pack.")
+        }
         var issue: ReadIssue?
         let folder = top + "/"
         let reader = try ZipEntryReader(path: url.path, directory: directory)
+        var reading: String?
         do {
             while let entry = reader.next() {
+                reading = entry.name
                 guard !entry.isDirectory, entry.name.utf8.starts(with: folder.utf8) else { continue }
                 let name = String(decoding: entry.name.utf8.dropFirst(folder.utf8.count), as: UTF8.self)
                 if name == "latest.json" {
@@ -429,12 +438,18 @@ public struct Renderer: Sendable {
                     }
                 }
                 if let failure { throw failure }
-                guard complete else { throw GalleyError("`\(entry.name)` inflates past its declared size", id: .inputUnreadable, path: url.path) }
+                guard complete else {
+                    throw refused(.zipSizeMismatch, "`\(entry.name)` inflates past its declared \(limit) bytes", entry: entry.name,
+                                  hint: "The zip is damaged or crafted: pack it again.")
+                }
             }
         } catch let error as ZipEntryReader.ReadError {
-            throw GalleyError("the zip is damaged: \(error.message)", id: .inputUnreadable, path: url.path, hint: "Run `galley validate` on it.")
+            throw refused(error.isChecksum ? .zipCrc : .zipData, "the content is damaged: \(error.message)", entry: reading,
+                          hint: "Download or pack the zip again.")
         }
-        guard let issue else { throw GalleyError("the zip has no `\(top)/latest.json`", id: .inputUnreadable, path: url.path) }
+        guard let issue else {
+            throw refused(.zipManifestMissing, "the zip has no `\(top)/latest.json`", entry: nil, hint: "Pack the issue with galley pack.")
+        }
         return issue
     }
 
@@ -470,7 +485,8 @@ public struct Renderer: Sendable {
             }
             return ReadIssue(record: issue.record)
         } catch let failure as ManifestStream.Failure {
-            throw ManifestStream.describe(failure, display: display)
+            // A manifest that cannot be read is the input's problem, reported as validate does.
+            throw DiagnosticsError([Validator.diagnostic(for: failure, display: display)])
         }
     }
 }

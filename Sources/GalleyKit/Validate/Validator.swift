@@ -86,8 +86,7 @@ public struct Validator: Sendable {
             }
         } catch let failure as ManifestStream.Failure {
             absorbBodies()
-            let (check, message, line, column, hint) = Self.finding(for: failure)
-            findings.add(check, message, at: SourceLocation(path: display, line: line, column: column), hint: hint)
+            findings.adopt([Self.diagnostic(for: failure, display: display)])
             return index
         } catch {
             absorbBodies()
@@ -115,17 +114,20 @@ public struct Validator: Sendable {
         return index
     }
 
-    /// What a manifest that cannot be read to its end is reported as.
-    private static func finding(for failure: ManifestStream.Failure) -> (Check, String, Int?, Int?, String) {
+    /// What a manifest that cannot be read to its end is reported as (by validate, and by
+    /// render, which stops there), located in `display` (a file, or `zip!entry`).
+    package static func diagnostic(for failure: ManifestStream.Failure, display: String) -> Diagnostic {
         let fix = "Fix the JSON at that place; a JSON linter shows the same spot."
+        let (check, message, line, column, hint): (Check, String, Int?, Int?, String)
         switch failure {
-        case .source(let message): return (.zipData, "latest.json cannot be read: \(message)", nil, nil, "Download or pack the zip again.")
-        case .syntax(let error): return (.manifestJson, "invalid JSON: \(error.message)", error.line, error.column, fix)
-        case .byteOrderMark: return (.manifestJson, "invalid JSON: starts with a byte-order mark", 1, 1, fix)
+        case .source(let text): (check, message, line, column, hint) = (.zipData, "latest.json cannot be read: \(text)", nil, nil, "Download or pack the zip again.")
+        case .syntax(let error): (check, message, line, column, hint) = (.manifestJson, "invalid JSON: \(error.message)", error.line, error.column, fix)
+        case .byteOrderMark: (check, message, line, column, hint) = (.manifestJson, "invalid JSON: starts with a byte-order mark", 1, 1, fix)
         case .notAnObject(let value):
-            return (.manifestType, "latest.json is \(value.typeName), not an object", value.line, value.column,
-                    "The top level of latest.json is the issue object.")
+            (check, message, line, column, hint) = (.manifestType, "latest.json is \(value.typeName), not an object", value.line, value.column,
+                                                    "The top level of latest.json is the issue object.")
         }
+        return Diagnostic(check, message, at: SourceLocation(path: display, line: line, column: column), hint: hint)
     }
 
     // MARK: Zips
