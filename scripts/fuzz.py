@@ -10,8 +10,9 @@ script runs as many as you like, with fresh seeds, to look for new ones:
                                                    zip: all must report, and validate and
                                                    import refuse the same ones
   python3 scripts/fuzz.py manifests [--runs 300]   latest.json damaged (as JSON and as bytes),
-                                                   rezipped with right CRCs: validate (zip and
-                                                   bare file) and import must report
+                                                   rezipped with right CRCs: validate and
+                                                   render (zip and bare file) and import must
+                                                   report
   python3 scripts/fuzz.py sources  [--runs 200]    a copy of Examples/winter-2026 with damaged
                                                    text: pack and validate SOURCE agree, what
                                                    pack writes passes validate, nothing is left
@@ -206,8 +207,11 @@ class Campaign:
             bare = os.path.join(self.work, "latest.json")
             with open(bare, "wb") as f:
                 f.write(damaged)
+            site = os.path.join(self.work, "site")
             for arguments in (["validate", path, "--json"], ["validate", bare, "--json"],
-                              ["import", path, "--store", store, "--force", "--json"]):
+                              ["import", path, "--store", store, "--force", "--json"],
+                              ["render", path, "--output", site, "--force", "--json"],
+                              ["render", bare, "--output", site, "--force", "--json"]):
                 status, stdout, stderr = self.run(arguments)
                 self.count((arguments[0], status))
                 if not self.reported(status, stdout):
