@@ -32,6 +32,7 @@ when something did (each failure printed with the copy of its input), 2 when it 
 Found so far: pack wrote bodies with <script> that validate then refused (2026-11-27).
 """
 import argparse
+import hashlib
 import http.server
 import json
 import os
@@ -312,7 +313,6 @@ class Campaign:
 
     def sync(self, runs):
         package = open(self.packed_example(), "rb").read()
-        import hashlib
         digest = hashlib.sha256(package).hexdigest()
         campaign = self
         state = {"feed": b"{}"}

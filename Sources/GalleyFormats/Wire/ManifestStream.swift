@@ -118,7 +118,8 @@ package struct ManifestStream {
         }
     }
 
-    /// A `Failure` as a `GalleyError` for commands that only need to stop (render, import).
+    /// A `Failure` as a `GalleyError` for the importer, which only needs to stop (its zip has
+    /// passed validate first; render reports a failure as validate does, `Validator.diagnostic`).
     package static func describe(_ failure: Failure, display: String) -> GalleyError {
         let hint = "Run `galley validate` on it."
         switch failure {
