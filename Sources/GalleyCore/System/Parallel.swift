@@ -196,6 +196,34 @@ package final class BackgroundConsumer<Item: Sendable>: @unchecked Sendable {
     }
 }
 
+/// A queue of at most `capacity` items between one producing thread and one consuming thread
+/// that each run a loop of their own (`pipeline` and `BackgroundConsumer` own the consumer's
+/// loop; this leaves it to the caller, for a consumer that must run inside something else, such
+/// as a database transaction on its connection's thread). The producer `send`s and then
+/// `close`s; the consumer `receive`s until nil, or `stop`s, after which every `send` throws
+/// `PipelineStopped`.
+package final class Handover<Item: Sendable>: Sendable {
+    private let channel: PipelineChannel<Item>
+
+    package init(capacity: Int) { channel = PipelineChannel(capacity: capacity) }
+
+    /// Queues `item`, waiting while the queue is full; throws `PipelineStopped` once the
+    /// consumer stopped.
+    package func send(_ item: Item) throws { try channel.send(item) }
+
+    /// No more items: the consumer's `receive` gives nil once it has taken what is queued, or
+    /// throws `error` at once (what is queued is dropped).
+    package func close(failing error: (any Error)? = nil) {
+        if let error { channel.close(.failure(error), discarding: true) } else { channel.close(.success(())) }
+    }
+
+    /// The next item; nil once closed and empty; the error it was closed with.
+    package func receive() throws -> Item? { try channel.receive() }
+
+    /// The consumer takes no more: queued items are dropped and `send` throws from now on.
+    package func stop() { channel.stop() }
+}
+
 /// The queue between `pipeline`'s two threads.
 ///
 /// Waking a sleeping thread costs a futex call and two context switches, several microseconds:

@@ -32,6 +32,11 @@ public struct Validator: Sendable {
         self.options = options
     }
 
+    /// Is handed each article of a latest.json as its checks pass it: its position (from 0),
+    /// its node, and the issue's members read before it. Called on the checks' thread, in order;
+    /// what it is handed says nothing of the checks' outcome, which is only known at the end.
+    package typealias ArticleObserver = @Sendable (Int, LocatedJSON, [LocatedJSON.Member]) -> Void
+
     /// Validates one path: an issue source folder, a zip, a bare latest.json, or a folder of
     /// zips (each becomes a report). Throws `GalleyError` when the path cannot be used at all.
     public func validate(path: String) throws -> [InputReport] {
@@ -67,8 +72,10 @@ public struct Validator: Sendable {
 
     /// Streams latest.json: the issue's members are kept, each article is parsed, checked
     /// (manifest, placeholders, body HTML) and dropped. Memory stays that of one article.
+    /// - Parameter articles: handed each article once its checks have run, on this thread (an
+    ///   import writes its rows from them while the rest of the zip is checked and extracted).
     func checkManifest(
-        _ reader: inout ManifestStream, display: String, top: String?, into findings: inout Findings
+        _ reader: inout ManifestStream, display: String, top: String?, into findings: inout Findings, articles: ArticleObserver? = nil
     ) -> ManifestIndex {
         let checks = ManifestChecks(path: display)
         var index = ManifestIndex()
@@ -81,8 +88,9 @@ public struct Validator: Sendable {
             findings.insert(checked.map { ($0.position, $0.findings) })
         }
         do {
-            issue = try reader.read { number, article, _ in
+            issue = try reader.read { number, article, members in
                 checks.checkArticle(number, article, &index, into: &findings, bodies: bodies)
+                articles?(number, article, members)
             }
         } catch let failure as ManifestStream.Failure {
             absorbBodies()

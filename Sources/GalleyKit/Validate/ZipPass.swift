@@ -96,8 +96,11 @@ package struct ZipOpening: Sendable {
     /// the findings, and the issue's own fields when latest.json was read to its end (when it
     /// was not, the findings hold the error, and the content's findings are left out, as
     /// `galley validate`'s one pass would have stopped there). Throws only what `sink` threw.
-    package func checkBeside(sink: (any ZipEntrySink)?) throws -> (findings: [Diagnostic], issue: IssueRecord?) {
-        let halves = try bothHalves(contentMode: .contentOnly, sink: sink)
+    /// `articles` is handed each article of latest.json as its checks pass it, on their thread
+    /// (`Validator.ArticleObserver`).
+    package func checkBeside(sink: (any ZipEntrySink)?, articles: Validator.ArticleObserver? = nil) throws
+        -> (findings: [Diagnostic], issue: IssueRecord?) {
+        let halves = try bothHalves(contentMode: .contentOnly, sink: sink, articles: articles)
         var findings = Findings(configuration: configuration)
         findings.append(halves.manifestFindings)
         guard let index = halves.index, let issue = index.issue else { return (findings.items, nil) }
@@ -116,10 +119,11 @@ package struct ZipOpening: Sendable {
     /// checks do: the index they build is kept for the later checks, and made on another thread
     /// it came from that thread's own heap, which the rest cannot reuse (validate's peak at
     /// 30,000 articles 51.0 MB against 48.8).
-    func bothHalves(contentMode: EntryPass.Mode, sink: (any ZipEntrySink)?) throws
+    func bothHalves(contentMode: EntryPass.Mode, sink: (any ZipEntrySink)?, articles: Validator.ArticleObserver? = nil) throws
         -> (index: ManifestIndex?, manifestFindings: Findings, contents: ZipContents, contentFindings: Findings) {
         var manifestOnly = pass
         manifestOnly.mode = .manifestOnly
+        manifestOnly.articles = articles
         let manifestPass = manifestOnly
         var contentOnly = pass
         contentOnly.mode = contentMode
@@ -173,6 +177,8 @@ struct EntryPass: Sendable {
     let manifestName: String
     var mode: Mode
     let checker: Validator
+    /// Handed each article of latest.json once checked, when this pass checks latest.json.
+    var articles: Validator.ArticleObserver?
 
     var manifestDisplay: String { "\(path)!\(manifestName)" }
 
@@ -281,7 +287,7 @@ struct EntryPass: Sendable {
             take(chunk)
             return chunk
         }
-        let index = checker.checkManifest(&manifest, display: manifestDisplay, top: top, into: &findings)
+        let index = checker.checkManifest(&manifest, display: manifestDisplay, top: top, into: &findings, articles: articles)
         if let error = manifest.sourceError { throw error }
         while !overflow, let chunk = try reader.readChunk() { take(chunk) }  // trailing bytes after the JSON
         if overflow || bytes != limit { sizeMismatch(entry.name, bytes: overflow ? nil : bytes, limit: limit, into: &findings) }
