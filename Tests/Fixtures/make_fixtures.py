@@ -57,6 +57,30 @@ def manifest(apple_id, images=None, sounds=None, body=None, articles=None):
     }
 
 
+def many_articles(apple_id, count=70):
+    """An issue of `count` articles whose fields differ from one to the next."""
+    doc = manifest(apple_id)
+    template = doc["articles"][0]
+    articles = []
+    for i in range(count):
+        article = json.loads(json.dumps(template))
+        article["global_id"] = f"6a{i + 1:022x}"
+        article["title"] = f"Article {i + 1}: the night ferry" if i % 3 else f"Article {i + 1}"
+        article["dek"] = "" if i % 4 else f"Dek {i}"
+        article["keywords"] = ",".join(["harbour", "crane", "fog"][: i % 4])
+        article["date_last_updated"] = f"2020-02-{28 - i // 24:02d}T{23 - i % 24:02d}:00:00.000+0000"  # newest first
+        article["featured"] = {doc["global_id"]: 1 if i % 5 == 0 else 0}
+        article["meta"] = {"published": i % 7 != 0}
+        article["customMeta"] = {"n": i} if i % 2 else {}
+        article["images"] = {"ordered": [asset(f"photo-{i + 1}", "photo-1.jpg")]}
+        article["sound_files"] = {"ordered": [asset(f"sound-{i + 1}", "sound-1.mp3")] if i % 3 else []}
+        article["body"] = (f"<p>Paragraph {i} of the night crossing.</p>\n<!-- [ASSET: photo-{i + 1}] -->\n"
+                           + (f"<!-- [ASSET: sound-{i + 1}] -->\n" if i % 3 else ""))
+        articles.append(article)
+    doc["articles"] = articles
+    return doc
+
+
 class Entry:
     def __init__(self, name, data=b"", method=0, flags=0, mode=0o100644, crc=None, size=None, csize=None,
                  local_name=None, offset=None, raw=None, made_by=0x0314, extra=b"", listed=True, descriptor=False):
@@ -202,6 +226,16 @@ def zips():
     write("renamed-warning.zip", build(issue_entries("org.example.renamed")))
     n = "no-manifest-error.zip"; write(n, build(issue_entries(stem(n))[1:]))
     n = "manifest-last-info.zip"; write(n, build(issue_entries(stem(n), first=False)))
+    # Many articles (more than an import hands its rows' writer at once), each with its own
+    # image and sound over shared files, and fields that differ from article to article: the
+    # rows an import writes beside its pass must be the ones it writes after it.
+    n = "many-articles-valid.zip"; write(n, build(issue_entries(stem(n), doc=many_articles(stem(n)))))
+    # The same with latest.json giving its articles before the issue's own fields: nothing of
+    # the issue is known when the first article is read, so an import writes the rows after
+    # its pass.
+    doc = many_articles("articles-first-valid")
+    doc = dict({"articles": doc.pop("articles")}, **doc)
+    n = "articles-first-valid.zip"; write(n, build(issue_entries(stem(n), doc=doc)))
     n = "bad-crc-error.zip"; e = issue_entries(stem(n)); e[1].crc = 0x12345678; write(n, build(e))
     n = "size-lie-error.zip"; t = stem(n)
     e = issue_entries(t, files={"photo-1.jpg": JPEG + bytes(5000)}); e[2].method = 8; e[2].size = 100

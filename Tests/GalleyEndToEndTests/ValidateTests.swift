@@ -12,6 +12,8 @@ import Testing
         ("zips/orphan-local-entry-error.zip", ["zip.unaccounted-bytes"]),
         ("zips/trailing-data-error.zip", ["zip.unaccounted-bytes"]),
         ("zips/data-descriptor-valid.zip", []),
+        ("zips/many-articles-valid.zip", []),
+        ("zips/articles-first-valid.zip", []),
         ("zips/zip64-huge-size-error.zip", ["zip.zip64", "zip.size", "zip.truncated"]),
         ("zips/zip64-huge-offset-error.zip", ["zip.zip64", "zip.unaccounted-bytes", "zip.offset"]),
         ("manifests/impossible-dates-error.json", ["manifest.publish-date", "manifest.date-format"]),

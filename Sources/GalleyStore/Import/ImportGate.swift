@@ -95,6 +95,8 @@ public enum ImportGate {
         /// Whether the rest of the checks can run beside an extracting pass: latest.json is
         /// the first entry (else the import runs `check` and the pass in turn).
         let checksBeside: Bool
+        /// latest.json's declared size when it is the first entry (0 otherwise).
+        let manifestBytes: Int64
         let path: String
         /// The zip's digest, when the zip is the store's own file that nothing else writes (a
         /// download `galley sync` hashed as it arrived and checked against its feed): the
@@ -112,6 +114,7 @@ public enum ImportGate {
             facts = Facts(opening.directory)
             folder = opening.directory.topFolder ?? ""
             checksBeside = opening.manifestFirst
+            manifestBytes = opening.manifestFirst ? Int64(clamping: opening.directory.entries.first?.uncompressedSize ?? 0) : 0
             self.path = path
             held = TakeOnce(opening)
         }

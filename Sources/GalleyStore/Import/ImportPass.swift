@@ -32,13 +32,16 @@ struct ImportPass {
     /// The pass with latest.json's checks beside it (`ZipOpening.checkBeside`), for a zip whose
     /// container passed `ImportGate.open` (`Opened.takeOpening`): every check of `galley validate` runs here, and any
     /// error (latest.json's too) refuses the zip with nothing left in staging. Returns the
-    /// issue's own fields from latest.json with the pass.
+    /// issue's own fields from latest.json with the pass. `articles` is handed each article as
+    /// latest.json's checks pass it, on their thread (the SQLite store writes its rows from them
+    /// meanwhile, `BesideRows`).
     static func run(
-        _ path: String, _ opened: ImportGate.Opened, stagingFolder: URL, root: URL, progress: ((Int64, Int64) -> Void)?
+        _ path: String, _ opened: ImportGate.Opened, stagingFolder: URL, root: URL, progress: ((Int64, Int64) -> Void)?,
+        articles: Validator.ArticleObserver? = nil
     ) throws -> (pass: ImportPass, issue: IssueRecord) {
         let (pass, issue) = try extract(path, total: opened.facts.declaredBytes, files: opened.facts.fileCount, identity: opened.facts.identity,
                                         adoptable: opened.adoptable, stagingFolder: stagingFolder, root: root, progress: progress) { sink in
-            let (findings, issue) = try opened.takeOpening().checkBeside(sink: sink)
+            let (findings, issue) = try opened.takeOpening().checkBeside(sink: sink, articles: articles)
             let warnings = try refusingErrors(findings)
             guard let issue else {
                 throw GalleyError("the zip's latest.json cannot be read", id: .inputUnreadable, path: path, hint: "Run `galley validate` on it.")

@@ -90,6 +90,22 @@ public final class SQLiteStore: IssueStore {
         return try writerSlot.get { try Self.openForWriting(root) }
     }
 
+    /// A connection for one import's transaction beside its pass (`BesideRows`), configured as
+    /// the writing one is. Unlike that one (a `DatabasePool`, which makes the write-ahead log
+    /// non-empty when it opens), opening it writes nothing; a transaction rolled back on it
+    /// leaves the database's files as they were (unless it outgrew its page cache, when the
+    /// log holds pages no commit made, which SQLite ignores).
+    static func importConnection(_ root: URL) throws -> DatabaseQueue {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(60)
+        configuration.prepareDatabase { db in SearchText.register(db) }
+        do {
+            return try DatabaseQueue(path: root.appending(path: "store.sqlite").path, configuration: configuration)
+        } catch {
+            throw failure("cannot open the store", error, root)
+        }
+    }
+
     /// A write transaction through `writer()`; once it is over, `recentRevision()` looks at the
     /// files again, so this process's next answers show its own write at once.
     package func write<T>(_ updates: (Database) throws -> T) throws -> T {
@@ -115,11 +131,16 @@ public final class SQLiteStore: IssueStore {
         }
     }
 
+    /// The store's folders, made again when missing.
+    static func makeFolders(_ root: URL) throws {
+        for folder in ["issues", "staging", "packages"] {
+            try FileManager.default.createDirectory(at: root.appending(path: folder), withIntermediateDirectories: true)
+        }
+    }
+
     private static func openForWriting(_ root: URL) throws -> DatabasePool {
         do {
-            for folder in ["issues", "staging", "packages"] {
-                try FileManager.default.createDirectory(at: root.appending(path: folder), withIntermediateDirectories: true)
-            }
+            try makeFolders(root)
             var configuration = Configuration()
             configuration.busyMode = .timeout(60)
             // 16 KiB pages for a new store (an existing one keeps its own; this must come before

@@ -108,19 +108,34 @@ extension SQLiteStore {
     public func importZip(
         _ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)? = nil
     ) throws -> ImportResult {
+        try importZip(path, force: force, opened: opened, progress: progress, rowsBeside: nil)
+    }
+
+    /// `rowsBeside`: whether the articles' rows are written beside the pass (`BesideRows`);
+    /// nil decides by the sizes (`BesideRows.pays`). The tests set it.
+    func importZip(
+        _ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)?, rowsBeside: Bool?
+    ) throws -> ImportResult {
         guard try extractsBeside(opened, force: force) else {
             return try importInTurn(path, force: force, opened: opened, progress: progress)
         }
-        var result = try importBeside(path, force: force, opened: opened, progress: progress)
+        let rowsBeside = rowsBeside ?? BesideRows.pays(manifestBytes: opened.manifestBytes, zipBytes: opened.facts.declaredBytes)
+        var result = try importBeside(path, force: force, opened: opened, progress: progress, rowsBeside: rowsBeside)
         result.warnings = opened.warnings + result.warnings
         return result
     }
 
     private func importBeside(
-        _ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)?
+        _ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)?, rowsBeside: Bool
     ) throws -> ImportResult {
         try withWriterLock { () throws -> ImportResult in
-            let (pass, issue) = try ImportPass.run(path, opened, stagingFolder: stagingFolder, root: root, progress: progress)
+            // The articles' rows go into a transaction while the pass runs, when that pays;
+            // whatever ends the import before the commit rolls it back.
+            let rows = rowsBeside ? BesideRows(self) : nil
+            defer { rows?.abandon() }
+            let (pass, issue) = try ImportPass.run(path, opened, stagingFolder: stagingFolder, root: root, progress: progress,
+                                                   articles: rows?.observer)
+            rows?.articlesEnded()
             defer { pass.cleanUp() }
             let (existing, stored) = try storedIssue(issue)
             // The checks all ran in the pass.
@@ -133,7 +148,7 @@ extension SQLiteStore {
                 return try unchanged(existing, issue: issue, path: path, files: opened.facts.fileCount, warnings: pass.warnings)
             }
             return try commit(pass, issue: issue, contentDigest: opened.facts.contentDigest, withheld: ImportPass.withheldReason(pass.warnings),
-                              replacing: existing, status: status, path: path)
+                              replacing: existing, status: status, path: path, rows: rows)
         }
     }
 
@@ -186,18 +201,30 @@ extension SQLiteStore {
     /// What every import does once its pass has passed and the versions said go: the kept zip
     /// to its content-addressed name, the staged folder next to the old one, one transaction
     /// that switches the rows to it, then the old folder and zip removed.
+    /// `rows`: the articles' rows written beside the pass, in a transaction this ends.
     private func commit(
         _ pass: ImportPass, issue: IssueRecord, contentDigest: String, withheld: String?, replacing existing: IssueRow?,
-        status: ImportResult.Status, path: String
+        status: ImportResult.Status, path: String, rows: BesideRows? = nil
     ) throws -> ImportResult {
         let (token, staging, warnings, staged, files) = (pass.token, pass.staging, pass.warnings, pass.kept, pass.files)
 
+        // The articles' rows written beside the pass (`BesideRows`), when they are the ones
+        // this issue needs; else they are rolled back now and written below.
+        let beside = rows?.usable(for: issue) ?? false
+        if !beside { rows?.abandon() }
         // What the pass freed on its threads goes back before the rows' page cache grows
-        // (`withImportCache`): the import's peak stays the pass's.
+        // (`withImportCache`): the import's peak stays the pass's. (Rows written beside the
+        // pass used SQLite's default cache, for that peak.)
         FreedMemory.giveBack()
         // Something will be written: open the writing connection now (it also re-creates the
-        // store's folders), then the zip to its content-addressed name.
-        _ = try writer()
+        // store's folders), then the zip to its content-addressed name. With the rows beside,
+        // their transaction is on a connection of its own, and the writing one must not be
+        // opened while it is open (GRDB writes when it opens one): only the folders.
+        if beside {
+            try Self.makeFolders(root)
+        } else {
+            _ = try writer()
+        }
         let digest = staged.digest
         let created = try placePackage(staged.staged, digest)
         var committed = false
@@ -209,15 +236,28 @@ extension SQLiteStore {
         var counts = (articles: 0, assets: 0)
         var package = ImportResult.Package(sha256: digest.sha256, size: digest.size, version: 0, withheld: withheld)
         do {
-            try write { db in
-                try Self.withImportCache(db) {
+            if let rows, beside {
+                // The articles' rows are in the open transaction already (`BesideRows`).
+                let root = root
+                counts = try rows.complete { db, issueID in
                     package.version = try Self.nextPackageVersion(issue.appleID, db)
                     if let id = existing?.id {
                         try Self.deleteRows(ofIssue: id, db)
                     }
-                    counts = try insert(issue, contentDigest: contentDigest, package: package,
-                                        manifest: issuesFolder.appending(path: folder).appending(path: "latest.json"),
-                                        display: path, files: files, folder: folder, db: db)
+                    _ = try Self.insertIssueRow(issue, id: issueID, folder: folder, contentDigest: contentDigest, package: package, db, root: root)
+                    try Self.insertFiles(files, issue: issueID, db)
+                }
+            } else {
+                try write { db in
+                    try Self.withImportCache(db) {
+                        package.version = try Self.nextPackageVersion(issue.appleID, db)
+                        if let id = existing?.id {
+                            try Self.deleteRows(ofIssue: id, db)
+                        }
+                        counts = try insert(issue, contentDigest: contentDigest, package: package,
+                                            manifest: issuesFolder.appending(path: folder).appending(path: "latest.json"),
+                                            display: path, files: files, folder: folder, db: db)
+                    }
                 }
             }
         } catch {
@@ -240,30 +280,15 @@ extension SQLiteStore {
     ///
     /// Parsing latest.json and making the rows (search text, JSON of the metadata) runs on a
     /// thread of its own while this one writes them: at 30,000 articles the two take about the
-    /// same time, and the transaction must stay on this thread.
+    /// same time, and the transaction must stay on this thread. (For a large latest.json the
+    /// rows were written beside the pass instead, `BesideRows`, and this is not called.)
     private func insert(
         _ issue: IssueRecord, contentDigest: String, package: ImportResult.Package, manifest: URL, display: String, files: ImportPass.Files, folder: String, db: Database
     ) throws -> (articles: Int, assets: Int) {
         let writer = JSONWriter(pretty: false)
-        var issueRow = IssueRow(issue, folder: folder, contentDigest: contentDigest, writer: writer)
-        issueRow.packageSHA256 = package.sha256
-        issueRow.packageSize = package.size
-        issueRow.packageVersion = package.version
-        issueRow.packageWithheld = package.withheld
-        try issueRow.insert(db)
-        guard let issueID = issueRow.id else { throw GalleyError("the store did not number the issue's row", path: root.path) }
-        let insertArticle = try db.cachedStatement(sql: ArticleRow.insertSQL(orIgnore: true))
-        let insertAsset = try db.cachedStatement(sql: AssetRow.insertSQL(orIgnore: true))
-        let insertSearch = try db.cachedStatement(sql: SearchText.insertSQL)
-        var counts = (articles: 0, assets: 0)
-        func insertAssets(_ rows: [AssetRow], article: Int64?) throws {
-            for var row in rows {
-                row.articleId = article
-                try row.insert(with: insertAsset)
-                if db.changesCount > 0 { counts.assets += 1 }
-            }
-        }
-        try insertAssets(PreparedArticle.assetRows(issue.images, issue: issueID, writer: writer), article: nil)
+        let issueID = try Self.insertIssueRow(issue, id: nil, folder: folder, contentDigest: contentDigest, package: package, db, root: root)
+        var inserts = try ArticleInserts(db, issue: issueID)
+        try inserts.assets(PreparedArticle.assetRows(issue.images, issue: issueID, writer: writer), article: nil)
         let issueGlobalID = issue.globalID
         try pipeline(capacity: 32, produce: { send in
             let writer = JSONWriter(pretty: false)
@@ -273,18 +298,33 @@ extension SQLiteStore {
                 try send(PreparedArticle(article, issue: issueID, placement: placement, writer: writer))
             }
         }, consume: { prepared in
-            try prepared.row.insert(with: insertArticle)
-            guard db.changesCount > 0 else { return }
-            counts.articles += 1
-            let articleID = db.lastInsertedRowID
-            try insertSearch.executeBinding(SearchText.values(articleID, prepared.search))
-            try insertAssets(prepared.assets, article: articleID)
+            try inserts.article(prepared)
         })
+        try Self.insertFiles(files, issue: issueID, db)
+        return inserts.counts
+    }
+
+    /// The issue's own row, with the id given (nil: the next one); returns its id.
+    static func insertIssueRow(
+        _ issue: IssueRecord, id: Int64?, folder: String, contentDigest: String, package: ImportResult.Package, _ db: Database, root: URL
+    ) throws -> Int64 {
+        var row = IssueRow(issue, folder: folder, contentDigest: contentDigest, writer: JSONWriter(pretty: false))
+        row.id = id
+        row.packageSHA256 = package.sha256
+        row.packageSize = package.size
+        row.packageVersion = package.version
+        row.packageWithheld = package.withheld
+        try row.insert(db)
+        guard let id = row.id else { throw GalleyError("the store did not number the issue's row", path: root.path) }
+        return id
+    }
+
+    /// The rows of an issue's files.
+    static func insertFiles(_ files: ImportPass.Files, issue: Int64, _ db: Database) throws {
         let insertFile = try db.cachedStatement(sql: FileRow.insertSQL(orIgnore: false))
         for file in files {
-            try FileRow(id: nil, issueId: issueID, name: file.name, size: file.size, sha256: file.sha256).insert(with: insertFile)
+            try FileRow(id: nil, issueId: issue, name: file.name, size: file.size, sha256: file.sha256).insert(with: insertFile)
         }
-        return counts
     }
 
     /// Removes an issue's rows: its articles' words from the search index first (the index
@@ -319,23 +359,3 @@ extension SQLiteStore {
         ISODateTime(parsing: text).map(\.millisecondsSinceEpoch)
     }
 }
-
-/// An article made ready for its rows off the database's thread: its row, its text as the
-/// search index holds it (title, dek, keywords, body), and its assets' rows (images, sounds,
-/// videos; each list placed from 1), whose article id is set once the article's row has one.
-private struct PreparedArticle: Sendable {
-    var row: ArticleRow
-    var search: [String]
-    var assets: [AssetRow]
-
-    init(_ article: ArticleRecord, issue: Int64, placement: Int, writer: JSONWriter) {
-        row = ArticleRow(article, issue: issue, placement: placement, writer: writer)
-        search = SearchText.fields(title: article.title, dek: article.dek, keywords: article.keywords, body: article.body)
-        assets = [article.images, article.sounds, article.videos].flatMap { Self.assetRows($0, issue: issue, writer: writer) }
-    }
-
-    static func assetRows(_ list: [AssetRecord], issue: Int64, writer: JSONWriter) -> [AssetRow] {
-        list.enumerated().map { AssetRow($0.element, issue: issue, article: nil, placement: $0.offset + 1, writer: writer) }
-    }
-}
-
