@@ -72,8 +72,13 @@ final class BesideRows: @unchecked Sendable {
         let (root, revisionWatch) = (store.root, store.revisionWatch)
         Thread { [self] in
             let result = Result {
+                // The write-ahead log is left as empty as it was found (`SQLiteStore.emptyLog`).
+                let logWasEmpty = (FileStatus(root.appending(path: "store.sqlite-wal").path)?.size ?? 0) == 0
                 let connection = try SQLiteStore.importConnection(root)
-                defer { try? connection.close() }
+                defer {
+                    if logWasEmpty { SQLiteStore.emptyLog(connection) }
+                    try? connection.close()
+                }
                 // SQLite's default page cache (2 MiB), not the 8 MiB of an import's rows after
                 // its pass (`withImportCache`): beside the pass, whose memory is still in use,
                 // 8 MiB put a 30,000-article import's peak at 68 MB, over the 64 MB goal; with

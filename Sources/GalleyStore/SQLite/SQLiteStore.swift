@@ -106,6 +106,20 @@ public final class SQLiteStore: IssueStore {
         }
     }
 
+    /// Merges the write-ahead log into the database and empties it, when no reader is in the
+    /// way within 50 ms (else it is left for the next checkpoint; nothing is lost either way).
+    /// For the end of `importConnection`'s transaction, when the log was empty before it: one
+    /// rolled back after it outgrew its page cache left pages no commit made in the log, and a
+    /// committed one its pages; with the store's other connections read-only, none of them
+    /// would merge and remove the log when the process ends, as SQLite's last writing
+    /// connection to close does. A refused import leaves the store's files as they were.
+    static func emptyLog(_ connection: DatabaseQueue) {
+        try? connection.writeWithoutTransaction { db in
+            try db.execute(sql: "PRAGMA busy_timeout = 50")
+            _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+        }
+    }
+
     /// A write transaction through `writer()`; once it is over, `recentRevision()` looks at the
     /// files again, so this process's next answers show its own write at once.
     package func write<T>(_ updates: (Database) throws -> T) throws -> T {
