@@ -439,13 +439,11 @@ public struct Renderer: Sendable {
                 }
                 if let failure { throw failure }
                 guard complete else {
-                    throw refused(.zipSizeMismatch, "`\(entry.name)` inflates past its declared \(limit) bytes", entry: entry.name,
-                                  hint: "The zip is damaged or crafted: pack it again.")
+                    throw DiagnosticsError([ContentDamage.sizeMismatch(zip: url.path, entry: entry.name, bytes: nil, limit: limit)])
                 }
             }
         } catch let error as ZipEntryReader.ReadError {
-            throw refused(error.isChecksum ? .zipCrc : .zipData, "the content is damaged: \(error.message)", entry: reading,
-                          hint: "Download or pack the zip again.")
+            throw DiagnosticsError([ContentDamage.unreadable(error, zip: url.path, entry: reading)])
         }
         guard let issue else {
             throw refused(.zipManifestMissing, "the zip has no `\(top)/latest.json`", entry: nil, hint: "Pack the issue with galley pack.")

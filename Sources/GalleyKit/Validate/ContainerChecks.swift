@@ -537,3 +537,21 @@ package struct PlannedEntry {
         (self.name, self.size, self.location) = (name, size, location)
     }
 }
+
+/// What damage found while a zip's entries are read is reported as, by validate's content pass
+/// (and so by import) and by render, which stops there: one check, wording, place and advice.
+package enum ContentDamage {
+    /// A CRC-32 that does not match (`zip.crc`) or deflate data that cannot be inflated
+    /// (`zip.data`), in `entry` (nil: before the first entry was reached).
+    package static func unreadable(_ error: ZipEntryReader.ReadError, zip: String, entry: String?) -> Diagnostic {
+        Diagnostic(error.isChecksum ? .zipCrc : .zipData, "the content is damaged: \(error.message)",
+                   at: SourceLocation(path: entry.map { "\(zip)!\($0)" } ?? zip), hint: "Download or pack the zip again.")
+    }
+
+    /// An entry that inflated to `bytes` (nil: more than `limit`, where reading stopped) though
+    /// it declares `limit`.
+    package static func sizeMismatch(zip: String, entry: String, bytes: Int64?, limit: Int64) -> Diagnostic {
+        Diagnostic(.zipSizeMismatch, "`\(entry)` inflates to \(bytes.map { "\($0)" } ?? "more than \(limit)") bytes but declares \(limit)",
+                   at: SourceLocation(path: "\(zip)!\(entry)"), hint: "The zip is damaged or crafted: pack it again.")
+    }
+}

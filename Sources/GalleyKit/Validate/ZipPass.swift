@@ -252,9 +252,7 @@ struct EntryPass: Sendable {
                 }
             }
         } catch let error as ZipEntryReader.ReadError {
-            let check: Check = error.isChecksum ? .zipCrc : .zipData
-            findings.add(check, "the content is damaged: \(error.message)",
-                         at: reading.map { SourceLocation(path: "\(path)!\($0)") } ?? at, hint: "Download or pack the zip again.")
+            findings.adopt([ContentDamage.unreadable(error, zip: path, entry: reading)])
         } catch let failure as SinkFailure {
             throw failure.error
         } catch {
@@ -296,7 +294,6 @@ struct EntryPass: Sendable {
 
     /// An entry that inflated to `bytes` (nil: more than `limit`) though it declares `limit`.
     private func sizeMismatch(_ entryName: String, bytes: Int64?, limit: Int64, into findings: inout Findings) {
-        findings.add(.zipSizeMismatch, "`\(entryName)` inflates to \(bytes.map { "\($0)" } ?? "more than \(limit)") bytes but declares \(limit)",
-                     at: SourceLocation(path: "\(path)!\(entryName)"), hint: "The zip is damaged or crafted: pack it again.")
+        findings.adopt([ContentDamage.sizeMismatch(zip: path, entry: entryName, bytes: bytes, limit: limit)])
     }
 }
