@@ -83,6 +83,7 @@ fuzz: release
 	python3 scripts/fuzz.py sources
 	python3 scripts/fuzz.py serve
 	python3 scripts/fuzz.py sync
+	python3 scripts/fuzz.py large --runs 60
 
 # Packs a 4.3 GiB issue with --allow-zip64 and checks it with unzip, bsdtar and Python
 # (needs about 10 GB free; not part of `make test`).

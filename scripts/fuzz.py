@@ -20,6 +20,10 @@ script runs as many as you like, with fresh seeds, to look for new ones:
   python3 scripts/fuzz.py serve    [--runs 2000]   hostile requests to galley serve on a store
                                                    of the example: never a 5xx, never silence
                                                    for a whole request, never a dead server
+  python3 scripts/fuzz.py large    [--runs 100]    a 3,000-article latest.json (its rows written
+                                                   beside the pass) damaged near its end, imported
+                                                   over its whole self: validate and import agree,
+                                                   a refusal leaves the store's files as they were
   python3 scripts/fuzz.py sync     [--runs 150]    galley sync of damaged feeds and packages
                                                    from a local server (cut, changed, lying
                                                    about size or SHA-256, 5xx, redirect loops):
@@ -217,6 +221,117 @@ class Campaign:
                 self.count((arguments[0], status))
                 if not self.reported(status, stdout):
                     self.fail(f"{arguments[0]} exited {status}", bare, stderr)
+
+    def snapshot(self, store):
+        """The store's files by content, as the tests compare them: SQLite's shared-memory index
+        left out, an empty write-ahead log as none."""
+        files = {}
+        for folder, _, names in os.walk(store):
+            for name in names:
+                path = os.path.join(folder, name)
+                if name.endswith("-shm") or (name.endswith("-wal") and os.path.getsize(path) == 0):
+                    continue
+                with open(path, "rb") as f:
+                    files[os.path.relpath(path, store)] = hashlib.sha256(f.read()).hexdigest()
+        return files
+
+    @staticmethod
+    def errors(report):
+        """The ids of the errors in validate's --json report."""
+        try:
+            inputs = json.loads(report).get("inputs", [])
+        except ValueError:
+            return set()
+        return {d.get("id") for i in inputs for d in i.get("diagnostics", []) if d.get("severity") == "error"}
+
+    def large(self, runs):
+        """An issue whose latest.json is large against its files (3,000 articles, about 10 MB:
+        the import writes its rows beside the pass, `BesideRows`), damaged as JSON or as bytes and
+        rezipped with right CRCs, imported with --force over its undamaged self: validate and
+        import agree, a refused import leaves the store's files as they were, an accepted one
+        checks clean (and the undamaged issue is put back)."""
+        rng = random.Random(self.rng.random())
+        words = "harbour ferry night light keeper tide quay crane fog horn log book storm lamp gull".split()
+        jpeg = bytes.fromhex("ffd8ffe000104a46494600010100000100010000") + bytes(64) + b"\xff\xd9"
+        articles = []
+        for i in range(3000):
+            body = "<p>" + " ".join(rng.choice(words) for _ in range(450)) + f"</p>\n<!-- [ASSET: p{i + 1}] -->\n"
+            articles.append({
+                "global_id": f"6c{i + 1:022x}", "title": f"Article {i + 1}", "body": body, "description": "", "url": "",
+                "section": "", "author_name": "", "source": "", "dek": "", "author_url": "", "author_bio": "",
+                "keywords": "a,b", "commentary": "", "type": "article",
+                "date_last_updated": f"2020-02-{28 - i // 1440:02d}T{23 - (i // 60) % 24:02d}:{59 - i % 60:02d}:00.000+0000",
+                "meta": {"published": True}, "customMeta": {}, "metadata": {},
+                "images": {"ordered": [{"id": f"p{i + 1}", "caption": "", "source": "", "file_name": "photo.jpg",
+                                        "crop_350_350": "photo.jpg"}]}})
+        document = {"global_id": "5f00000000000000000000cc", "apple_id": "large", "title": "Large", "description": "",
+                    "last_updated": "2020-03-01T00:00:00.000+0000", "display_date": "March 2020",
+                    "publish_date": "03/01/2020", "metadata": {},
+                    "images": {"ordered": [{"id": "cover", "caption": "", "source": "", "file_name": "cover.jpg",
+                                            "crop_350_350": "cover.jpg"}]}, "articles": articles}
+        manifest = json.dumps(document).encode()
+
+        def write(path, text):
+            with zipfile.ZipFile(path, "w") as out:
+                out.writestr(zipfile.ZipInfo("large/latest.json", (2026, 1, 1, 0, 0, 0)), text, compress_type=zipfile.ZIP_DEFLATED)
+                for name in ("cover.jpg", "photo.jpg"):
+                    out.writestr(zipfile.ZipInfo(f"large/{name}", (2026, 1, 1, 0, 0, 0)), jpeg)
+        whole = os.path.join(self.work, "whole", "large.zip")
+        os.makedirs(os.path.dirname(whole))
+        write(whole, manifest)
+        store = os.path.join(self.work, "store")
+        status, _, stderr = self.run(["import", whole, "--store", store, "--json"], timeout=120)
+        if status != 0:
+            sys.exit(f"fuzz: the undamaged large issue was not imported: {stderr.decode(errors='replace')}")
+        before = self.snapshot(store)
+        values = [None, True, 0, -1, "", "x" * 1000, [], {}, "\u0000", "2026-13-45T99:99:99Z", {"a": 1}]
+        for _ in range(runs):
+            damaged = bytearray(manifest)
+            if self.rng.random() < 0.5:
+                # Somewhere in one article's object, most often one of the last (its rows are
+                # written by then), or in the issue's own fields.
+                index = min(2999, int(3000 * (1 - self.rng.random() ** 3)))
+                copy = json.loads(manifest)
+                target = copy["articles"][index] if self.rng.random() < 0.9 else copy
+                key = self.rng.choice(list(target.keys()))
+                if self.rng.random() < 0.2:
+                    del target[key]
+                else:
+                    target[key] = self.rng.choice(values)
+                damaged = bytearray(json.dumps(copy).encode())
+            else:
+                for _ in range(self.rng.randint(1, 3)):
+                    i = len(damaged) - 1 - int(len(damaged) * self.rng.random() ** 3)
+                    kind = self.rng.randrange(3)
+                    if kind == 0:
+                        damaged[i] = self.rng.choice(b'{}[]",:\\0123456789 \x00\xff')
+                    elif kind == 1:
+                        del damaged[i:i + self.rng.randint(1, 50)]
+                    else:
+                        damaged[i:i] = b"[" * self.rng.randint(1, 500)
+            path = os.path.join(self.work, "large.zip")
+            write(path, bytes(damaged))
+            validated = self.run(["validate", path, "--json"], timeout=120)
+            imported = self.run(["import", path, "--store", store, "--force", "--json"], timeout=120)
+            self.count(("import", imported[0]))
+            # Import takes an older Linechef format that validate refuses (a warning for it).
+            older = validated[0] == 1 and self.errors(validated[1]) == {"manifest.older-format"}
+            if not self.reported(validated[0], validated[1]):
+                self.fail(f"validate exited {validated[0]}", path, validated[2])
+            elif not self.reported(imported[0], imported[1]):
+                self.fail(f"import exited {imported[0]}", path, imported[2])
+            elif validated[0] != imported[0] and not (older and imported[0] == 0):
+                self.fail(f"validate exited {validated[0]} but import {imported[0]}", path, imported[1])
+            if imported[0] == 1 and self.snapshot(store) != before:
+                after = self.snapshot(store)
+                changed = sorted(name for name in set(before) | set(after) if before.get(name) != after.get(name))
+                self.fail(f"a refused import changed the store's files ({', '.join(changed)})", path, imported[1])
+            elif imported[0] == 0:
+                status, stdout, _ = self.run(["store", "check", "--store", store, "--json"], timeout=120)
+                if status != 0:
+                    self.fail("the store does not check clean after an import", path, stdout)
+                self.run(["import", whole, "--store", store, "--force", "--json"], timeout=120)
+                before = self.snapshot(store)
 
     def sources(self, runs):
         texts = []
@@ -422,7 +537,7 @@ class Campaign:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("campaign", choices=["zips", "manifests", "sources", "serve", "sync"])
+    parser.add_argument("campaign", choices=["zips", "manifests", "sources", "serve", "sync", "large"])
     parser.add_argument("--runs", type=int, default=None)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--galley", default=os.path.join(ROOT, ".build", "release", "galley"))
@@ -432,7 +547,7 @@ def main():
         sys.exit(f"fuzz: no galley at {args.galley} (make release)")
     args.seed = args.seed if args.seed is not None else int(time.time())
     campaign = Campaign(args)
-    runs = args.runs or {"zips": 1000, "manifests": 300, "sources": 200, "serve": 2000, "sync": 150}[args.campaign]
+    runs = args.runs or {"zips": 1000, "manifests": 300, "sources": 200, "serve": 2000, "sync": 150, "large": 100}[args.campaign]
     print(f"fuzz {args.campaign}: {runs} runs, seed {args.seed}", flush=True)
     try:
         getattr(campaign, args.campaign)(runs)
