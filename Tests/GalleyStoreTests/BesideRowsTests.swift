@@ -73,6 +73,8 @@ import GalleyTestSupport
         let opened = try ImportGate.open(Self.zips.appending(path: "many-articles-valid.zip").path)
         #expect(opened.manifestBytes > 50_000)
         #expect(!BesideRows.pays(manifestBytes: opened.manifestBytes, zipBytes: opened.facts.declaredBytes))
+        // Only `galley import` allows them (sync and serve hold other memory beside the import).
+        #expect(!opened.allowsRowsBeside && opened.allowingRowsBeside().allowsRowsBeside)
         #expect(try ImportGate.open(Self.zips.appending(path: "manifest-last-info.zip").path).manifestBytes == 0)
     }
 

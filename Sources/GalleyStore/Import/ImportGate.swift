@@ -103,6 +103,14 @@ public enum ImportGate {
         /// import then keeps it by a second name (a hard link) instead of copying and hashing it
         /// again. Set with `adopting(_:)`.
         public private(set) var adoptable: FileDigest?
+        /// Whether the SQLite store may write the articles' rows beside the pass when latest.json
+        /// is large (`BesideRows.pays`): faster for such an issue, and a few MB more at the
+        /// import's peak, as the rows' memory comes on top of the pass's. `galley import`, whose
+        /// process holds nothing else, turns it on (`allowingRowsBeside`); `galley sync` and
+        /// `serve`, which hold an HTTP client's or server's memory beside the import, leave it
+        /// off: `galley sync` of a 30,000-article issue peaked at 66.6 MiB with it, 61.6-62.9 MiB
+        /// without (the goal is 64).
+        public private(set) var allowsRowsBeside = false
         /// What the rest of the checks need (the central directory, the file list), for the one
         /// step that runs them, which takes it: the caller keeps its `Opened` through the whole
         /// import, and the directory's entries and the file list held while the rows are
@@ -125,6 +133,13 @@ public enum ImportGate {
         public func adopting(_ digest: FileDigest) -> Opened {
             var opened = self
             opened.adoptable = digest
+            return opened
+        }
+
+        /// This zip, its articles' rows allowed beside the pass (see `allowsRowsBeside`).
+        public func allowingRowsBeside() -> Opened {
+            var opened = self
+            opened.allowsRowsBeside = true
             return opened
         }
 

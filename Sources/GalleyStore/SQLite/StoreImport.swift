@@ -112,14 +112,15 @@ extension SQLiteStore {
     }
 
     /// `rowsBeside`: whether the articles' rows are written beside the pass (`BesideRows`);
-    /// nil decides by the sizes (`BesideRows.pays`). The tests set it.
+    /// nil decides by `opened.allowsRowsBeside` and the sizes (`BesideRows.pays`). The tests
+    /// set it.
     func importZip(
         _ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)?, rowsBeside: Bool?
     ) throws -> ImportResult {
         guard try extractsBeside(opened, force: force) else {
             return try importInTurn(path, force: force, opened: opened, progress: progress)
         }
-        let rowsBeside = rowsBeside ?? BesideRows.pays(manifestBytes: opened.manifestBytes, zipBytes: opened.facts.declaredBytes)
+        let rowsBeside = rowsBeside ?? (opened.allowsRowsBeside && BesideRows.pays(manifestBytes: opened.manifestBytes, zipBytes: opened.facts.declaredBytes))
         var result = try importBeside(path, force: force, opened: opened, progress: progress, rowsBeside: rowsBeside)
         result.warnings = opened.warnings + result.warnings
         return result
