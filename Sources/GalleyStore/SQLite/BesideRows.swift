@@ -5,8 +5,8 @@ import GalleyFormats
 import GalleyKit
 
 /// An import's rows written while its pass runs: latest.json's checks hand each article over as
-/// they pass it (`Validator.ArticleObserver`), it is made ready on their thread, and a thread of
-/// this one's writes it inside one transaction that stays open until the import says how it
+/// they pass it (`Validator.ArticleObserver`), it is made ready on their thread, and a thread
+/// of its own writes it inside one transaction that stays open until the import says how it
 /// ends. The import then adds the issue's row and its files' rows and commits (`complete`), or
 /// the transaction is rolled back (`abandon`): readers never see a row of it before the commit,
 /// and a zip the pass refuses leaves the database as it was.
@@ -81,8 +81,8 @@ final class BesideRows: @unchecked Sendable {
                 }
                 // SQLite's default page cache (2 MiB), not the 8 MiB of an import's rows after
                 // its pass (`withImportCache`): beside the pass, whose memory is still in use,
-                // 8 MiB put a 30,000-article import's peak at 68 MB, over the 64 MB goal; with
-                // 2 MiB it was 61-62 MB, and 0-0.3 s slower (2026-11-27).
+                // 8 MiB put a 30,000-article import's peak at 68 MiB, over the goal of 64; with
+                // 2 MiB it was 61-62 MiB, and 0-0.3 s slower (2026-11-27).
                 // IMMEDIATE: the database's write lock is taken at once, so no other writer's
                 // commit can come between the issue id read first and the rows.
                 var counts: ArticleInserts.Counts = (0, 0)
@@ -114,7 +114,9 @@ final class BesideRows: @unchecked Sendable {
             placement += 1
             try items.send(.article(PreparedArticle(record, issue: 0, placement: placement, writer: writer)))
         } catch {
-            gaveUp = true  // the transaction failed: `complete` throws its error
+            // The transaction failed (the database is busy, the disk full): `usable` says no,
+            // and the import writes the rows after the pass, where a lasting failure is reported.
+            gaveUp = true
         }
     }
 
