@@ -90,17 +90,23 @@ public final class SQLiteStore: IssueStore {
         return try writerSlot.get { try Self.openForWriting(root) }
     }
 
-    /// A connection for one import's transaction beside its pass (`BesideRows`), configured as
-    /// the writing one is. Unlike that one (a `DatabasePool`, which makes the write-ahead log
-    /// non-empty when it opens), opening it writes nothing; a transaction rolled back on it
-    /// leaves the database's files as they were (unless it outgrew its page cache, when the
-    /// log holds pages no commit made, which SQLite ignores).
-    static func importConnection(_ root: URL) throws -> DatabaseQueue {
+    /// What every connection that writes the store is opened with: a minute's wait for the
+    /// write lock, and the search text's SQL functions (the search index's view calls them).
+    private static func writingConfiguration() -> Configuration {
         var configuration = Configuration()
         configuration.busyMode = .timeout(60)
         configuration.prepareDatabase { db in SearchText.register(db) }
+        return configuration
+    }
+
+    /// A connection for one import's transaction beside its pass (`BesideRows`), configured as
+    /// the writing one is. Unlike that one (a `DatabasePool`, which makes the write-ahead log
+    /// non-empty when it opens), opening it writes nothing; a transaction rolled back on it
+    /// leaves the database as it was (pages it spilled into the write-ahead log are no commit's,
+    /// and `emptyLog` takes them out).
+    static func importConnection(_ root: URL) throws -> DatabaseQueue {
         do {
-            return try DatabaseQueue(path: root.appending(path: "store.sqlite").path, configuration: configuration)
+            return try DatabaseQueue(path: root.appending(path: "store.sqlite").path, configuration: writingConfiguration())
         } catch {
             throw failure("cannot open the store", error, root)
         }
@@ -155,8 +161,7 @@ public final class SQLiteStore: IssueStore {
     private static func openForWriting(_ root: URL) throws -> DatabasePool {
         do {
             try makeFolders(root)
-            var configuration = Configuration()
-            configuration.busyMode = .timeout(60)
+            var configuration = writingConfiguration()
             // 16 KiB pages for a new store (an existing one keeps its own; this must come before
             // the write-ahead log is turned on, which GRDB does after this). An article's row
             // holds its HTML body and the search index its text, a few KiB each: in 4 KiB pages
@@ -164,10 +169,7 @@ public final class SQLiteStore: IssueStore {
             // 239 MB instead of 288 MB and the import's rows take half the time (import 8.3 s ->
             // 6.9 s); 8 KiB gained nothing, 32 KiB less than 16 (2026-11-26). The store's
             // queries (bench/store_bench.py) are as fast or faster.
-            configuration.prepareDatabase { db in
-                try db.execute(sql: "PRAGMA page_size = 16384")
-                SearchText.register(db)
-            }
+            configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA page_size = 16384") }
             // Two processes opening a new store at once must not both create its tables: the
             // short migration lock (not the writer lock, which imports hold for long) orders them.
             let migrationLock = try StoreLock(root.appending(path: ".migration-lock"))
