@@ -60,8 +60,9 @@ import Testing
         let opened = try ImportGate.open(first.path)
         #expect(BesideRows.pays(manifestBytes: opened.manifestBytes, zipBytes: opened.facts.declaredBytes))
 
-        let imported = try Harness.galley(["import", first.path, "--store", store, "--json"])
+        let imported = try Harness.galley(["import", first.path, "--store", store, "--json", "--verbose"])
         #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stderr.contains("big-issue: the articles' rows were written beside the extraction"), "\(imported.stderr)")
         let result = try #require(Harness.imports(imported).first)
         #expect(result["status"] as? String == "imported" && result["articles"] as? Int == 3_000 && result["assets"] as? Int == 3_001)
         #expect(try Harness.galley(["store", "check", "--store", store]).status == 0)
@@ -88,5 +89,15 @@ import Testing
         #expect(try Harness.galley(["store", "check", "--store", store]).status == 0)
         let articles = try Harness.galley(["articles", "--issue", "big-issue", "--store", store, "--json", "--limit", "5000"])
         #expect(articles.stdout.components(separatedBy: "\"global_id\"").count - 1 >= 3_000, "\(articles.stderr)")
+    }
+
+    /// An issue whose latest.json is small against its files keeps the rows after the pass,
+    /// where they cost the busy pass nothing.
+    @Test func aSmallLatestJsonKeepsTheRowsAfterThePass() throws {
+        let store = try Harness.temporaryDirectory().appending(path: "store").path
+        let imported = try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path, "--store", store, "--verbose"])
+        #expect(imported.status == 0, "\(imported.stderr)")
+        #expect(imported.stderr.contains("checked, extracted and written"), "\(imported.stderr)")
+        #expect(!imported.stderr.contains("written beside the extraction"), "\(imported.stderr)")
     }
 }

@@ -56,7 +56,7 @@ struct ImportBesideTests {
             _ = try store.importZip(example, force: false, gate: nil, progress: nil)
             let before = try Self.files(root)
             let outcome = Self.outcome {
-                beside ? try store.importZip(zip, force: false, opened: ImportGate.open(zip), progress: nil, rowsBeside: rows)
+                beside ? try store.importZip(zip, force: false, opened: ImportGate.open(zip).withRowsBeside(rows ? .always : .never), progress: nil)
                     : try store.importZip(zip, force: false, gate: ImportGate.check(zip), progress: nil)
             }
             outcomes.append(outcome)

@@ -84,6 +84,26 @@ public enum ImportGate {
         }
     }
 
+    /// When the SQLite store writes an import's article rows beside its content pass
+    /// (`BesideRows`: latest.json's checks hand each article to a transaction on a thread of its
+    /// own) rather than after it. Beside is faster for an issue whose latest.json is large
+    /// against its files (30,000 articles with small images: 5.4 s against 6.1 s) and slower for
+    /// the others, and the rows' memory comes on top of the pass's peak: `galley import`, whose
+    /// process holds nothing else, asks for `whenLarge`; `galley sync` and `serve`, which hold an
+    /// HTTP client's or server's memory beside the import, leave it at `never` (`galley sync` of
+    /// a 30,000-article issue peaked at 66.6 MiB with it, 61.6-62.9 MiB without; the goal is 64).
+    /// The PostgreSQL store writes its rows after the pass whatever this says.
+    public enum RowsBeside: Sendable {
+        /// After the pass, always.
+        case never
+        /// Beside the pass when that pays (`BesideRows.pays`: latest.json of at least 8 MiB
+        /// and a tenth of the files).
+        case whenLarge
+        /// Beside the pass whatever the sizes (for the tests, which compare both ways on
+        /// small zips).
+        case always
+    }
+
     /// A zip whose container passed `open`: what the import needs before latest.json is read.
     public struct Opened: Sendable {
         /// What the container checks warned about.
@@ -103,14 +123,9 @@ public enum ImportGate {
         /// import then keeps it by a second name (a hard link) instead of copying and hashing it
         /// again. Set with `adopting(_:)`.
         public private(set) var adoptable: FileDigest?
-        /// Whether the SQLite store may write the articles' rows beside the pass when latest.json
-        /// is large (`BesideRows.pays`): faster for such an issue, and a few MB more at the
-        /// import's peak, as the rows' memory comes on top of the pass's. `galley import`, whose
-        /// process holds nothing else, turns it on (`allowingRowsBeside`); `galley sync` and
-        /// `serve`, which hold an HTTP client's or server's memory beside the import, leave it
-        /// off: `galley sync` of a 30,000-article issue peaked at 66.6 MiB with it, 61.6-62.9 MiB
-        /// without (the goal is 64).
-        public private(set) var allowsRowsBeside = false
+        /// When the SQLite store writes the articles' rows beside the pass (`RowsBeside`; see
+        /// there why only `galley import` asks for them). Set with `withRowsBeside(_:)`.
+        public private(set) var rowsBeside = RowsBeside.never
         /// What the rest of the checks need (the central directory, the file list), for the one
         /// step that runs them, which takes it: the caller keeps its `Opened` through the whole
         /// import, and the directory's entries and the file list held while the rows are
@@ -136,10 +151,10 @@ public enum ImportGate {
             return opened
         }
 
-        /// This zip, its articles' rows allowed beside the pass (see `allowsRowsBeside`).
-        public func allowingRowsBeside() -> Opened {
+        /// This zip, its articles' rows written beside the pass as `policy` says.
+        public func withRowsBeside(_ policy: RowsBeside) -> Opened {
             var opened = self
-            opened.allowsRowsBeside = true
+            opened.rowsBeside = policy
             return opened
         }
 

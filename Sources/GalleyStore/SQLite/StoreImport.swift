@@ -29,6 +29,9 @@ public struct ImportResult: Sendable, Codable {
     @JSONNullable public var package: Package?
     /// What validate warned about (the import went ahead).
     public var warnings: [Diagnostic] = []
+    /// Whether the articles' rows were written beside the content pass (`ImportGate.RowsBeside`)
+    /// rather than after it: how the import went, for `--verbose`, not part of its JSON.
+    public var rowsWrittenBesideThePass = false
 
     /// The kept zip: its SHA-256 and size, its feed version, and whether the feed serves it.
     public struct Package: Sendable, Codable, Hashable {
@@ -108,22 +111,21 @@ extension SQLiteStore {
     public func importZip(
         _ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)? = nil
     ) throws -> ImportResult {
-        try importZip(path, force: force, opened: opened, progress: progress, rowsBeside: nil)
-    }
-
-    /// `rowsBeside`: whether the articles' rows are written beside the pass (`BesideRows`);
-    /// nil decides by `opened.allowsRowsBeside` and the sizes (`BesideRows.pays`). The tests
-    /// set it.
-    func importZip(
-        _ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)?, rowsBeside: Bool?
-    ) throws -> ImportResult {
         guard try extractsBeside(opened, force: force) else {
             return try importInTurn(path, force: force, opened: opened, progress: progress)
         }
-        let rowsBeside = rowsBeside ?? (opened.allowsRowsBeside && BesideRows.pays(manifestBytes: opened.manifestBytes, zipBytes: opened.facts.declaredBytes))
-        var result = try importBeside(path, force: force, opened: opened, progress: progress, rowsBeside: rowsBeside)
+        var result = try importBeside(path, force: force, opened: opened, progress: progress, rowsBeside: Self.writesRowsBeside(opened))
         result.warnings = opened.warnings + result.warnings
         return result
+    }
+
+    /// Whether the articles' rows of `opened` go beside the pass, as its policy says.
+    static func writesRowsBeside(_ opened: ImportGate.Opened) -> Bool {
+        switch opened.rowsBeside {
+        case .never: false
+        case .whenLarge: BesideRows.pays(manifestBytes: opened.manifestBytes, zipBytes: opened.facts.declaredBytes)
+        case .always: true
+        }
     }
 
     private func importBeside(
@@ -270,9 +272,11 @@ extension SQLiteStore {
             try? FolderRemoval.remove(issuesFolder.appending(path: oldFolder).path)
         }
         if let old = existing?.packageSHA256, old != digest.sha256 { removeUnusedPackages([old]) }
-        return ImportResult(path: path, status: status, appleID: issue.appleID, globalID: issue.globalID,
-                            lastUpdated: DumplingDate.rfc3339(issue.lastUpdated), articles: counts.articles, assets: counts.assets,
-                            files: files.count, package: package, warnings: warnings)
+        var result = ImportResult(path: path, status: status, appleID: issue.appleID, globalID: issue.globalID,
+                                  lastUpdated: DumplingDate.rfc3339(issue.lastUpdated), articles: counts.articles, assets: counts.assets,
+                                  files: files.count, package: package, warnings: warnings)
+        result.rowsWrittenBesideThePass = beside
+        return result
     }
 
     /// Writes the issue's rows: the issue, its images, each article as the manifest streams it

@@ -116,7 +116,7 @@ struct ImportCommand: ParsableCommand {
             do {
                 // Zips the container checks refuse never open (or create) the store; latest.json
                 // is checked beside the extraction, into staging.
-                let container = try console.timed("\(zip): container checked") { try ImportGate.open(zip).allowingRowsBeside() }
+                let container = try console.timed("\(zip): container checked") { try ImportGate.open(zip).withRowsBeside(.whenLarge) }
                 console.findings(container.warnings)
                 if opened == nil { opened = try store.open(.create) }
                 guard let opened else { continue }
@@ -133,6 +133,9 @@ struct ImportCommand: ParsableCommand {
                 let what = result.status == .unchanged ? "already in the store (same last_updated); nothing changed"
                     : "\(result.status.rawValue): \(result.articles) articles, \(result.assets) assets"
                 console.status("\(result.appleID): \(what)")
+                if result.rowsWrittenBesideThePass {
+                    console.detail("\(result.appleID): the articles' rows were written beside the extraction (latest.json is large against its files)")
+                }
                 if let withheld = result.package?.withheld {
                     console.status("\(result.appleID): kept out of `galley serve`'s package feed: \(withheld); pack it again with this Galley to serve it")
                 }
