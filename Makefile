@@ -94,6 +94,7 @@ zip64-check: release
 bench: release
 	@bash scripts/setup.sh --bench
 	python3 bench/pack_bench.py
+	python3 bench/thumbnail_bench.py
 	python3 bench/validate_bench.py
 	python3 bench/render_bench.py
 	python3 bench/render_bench.py --tmpfs

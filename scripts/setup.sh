@@ -4,7 +4,8 @@
 # that has everything is left alone, without touching the network.
 #   --browser  also Chromium, for scripts/browser_check.py (make browser-check)
 #   --bench    also the benchmarks' peers and profilers: Hugo (render_bench.py), wrk and nginx
-#              (serve_bench.py), curl (sync_bench.py), bsdtar (store_bench.py), perf (profiles)
+#              (serve_bench.py), curl (sync_bench.py), bsdtar (store_bench.py), libvips's
+#              command-line tools (thumbnail_bench.py), perf (profiles)
 #   --postgres also the PostgreSQL server (with unaccent, in its contrib modules), for the
 #              PostgreSQL store's tests (scripts/pg-test-server.sh starts a throwaway cluster),
 #              and moto's S3 server from PyPI for its S3 blobs (scripts/s3-test-server.sh)
@@ -28,7 +29,7 @@ postgres=0
 for flag in "$@"; do
   case "$flag" in
     --browser) packages+=(chromium) ;;
-    --bench) packages+=(hugo wrk nginx curl libarchive-tools linux-perf) ;;
+    --bench) packages+=(hugo wrk nginx curl libarchive-tools libvips-tools linux-perf) ;;
     --postgres) packages+=(postgresql postgresql-contrib); postgres=1 ;;
     *) echo "setup: unknown option $flag" >&2; exit 2 ;;
   esac

@@ -32,9 +32,31 @@ public struct ThumbnailMaker: Sendable {
         return .failure(ThumbnailStartFailure(text: text(of: message)))
     }()
 
+    /// At most one thumbnail per core is made at once, whatever the callers' threads: pack
+    /// makes them in the work items it queues on GCD's shared pool, which adds threads while
+    /// its own wait (on libvips's reads and writes), and each libvips pipeline holds about 8 MB
+    /// of pixel buffers for a 1800x1200 photo (decoded at full size: libvips shrinks on load
+    /// only when a factor of two is left for the last step; `vips_tracked_get_mem_highwater`)
+    /// and wakes worker threads of its own. With four and more at once, 300 articles of such
+    /// photos peaked at 158 MB, 124 MB with one per core (the commands that make thumbnails
+    /// also keep every thread on one malloc heap, `FreedMemory.oneHeap`: 83 MB).
+    private let turns: Turns
+
     public init(folder: URL, crop: ThumbnailCrop = .attention) {
         self.folder = folder
         self.crop = crop
+        turns = Turns(ProcessInfo.processInfo.activeProcessorCount)
+    }
+
+    /// A counting semaphore shared by the copies of one maker.
+    final class Turns: Sendable {
+        private let semaphore: DispatchSemaphore
+        init(_ count: Int) { semaphore = DispatchSemaphore(value: max(1, count)) }
+        func take<T>(_ body: () -> T) -> T {
+            semaphore.wait()
+            defer { semaphore.signal() }
+            return body()
+        }
     }
 
     /// A made thumbnail, or why it could not be made.
@@ -62,9 +84,11 @@ public struct ThumbnailMaker: Sendable {
         // Written under a temporary name and renamed: a thumbnail file is whole or absent.
         let partial = folder.appending(path: "\(output.lastPathComponent).\(UInt32.random(in: 0...UInt32.max)).part.jpg")
         var message = [CChar](repeating: 0, count: 512)
-        let status = withUnsafePointer(to: vips) { table in
-            galley_vips_square_jpeg(table, fd, partial.path, Int32(Self.side), crop == .attention ? 1 : 0, Self.quality,
-                                    &message, message.count)
+        let status = turns.take {
+            withUnsafePointer(to: vips) { table in
+                galley_vips_square_jpeg(table, fd, partial.path, Int32(Self.side), crop == .attention ? 1 : 0, Self.quality,
+                                        &message, message.count)
+            }
         }
         guard status == 0, rename(partial.path, output.path) == 0, let written = FileStatus(output.path) else {
             unlink(partial.path)

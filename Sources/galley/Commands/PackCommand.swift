@@ -77,6 +77,8 @@ struct PackCommand: ParsableCommand {
                 options.sourceDateEpoch = seconds
             }
         }
+        // Thumbnails: libvips's buffers, taken and freed on many threads, share one heap.
+        if thumbnails != .none { FreedMemory.oneHeap() }
         let interrupts = Interrupts.onInterrupt { [options] in options.removeTemporaries() }
         defer { interrupts.end() }
         let bar = console.progressBar("packing")

@@ -144,6 +144,8 @@ struct RenderCommand: ParsableCommand {
                 }
                 try deliver(html, warnings, console)
             } else if let outputPath {
+                // A site's thumbnails: libvips's buffers, taken and freed on many threads, share one heap.
+                FreedMemory.oneHeap()
                 let summary = try console.timed("rendered the site") {
                     try renderer.renderSite(from: inputURL, to: URL(fileURLWithPath: outputPath), force: force)
                 }

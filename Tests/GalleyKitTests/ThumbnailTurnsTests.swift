@@ -1,0 +1,61 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import GalleyFormats
+
+/// `ThumbnailMaker` makes at most one thumbnail per core at once, however many threads ask
+/// (pack asks from GCD's pool, which grows while its threads wait): each libvips pipeline holds
+/// megabytes of pixels.
+@Suite struct ThumbnailTurnsTests {
+    final class Counter: Sendable {
+        let active = Atomic<Int>(0)
+        let most = Atomic<Int>(0)
+        let done = Atomic<Int>(0)
+    }
+
+    /// `body` on `count` threads of their own at once (GCD's concurrentPerform would use one
+    /// per core only, which could not show more than two at once here).
+    func onThreads(_ count: Int, _ body: @escaping @Sendable () -> Void) {
+        let group = DispatchGroup()
+        for _ in 0..<count {
+            group.enter()
+            Thread {
+                body()
+                group.leave()
+            }.start()
+        }
+        group.wait()
+    }
+
+    @Test func noMoreThanItsTurnsRunAtOnce() {
+        let turns = ThumbnailMaker.Turns(2)
+        let counter = Counter()
+        onThreads(8) {
+            turns.take {
+                let now = counter.active.add(1, ordering: .sequentiallyConsistent).newValue
+                counter.most.max(now, ordering: .sequentiallyConsistent)
+                usleep(20_000)
+                counter.active.subtract(1, ordering: .sequentiallyConsistent)
+                counter.done.add(1, ordering: .sequentiallyConsistent)
+            }
+        }
+        #expect(counter.done.load(ordering: .sequentiallyConsistent) == 8)
+        let most = counter.most.load(ordering: .sequentiallyConsistent)
+        #expect(most <= 2 && most >= 1)
+        #expect(counter.active.load(ordering: .sequentiallyConsistent) == 0)
+    }
+
+    @Test func aSingleTurnRunsOneAtATime() {
+        let turns = ThumbnailMaker.Turns(0)  // never fewer than one
+        let counter = Counter()
+        onThreads(4) {
+            turns.take {
+                let now = counter.active.add(1, ordering: .sequentiallyConsistent).newValue
+                counter.most.max(now, ordering: .sequentiallyConsistent)
+                usleep(10_000)
+                counter.active.subtract(1, ordering: .sequentiallyConsistent)
+            }
+        }
+        #expect(counter.most.load(ordering: .sequentiallyConsistent) == 1)
+    }
+}
