@@ -8,7 +8,7 @@ ratio. Not a test: timings depend on the machine; run it with `make bench`.
 
 The 30,000-article issue has 10 KiB images (60,001 small files, the many-entries case);
 the others 310 KiB ones, unless --image-kb says otherwise. Galley packs with `--thumbnails none`
-(zip makes none; thumbnails are timed by the render and thumbnail tests, not here).
+(zip makes none; bench/thumbnail_bench.py measures pack with thumbnails of photos).
 
 Usage: bench/pack_bench.py [--articles 300,3000,30000] [--image-kb KB] [--runs 3] [--galley PATH]
 """
