@@ -12,7 +12,9 @@ struct SearchCommand: ParsableCommand {
             and with or without accents ("cafe" finds "café"); an apostrophe belongs to its word \
             ("Queequeg's" finds only that word, "Queequeg" finds both). Words in double quotes \
             must appear together, in that order: galley search '"call me ishmael"'. Results are ranked by BM25: a match in the title weighs \
-            most, then the dek and keywords, then the body; each comes with a snippet of its body.
+            most, then the dek and keywords, then the body; each comes with a snippet of its body. \
+            Text that starts with a dash would be read as an option: put it last, after `--` \
+            (galley search --limit 5 -- -40).
 
             When more than \(SearchOptions.defaultRankLimit) articles match, the \(SearchOptions.defaultRankLimit) \
             most recently imported of them are ranked, which keeps broad searches fast, and a note \
