@@ -37,9 +37,10 @@ public struct ThumbnailMaker: Sendable {
     /// its own wait (on libvips's reads and writes), and each libvips pipeline holds about 8 MB
     /// of pixel buffers for a 1800x1200 photo (decoded at full size: libvips shrinks on load
     /// only when a factor of two is left for the last step; `vips_tracked_get_mem_highwater`)
-    /// and wakes worker threads of its own. With four and more at once, 300 articles of such
-    /// photos peaked at 158 MB, 124 MB with one per core (the commands that make thumbnails
-    /// also keep every thread on one malloc heap, `FreedMemory.oneHeap`: 83 MB).
+    /// and wakes worker threads of its own. With four and more at once, pack of 300 articles of
+    /// such photos (`bench/thumbnail_bench.py`) peaked at 161-170 MB; with one per core at
+    /// 114-124 MB, about 6% slower; and with every thread on one malloc heap as well (which
+    /// the commands that make thumbnails ask for, `FreedMemory.oneHeap`) at 78-83 MB.
     private let turns: Turns
 
     public init(folder: URL, crop: ThumbnailCrop = .attention) {
