@@ -3,9 +3,9 @@ import Synchronization
 import Testing
 @testable import GalleyFormats
 
-/// `ThumbnailMaker` makes at most one thumbnail per core at once, however many threads ask
-/// (pack asks from GCD's pool, which grows while its threads wait): each libvips pipeline holds
-/// megabytes of pixels.
+/// `ThumbnailMaker` makes at most one thumbnail more than the cores at once, however many
+/// threads ask (pack asks from GCD's pool, which grows while its threads wait): each libvips
+/// pipeline holds megabytes of pixels.
 @Suite struct ThumbnailTurnsTests {
     final class Counter: Sendable {
         let active = Atomic<Int>(0)

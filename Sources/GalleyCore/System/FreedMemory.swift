@@ -44,11 +44,11 @@ package enum FreedMemory {
     /// commands that make thumbnails: each libvips pipeline takes and frees megabytes of pixel
     /// buffers on its calling thread and on worker threads libvips starts and reuses, and what
     /// one thread's heap freed stayed resident there, unusable by the others. Pack of 300
-    /// articles of 1800x1200 photos (`bench/thumbnail_bench.py`, one thumbnail per core at
-    /// once): 124 MB with glibc's rule, 83 MB with one heap, in the same time (17.0 s); trimming
+    /// articles of 1800x1200 photos (`bench/thumbnail_bench.py`, two thumbnails at once):
+    /// 114-124 MB with glibc's rule, 83 MB with one heap, in the same time (17.0 s); trimming
     /// the heaps after each thumbnail instead (`giveBack`) reached 86 MB but cost 12 s of
     /// system time at 1,000 articles (every page faulted in again). `galley preview` of the same
-    /// 300 articles: 91 MB after a rebuild against 129 MB. Not for every command: pack
+    /// 300 articles, two at once: 91 MB after a rebuild against 129 MB. Not for every command: pack
     /// without thumbnails at 30,000 articles, which allocates on both cores, was 0.7-1.1 s
     /// slower with it (2026-11-28). Call it before the work starts threads: the limit holds for
     /// the heaps made after it.

@@ -32,21 +32,24 @@ public struct ThumbnailMaker: Sendable {
         return .failure(ThumbnailStartFailure(text: text(of: message)))
     }()
 
-    /// At most one thumbnail per core is made at once, whatever the callers' threads: pack
-    /// makes them in the work items it queues on GCD's shared pool, which adds threads while
-    /// its own wait (on libvips's reads and writes), and each libvips pipeline holds about 8 MB
-    /// of pixel buffers for a 1800x1200 photo (decoded at full size: libvips shrinks on load
-    /// only when a factor of two is left for the last step; `vips_tracked_get_mem_highwater`)
-    /// and wakes worker threads of its own. With four and more at once, pack of 300 articles of
-    /// such photos (`bench/thumbnail_bench.py`) peaked at 161-170 MB; with one per core at
-    /// 114-124 MB, about 6% slower; and with every thread on one malloc heap as well (which
-    /// the commands that make thumbnails ask for, `FreedMemory.oneHeap`) at 78-83 MB.
+    /// At most one thumbnail more than there are cores is made at once, whatever the callers'
+    /// threads: pack makes them in the work items it queues on GCD's shared pool, which adds
+    /// threads while its own wait (on libvips's reads and writes), and each libvips pipeline
+    /// holds about 8 MB of pixel buffers for a 1800x1200 photo (decoded at full size: libvips
+    /// shrinks on load only when a factor of two is left for the last step;
+    /// `vips_tracked_get_mem_highwater`) and wakes worker threads of its own. One more than the
+    /// cores, because a pipeline leaves its core idle part of the time (its calling thread
+    /// waits on its worker, and on the files). Pack of 300 articles of such photos
+    /// (`bench/thumbnail_bench.py`, with every thread on one malloc heap, which the commands
+    /// that make thumbnails ask for, `FreedMemory.oneHeap`): two at once 83 MB and 16.1-16.8 s,
+    /// three 91-94 MB and 14.3-14.4 s, four 100 MB and 14.4-15.4 s; with no bound and a heap per
+    /// thread, as before, 161-170 MB and 15.3 s (2026-11-28).
     private let turns: Turns
 
     public init(folder: URL, crop: ThumbnailCrop = .attention) {
         self.folder = folder
         self.crop = crop
-        turns = Turns(ProcessInfo.processInfo.activeProcessorCount)
+        turns = Turns(ProcessInfo.processInfo.activeProcessorCount + 1)
     }
 
     /// A counting semaphore shared by the copies of one maker.

@@ -47,8 +47,8 @@ struct PreviewCommand: ParsableCommand {
                                   hint: "Give the issue's source folder (with issue.yaml), e.g. galley preview Examples/winter-2026; `galley render` takes zips.")
             }
             // Every build makes the site's thumbnails: libvips's buffers, taken and freed on many
-            // threads, share one heap (300 articles of photos: 91 MB after a rebuild, 129 MB
-            // with a heap per thread).
+            // threads, share one heap (300 articles of photos, two at once: 91 MB after a
+            // rebuild, 129 MB with a heap per thread).
             FreedMemory.oneHeap()
             var options = RenderOptions()
             options.page = true
