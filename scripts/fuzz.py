@@ -129,6 +129,52 @@ class Campaign:
             sys.exit(f"fuzz: could not pack the example: {err.decode(errors='replace')}")
         return os.path.join(out, "com.example.harbour.2026-01.zip")
 
+    def damage_json(self, document, values, within=(), depth=None):
+        """One change somewhere below `within` (a path of keys into `document`, not changed itself),
+        at most `depth` levels down: a member deleted, an array item repeated, or a value
+        replaced by one of `values`. Returns the document as JSON bytes."""
+        paths = []
+
+        def walk(value, path):
+            paths.append(path)
+            if depth is not None and len(path) - len(within) >= depth:
+                return
+            children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else []
+            for key, child in children:
+                walk(child, path + [key])
+        start = document
+        for key in within:
+            start = start[key]
+        walk(start, list(within))
+        path = self.rng.choice(paths[1:])
+        parent = document
+        for key in path[:-1]:
+            parent = parent[key]
+        if isinstance(parent, dict) and self.rng.random() < 0.25:
+            del parent[path[-1]]
+        elif isinstance(parent, list) and self.rng.random() < 0.25:
+            parent.append(parent[path[-1]])
+        else:
+            parent[path[-1]] = self.rng.choice(values)
+        return json.dumps(document).encode()
+
+    def damage_text(self, data, edits, position, alphabet, brackets):
+        """`edits` changes to `data` at offsets `position(len)` gives: a byte from `alphabet`, up
+        to 50 bytes cut, a run of other bytes of the text copied in, or up to `brackets` `[`."""
+        damaged = bytearray(data)
+        for _ in range(edits):
+            i = position(len(damaged))
+            kind = self.rng.randrange(4)
+            if kind == 0:
+                damaged[i] = self.rng.choice(alphabet)
+            elif kind == 1:
+                del damaged[i:i + self.rng.randint(1, 50)]
+            elif kind == 2:
+                damaged[i:i] = damaged[self.rng.randrange(len(damaged)):][:self.rng.randint(1, 200)]
+            else:
+                damaged[i:i] = b"[" * self.rng.randint(1, brackets)
+        return bytes(damaged)
+
     # Campaigns
 
     def zips(self, runs):
@@ -169,40 +215,10 @@ class Campaign:
         store = os.path.join(self.work, "store")
         for _ in range(runs):
             if self.rng.random() < 0.6:
-                document = json.loads(manifest)
-                paths = []
-
-                def walk(value, path):
-                    paths.append(path)
-                    children = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else []
-                    for key, child in children:
-                        walk(child, path + [key])
-                walk(document, [])
-                path = self.rng.choice(paths[1:])
-                parent = document
-                for key in path[:-1]:
-                    parent = parent[key]
-                if isinstance(parent, dict) and self.rng.random() < 0.25:
-                    del parent[path[-1]]
-                elif isinstance(parent, list) and self.rng.random() < 0.25:
-                    parent.append(parent[path[-1]])
-                else:
-                    parent[path[-1]] = self.rng.choice(values)
-                damaged = json.dumps(document).encode()
+                damaged = self.damage_json(json.loads(manifest), values)
             else:
-                damaged = bytearray(manifest)
-                for _ in range(self.rng.randint(1, 5)):
-                    i = self.rng.randrange(len(damaged))
-                    kind = self.rng.randrange(4)
-                    if kind == 0:
-                        damaged[i] = self.rng.choice(b'{}[]",:\\0123456789eE+-. \x00\xff\xc3')
-                    elif kind == 1:
-                        del damaged[i:i + self.rng.randint(1, 50)]
-                    elif kind == 2:
-                        damaged[i:i] = damaged[self.rng.randrange(len(damaged)):][:self.rng.randint(1, 200)]
-                    else:
-                        damaged[i:i] = b"[" * self.rng.randint(1, 5000)
-                damaged = bytes(damaged)
+                damaged = self.damage_text(manifest, self.rng.randint(1, 5), self.rng.randrange,
+                                           b'{}[]",:\\0123456789eE+-. \x00\xff\xc3', 5000)
             path = os.path.join(self.work, "issue.zip")
             with zipfile.ZipFile(path, "w") as out:
                 for name in names:
@@ -222,7 +238,8 @@ class Campaign:
                 if not self.reported(status, stdout):
                     self.fail(f"{arguments[0]} exited {status}", bare, stderr)
 
-    def snapshot(self, store):
+    @staticmethod
+    def snapshot(store):
         """The store's files by content, as the tests compare them: SQLite's shared-memory index
         left out, an empty write-ahead log as none."""
         files = {}
@@ -232,7 +249,7 @@ class Campaign:
                 if name.endswith("-shm") or (name.endswith("-wal") and os.path.getsize(path) == 0):
                     continue
                 with open(path, "rb") as f:
-                    files[os.path.relpath(path, store)] = hashlib.sha256(f.read()).hexdigest()
+                    files[os.path.relpath(path, store)] = hashlib.file_digest(f, "sha256").hexdigest()
         return files
 
     @staticmethod
@@ -286,31 +303,17 @@ class Campaign:
         before = self.snapshot(store)
         values = [None, True, 0, -1, "", "x" * 1000, [], {}, "\u0000", "2026-13-45T99:99:99Z", {"a": 1}]
         for _ in range(runs):
-            damaged = bytearray(manifest)
             if self.rng.random() < 0.5:
                 # Somewhere in one article's object, most often one of the last (its rows are
                 # written by then), or in the issue's own fields.
                 index = min(2999, int(3000 * (1 - self.rng.random() ** 3)))
-                copy = json.loads(manifest)
-                target = copy["articles"][index] if self.rng.random() < 0.9 else copy
-                key = self.rng.choice(list(target.keys()))
-                if self.rng.random() < 0.2:
-                    del target[key]
-                else:
-                    target[key] = self.rng.choice(values)
-                damaged = bytearray(json.dumps(copy).encode())
+                within, depth = (["articles", index], None) if self.rng.random() < 0.9 else ([], 1)
+                damaged = self.damage_json(json.loads(manifest), values, within, depth)
             else:
-                for _ in range(self.rng.randint(1, 3)):
-                    i = len(damaged) - 1 - int(len(damaged) * self.rng.random() ** 3)
-                    kind = self.rng.randrange(3)
-                    if kind == 0:
-                        damaged[i] = self.rng.choice(b'{}[]",:\\0123456789 \x00\xff')
-                    elif kind == 1:
-                        del damaged[i:i + self.rng.randint(1, 50)]
-                    else:
-                        damaged[i:i] = b"[" * self.rng.randint(1, 500)
+                damaged = self.damage_text(manifest, self.rng.randint(1, 3),
+                                           lambda n: n - 1 - int(n * self.rng.random() ** 3), b'{}[]",:\\0123456789 \x00\xff', 500)
             path = os.path.join(self.work, "large.zip")
-            write(path, bytes(damaged))
+            write(path, damaged)
             validated = self.run(["validate", path, "--json"], timeout=120)
             imported = self.run(["import", path, "--store", store, "--force", "--json"], timeout=120)
             self.count(("import", imported[0]))
