@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GalleyKit
 import GalleyCore
+import GalleyFormats
 import GalleyStore
 
 struct RenderCommand: ParsableCommand {
@@ -144,8 +145,9 @@ struct RenderCommand: ParsableCommand {
                 }
                 try deliver(html, warnings, console)
             } else if let outputPath {
-                // A site's thumbnails: libvips's buffers, taken and freed on many threads, share one heap.
-                FreedMemory.oneHeap()
+                // A source folder's site gets thumbnails: libvips's buffers, taken and freed on
+                // many threads, share one heap (a zip's site makes none, and keeps glibc's rule).
+                if case .source = try? IssueInput.detect(inputURL.path) { FreedMemory.oneHeap() }
                 let summary = try console.timed("rendered the site") {
                     try renderer.renderSite(from: inputURL, to: URL(fileURLWithPath: outputPath), force: force)
                 }
