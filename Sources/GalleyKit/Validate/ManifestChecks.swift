@@ -534,8 +534,13 @@ struct ManifestChecks {
     /// Milliseconds of a `date_last_updated` in one of the two forms Dumpling parses
     /// (`yyyy-MM-dd'T'HH:mm:ss.SSSZ`, `yyyy-MM-dd'T'HH:mm:ssZ`), else `nil`.
     static func dumplingDate(_ text: String) -> Int64? {
-        guard text.count >= 20, text.dropFirst(10).first == "T", text.dropFirst(16).first == ":",
-              let date = ISODateTime(parsing: text), date.hasTime, date.offsetMinutes != nil
+        // The shape, by bytes for an ASCII text (the same places as by `Character`s there: a
+        // CR LF, one `Character` of two bytes, is never part of a date).
+        let bytes = text.utf8
+        let shaped = bytes.allSatisfy({ $0 < 0x80 })
+            ? bytes.count >= 20 && bytes.dropFirst(10).first == UInt8(ascii: "T") && bytes.dropFirst(16).first == UInt8(ascii: ":")
+            : text.count >= 20 && text.dropFirst(10).first == "T" && text.dropFirst(16).first == ":"
+        guard shaped, let date = ISODateTime(parsing: text), date.hasTime, date.offsetMinutes != nil
         else { return nil }
         return date.millisecondsSinceEpoch
     }
