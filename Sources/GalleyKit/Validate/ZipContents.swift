@@ -50,40 +50,24 @@ struct ZipContents: Sendable {
     init(_ directory: ZipDirectory, top: String) {
         self.top = top
         self.directory = directory
-        let prefix = top.utf8.count + 1
+        let folder = Array((top + "/").utf8)
+        let prefix = folder.count
         var order: [Int32] = []
         order.reserveCapacity(directory.entries.count)
-        for (number, entry) in directory.entries.enumerated() where !entry.isDirectory && entry.nameLength >= prefix {
-            order.append(Int32(number))
+        // Only the files in the top folder: the container checks refuse a zip with another
+        // before any pass, but a name outside it is never taken for one inside
+        // (`other/a.txt` is not `a.txt`).
+        for (number, entry) in directory.entries.enumerated() where !entry.isDirectory && entry.nameLength > prefix {
+            if entry.withNameBytes({ $0.starts(with: folder) }) { order.append(Int32(number)) }
         }
-        // Entries are compared where they lie: `entries[i]` of the array passed to a function
-        // copied the entry (its strings and arrays retained and released), a million times to
-        // sort 60,000 names.
-        directory.entries.withUnsafeBufferPointer { entries in
-            order.sort { a, b in
-                entries[Int(b)].withNameBytes { Self.compare(entries[Int(a)], prefix, UnsafeBufferPointer(rebasing: $0[prefix...])) } < 0
-            }
-        }
+        directory.sortByName(&order, from: prefix)
         byName = order
     }
 
     /// The entry number of the file `name` (relative to the top folder), if the zip has it.
     func entryNumber(_ name: some StringProtocol) -> Int? {
-        let prefix = top.utf8.count + 1
         var wanted = Substring(name)
-        return directory.entries.withUnsafeBufferPointer { entries in
-            wanted.withUTF8 { wanted in
-                var low = 0
-                var high = byName.count
-                while low < high {
-                    let middle = (low + high) / 2
-                    let order = Self.compare(entries[Int(byName[middle])], prefix, wanted)
-                    if order == 0 { return Int(byName[middle]) }
-                    if order < 0 { low = middle + 1 } else { high = middle }
-                }
-                return nil
-            }
-        }
+        return wanted.withUTF8 { directory.entry(named: $0, from: top.utf8.count + 1, in: byName) }
     }
 
     /// The facts of entry `number`.
@@ -107,17 +91,5 @@ struct ZipContents: Sendable {
     mutating func setSniffed(_ sniffed: Sniffed, entry number: Int) {
         if sniffs.isEmpty { sniffs = Array(repeating: nil, count: directory.entries.count) }
         sniffs[number] = sniffed
-    }
-
-    /// Orders an entry's name past `prefix` bytes against `other`, as memcmp does (names
-    /// shorter than the prefix were left out of `byName`).
-    private static func compare(_ entry: borrowing ZipDirectory.Entry, _ prefix: Int, _ other: UnsafeBufferPointer<UInt8>) -> Int {
-        entry.withNameBytes { name in
-            let mine = UnsafeBufferPointer(rebasing: name[prefix...])
-            let common = min(mine.count, other.count)
-            guard common > 0, let a = mine.baseAddress, let b = other.baseAddress else { return mine.count - other.count }
-            let order = memcmp(a, b, common)
-            return order != 0 ? Int(order) : mine.count - other.count
-        }
     }
 }
