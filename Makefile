@@ -102,6 +102,7 @@ bench: release
 	python3 bench/import_bench.py
 	python3 bench/serve_bench.py
 	python3 bench/sync_bench.py
+	python3 bench/sync_bench.py --articles 30000 --runs 3
 
 docs: build
 	$(GALLEY) validate --list-checks --markdown > docs/checks.md

@@ -46,12 +46,26 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pack_bench import ROOT, WORK, generate, settle, timed, timed_with_cpu  # noqa: E402
+from pack_bench import ROOT, WORK, generate, image_kb, settle, timed, timed_with_cpu  # noqa: E402
 
 # Where --tmpfs works; removed however the run ends (a 30,000-article run holds 2 GB there).
 SHM = os.path.join("/dev/shm", "galley-import-bench")
-# Image size by article count: the many-small-files variant has 10 KiB images.
-IMAGE_KB = {300: 310, 3000: 310, 30000: 10}
+
+
+def bench_zip(galley, count):
+    """The zip of the synthetic `count`-article issue (bench/pack_bench.py's source, packed by
+    `galley` into bench/work/import-bench), packed again when its source is newer."""
+    out = os.path.join(WORK, "import-bench")
+    os.makedirs(out, exist_ok=True)
+    source = generate(count, image_kb(count, None))
+    zip_path = os.path.join(out, f"org.example.bench.{count}.zip")
+    if not os.path.exists(zip_path) or os.path.getmtime(zip_path) < os.path.getmtime(os.path.join(source, ".complete")):
+        packed = os.path.join(out, "packing")
+        shutil.rmtree(packed, ignore_errors=True)
+        timed([galley, "pack", source, "--output", packed])
+        os.replace(os.path.join(packed, f"org.example.bench.{count}.zip"), zip_path)
+        shutil.rmtree(packed, ignore_errors=True)
+    return zip_path
 
 
 def drop_page_cache(zip_path, binaries):
@@ -142,22 +156,14 @@ def main():
     binaries = [(g, "--version"), (shutil.which("bsdtar"), "--version"), (shutil.which("unzip"), "-v")]
     cannot_drop = []  # why the page cache cannot be dropped, once found
     out = os.path.join(WORK, "import-bench")
-    os.makedirs(out, exist_ok=True)
     trash = Trash(TRASH)
     trash.empty()  # a run stopped earlier may have left one
     print(f"{'issue':>30} {'zip':>6} {'galley':>8} {'bsdtar':>8} {'unzip':>8} {'/bsdtar':>8} {'range':>11} {'/unzip':>7} "
           f"{'galley RSS':>10} {'bsdtar RSS':>10} {'CPU galley':>10} {'CPU bsdtar':>10}")
     ok = True
     for count in [int(c) for c in args.articles.split(",")]:
-        kb = IMAGE_KB.get(count, 310)
-        source = generate(count, kb)
-        zip_path = os.path.join(out, f"org.example.bench.{count}.zip")
-        if not os.path.exists(zip_path) or os.path.getmtime(zip_path) < os.path.getmtime(os.path.join(source, ".complete")):
-            packed = os.path.join(out, "packing")
-            shutil.rmtree(packed, ignore_errors=True)
-            timed([g, "pack", source, "--output", packed])
-            os.replace(os.path.join(packed, f"org.example.bench.{count}.zip"), zip_path)
-            shutil.rmtree(packed, ignore_errors=True)
+        zip_path = bench_zip(g, count)
+        kb = image_kb(count, None)
         target = os.path.join(out, "target")
         if args.tmpfs:
             shutil.rmtree(SHM, ignore_errors=True)
