@@ -446,7 +446,7 @@ public struct FeedSyncer: Sendable {
     /// The file a package downloads to in `downloads/` (`.partial` added while it arrives):
     /// named by content when the feed gives its SHA-256, so a resumed download is the same file.
     static func downloadName(_ package: Feed.Package) -> String {
-        "\(package.sha256 ?? "v\(package.version)-\(SourceTree.zipSafeName(package.name))").zip"
+        "\(package.sha256 ?? "v\(package.version)-\(SourceTree.zipSafeName(package.name, maxBytes: 100))").zip"
     }
 
     /// How long a `.partial` download no package of the feed names is kept: another feed this

@@ -158,6 +158,32 @@ import Testing
         #expect(zips.stderr.contains("holds issue zips"), "\(zips.stderr)")
     }
 
+    /// A global id far longer than a file name may be (found by scripts/fuzz.py manifests):
+    /// the site is made, its page named by the id's first 100 bytes, and the index links it.
+    @Test func aVeryLongGlobalIDStillGivesItsArticleAPage() throws {
+        let folder = try Harness.temporaryDirectory()
+        let zip = folder.appending(path: "com.example.harbour.2026-01.zip")
+        #expect(try Harness.galley(["pack", Harness.example.path, "-o", zip.path]).status == 0)
+        let unzipped = try Harness.temporaryDirectory()
+        #expect(try Harness.tool("unzip", ["-q", zip.path, "-d", unzipped.path]).status == 0)
+        let original = try Data(contentsOf: unzipped.appending(path: "com.example.harbour.2026-01/latest.json"))
+        var root = try #require(try JSONSerialization.jsonObject(with: original) as? [String: Any])
+        var articles = try #require(root["articles"] as? [[String: Any]])
+        articles[0]["global_id"] = String(repeating: "x", count: 10_000)
+        root["articles"] = articles
+        let manifest = folder.appending(path: "latest.json")
+        try JSONSerialization.data(withJSONObject: root).write(to: manifest)
+        let site = folder.appending(path: "site")
+        let result = try Harness.galley(["render", manifest.path, "-o", site.path])
+        #expect(result.status == 0 || result.status == 1, "\(result.stderr)")
+        let pages = try FileManager.default.contentsOfDirectory(atPath: site.appending(path: "articles").path).sorted()
+        #expect(pages.count == 4)
+        #expect(pages.allSatisfy { $0.utf8.count <= 255 })
+        #expect(pages.contains("001-" + String(repeating: "x", count: 100) + ".html"), "\(pages)")
+        let index = try String(contentsOf: site.appending(path: "index.html"), encoding: .utf8)
+        for page in pages { #expect(index.contains("articles/\(page)"), "\(page)") }
+    }
+
     @Test func badArguments() throws {
         #expect(try Harness.galley(["render", Harness.example.path]).status == 2)
         #expect(try Harness.galley(["render", Harness.example.path, "--article", "x", "--style", "fancy"]).status == 2)

@@ -129,6 +129,19 @@ import Testing
         #expect(try Self.storeIsClean(work.appending(path: "reader")))
     }
 
+    /// A package named by a 300-byte file (a Drupal packager's single package, no SHA-256 to
+    /// name its download by) is downloaded under a name cut to what a file system takes.
+    @Test func aPackageWithAVeryLongFileNameIsStillDownloaded() throws {
+        let work = try Harness.temporaryDirectory()
+        let (server, port) = try Self.faultServer("longname", log: work.appending(path: "requests.log"))
+        defer { server.terminate() }
+        let reader = work.appending(path: "reader")
+        let result = try Harness.galley(["sync", "http://127.0.0.1:\(port)/feed", "--store", reader.path])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(try Self.issues(reader) == ["example-valid"])
+        #expect(try Self.storeIsClean(reader))
+    }
+
     /// Faults that must leave the store as it was, with the exit status and error id each gets.
     @Test(arguments: [
         ("badsha", Int32(1), "download.mismatch"),

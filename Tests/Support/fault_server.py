@@ -14,7 +14,9 @@ truncated (every download is a complete HTTP answer holding half the file, Range
 stall (a download sends its headers and a few bytes, then nothing for 60 s); slow (downloads
 come in 32 pieces 15 ms apart, Range honoured: a window for killing a sync mid-download);
 replay (/feed answers the bytes of the file FEED with the Galley-Signature header in the file
-SIGNATURE: an old signed answer replayed, or one changed on the way).
+SIGNATURE: an old signed answer replayed, or one changed on the way); longname (a Drupal
+packager's single `{version, file_path}`, no SHA-256, whose file is named by 300 `x`s: the
+download's own name must still be one the file system takes).
 """
 import hashlib
 import http.server
@@ -56,6 +58,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.send(200, body, [("Content-Type", "application/json"), ("Galley-Signature", signature)])
         if self.path == "/feed" and scenario == "garbage":
             return self.send(200, b"<html>Sign in</html>", [("Content-Type", "text/html")])
+        long_path = "/" + "x" * 300 + ".zip"
+        if self.path == "/feed" and scenario == "longname":
+            import json
+            return self.send(200, json.dumps({"version": 1, "file_path": long_path}).encode(), [("Content-Type", "application/json")])
+        if self.path == long_path and scenario == "longname":
+            return self.send(200, data, [("ETag", f'"{sha}"')])
         if self.path == "/feed":
             with lock:
                 state["feeds"] += 1

@@ -207,6 +207,13 @@ package struct SourceTree: Sendable {
         return nil
     }
 
+    /// `zipSafeName`, cut to `maxBytes` (it is ASCII by then): for a file name made from text
+    /// an input gives (an article's global id, a feed's package name), which may be far longer
+    /// than the 255 bytes a file system takes.
+    package static func zipSafeName(_ name: String, maxBytes: Int) -> String {
+        String(zipSafeName(name).prefix(maxBytes))
+    }
+
     /// A name in the zip producer profile (`[A-Za-z0-9._-]`), made from any file name.
     package static func zipSafeName(_ name: String) -> String {
         // Bytes, not Characters, and ASCII ranges, not `CharacterSet.alphanumerics` (whose ASCII

@@ -114,7 +114,9 @@ public struct Renderer: Sendable {
             issueTitle = issueTitle ?? article.issueTitle
             let (body, found) = try expand(article.record, lookup: article.lookup, markup: markup)
             warnings += found
-            let file = "articles/\(pad(entries.count + 1, 3))-\(SourceTree.zipSafeName(article.record.globalID)).html"
+            // The id cut to 100 bytes: a manifest's id may be longer than a file name can be;
+            // the number keeps pages apart.
+            let file = "articles/\(pad(entries.count + 1, 3))-\(SourceTree.zipSafeName(article.record.globalID, maxBytes: 100)).html"
             // The article's picture: its first image's thumbnail, else a sound's or video's own
             // thumbnail (an audio article's cover), never the media file itself.
             let thumb = article.record.images.first
