@@ -140,16 +140,23 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["latest.json"], "no site left")
     }
 
-    /// Render reads a manifest by its content, whatever its name, and says what to do with a
-    /// folder of zips instead of treating it as a broken source.
-    @Test func inputsAreRecognisedByContent() throws {
+    /// A folder holding the example packed (its zip), and the zip's latest.json unpacked
+    /// elsewhere.
+    static func packedExample() throws -> (folder: URL, latest: URL) {
         let folder = try Harness.temporaryDirectory()
         let zip = folder.appending(path: "com.example.harbour.2026-01.zip")
         #expect(try Harness.galley(["pack", Harness.example.path, "-o", zip.path]).status == 0)
         let unzipped = try Harness.temporaryDirectory()
         #expect(try Harness.tool("unzip", ["-q", zip.path, "-d", unzipped.path]).status == 0)
+        return (folder, unzipped.appending(path: "com.example.harbour.2026-01/latest.json"))
+    }
+
+    /// Render reads a manifest by its content, whatever its name, and says what to do with a
+    /// folder of zips instead of treating it as a broken source.
+    @Test func inputsAreRecognisedByContent() throws {
+        let (folder, latest) = try Self.packedExample()
         let manifest = folder.appending(path: "manifest.data")
-        try FileManager.default.copyItem(at: unzipped.appending(path: "com.example.harbour.2026-01/latest.json"), to: manifest)
+        try FileManager.default.copyItem(at: latest, to: manifest)
         let site = try Harness.galley(["render", manifest.path, "-o", folder.appending(path: "site").path])
         #expect(site.status == 0, "\(site.stderr)")
 
@@ -161,12 +168,8 @@ import Testing
     /// A global id far longer than a file name may be (found by scripts/fuzz.py manifests):
     /// the site is made, its page named by the id's first 100 bytes, and the index links it.
     @Test func aVeryLongGlobalIDStillGivesItsArticleAPage() throws {
-        let folder = try Harness.temporaryDirectory()
-        let zip = folder.appending(path: "com.example.harbour.2026-01.zip")
-        #expect(try Harness.galley(["pack", Harness.example.path, "-o", zip.path]).status == 0)
-        let unzipped = try Harness.temporaryDirectory()
-        #expect(try Harness.tool("unzip", ["-q", zip.path, "-d", unzipped.path]).status == 0)
-        let original = try Data(contentsOf: unzipped.appending(path: "com.example.harbour.2026-01/latest.json"))
+        let (folder, latest) = try Self.packedExample()
+        let original = try Data(contentsOf: latest)
         var root = try #require(try JSONSerialization.jsonObject(with: original) as? [String: Any])
         var articles = try #require(root["articles"] as? [[String: Any]])
         articles[0]["global_id"] = String(repeating: "x", count: 10_000)
