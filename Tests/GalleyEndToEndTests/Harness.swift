@@ -39,8 +39,9 @@ enum Harness {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let outURL = scratch.appending(path: "out")
         let errURL = scratch.appending(path: "err")
-        FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        for url in [outURL, errURL] where !FileManager.default.createFile(atPath: url.path, contents: nil) {
+            throw GalleyTestError("cannot make \(url.path) for a command's output")
+        }
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments

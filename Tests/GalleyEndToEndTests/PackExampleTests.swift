@@ -50,7 +50,7 @@ import Testing
 
     @Test func latestJSONHasTheExpectedOrderDatesAndPlaceholders() throws {
         let out = try Harness.temporaryDirectory()
-        try packExample(into: out)
+        #expect(try packExample(into: out).status == 0)
         let zip = out.appending(path: "\(appleID).zip")
         let text = try Harness.tool("unzip", ["-p", zip.path, "\(appleID)/latest.json"]).stdout
         let json = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
