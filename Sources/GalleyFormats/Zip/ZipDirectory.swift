@@ -159,38 +159,6 @@ public struct ZipDirectory: Sendable {
 
     public var fileSize: UInt64
     public var entries: [Entry]
-
-    /// Sorts entry numbers by their names' bytes from `offset` on (memcmp's order, the shorter
-    /// first), for `entry(named:from:in:)`.
-    ///
-    /// Here rather than in the caller's module: a call from another module to an entry's
-    /// method copied the entry first (its strings retained and released), and the generic
-    /// `withNameBytes` ran unspecialized there (type metadata looked up at every call). The
-    /// lookups by name probe 16 names for each of 60,000 files: ~0.1 s of the reference and
-    /// media checks at 30,000 articles.
-    package func sortByName(_ numbers: inout [Int32], from offset: Int) {
-        entries.withUnsafeBufferPointer { entries in
-            numbers.sort { a, b in
-                entries[Int(b)].withNameBytes { entries[Int(a)].compareName(from: offset, with: UnsafeBufferPointer(rebasing: $0[min(offset, $0.count)...])) } < 0
-            }
-        }
-    }
-
-    /// The number of the entry among `sorted` (numbers in `sortByName`'s order for `offset`)
-    /// whose name from `offset` on is `wanted`, if there is one.
-    package func entry(named wanted: UnsafeBufferPointer<UInt8>, from offset: Int, in sorted: [Int32]) -> Int? {
-        entries.withUnsafeBufferPointer { entries in
-            var low = 0
-            var high = sorted.count
-            while low < high {
-                let middle = (low + high) / 2
-                let order = entries[Int(sorted[middle])].compareName(from: offset, with: wanted)
-                if order == 0 { return Int(sorted[middle]) }
-                if order < 0 { low = middle + 1 } else { high = middle }
-            }
-            return nil
-        }
-    }
     public var centralDirectoryOffset: UInt64
     public var centralDirectorySize: UInt64
     public var hasZip64Records: Bool
@@ -222,6 +190,38 @@ public struct ZipDirectory: Sendable {
         case notAZip
         case truncated(String)
         case tooManyEntries(UInt64)
+    }
+
+    /// Sorts entry numbers by their names' bytes from `offset` on (memcmp's order, the shorter
+    /// first), for `entry(named:from:in:)`.
+    ///
+    /// Here rather than in the caller's module: a call from another module to an entry's
+    /// method copied the entry first (its strings retained and released), and the generic
+    /// `withNameBytes` ran unspecialized there (type metadata looked up at every call). The
+    /// lookups by name probe 16 names for each of 60,000 files: ~0.1 s of the reference and
+    /// media checks at 30,000 articles.
+    package func sortByName(_ numbers: inout [Int32], from offset: Int) {
+        entries.withUnsafeBufferPointer { entries in
+            numbers.sort { a, b in
+                entries[Int(b)].withNameBytes { entries[Int(a)].compareName(from: offset, with: UnsafeBufferPointer(rebasing: $0[min(offset, $0.count)...])) } < 0
+            }
+        }
+    }
+
+    /// The number of the entry among `sorted` (numbers in `sortByName`'s order for `offset`)
+    /// whose name from `offset` on is `wanted`, if there is one.
+    package func entry(named wanted: UnsafeBufferPointer<UInt8>, from offset: Int, in sorted: [Int32]) -> Int? {
+        entries.withUnsafeBufferPointer { entries in
+            var low = 0
+            var high = sorted.count
+            while low < high {
+                let middle = (low + high) / 2
+                let order = entries[Int(sorted[middle])].compareName(from: offset, with: wanted)
+                if order == 0 { return Int(sorted[middle]) }
+                if order < 0 { low = middle + 1 } else { high = middle }
+            }
+            return nil
+        }
     }
 
     /// Reads the directory of the zip at `path`. Problems that make the rest unreadable throw;
