@@ -18,6 +18,32 @@ import Testing
         }
     }
 
+    /// Every command's help, found from `galley --help` down through each SUBCOMMANDS list,
+    /// reads as prose: no line ends in a backslash (a `\\` where a Swift string meant `\` to
+    /// join its lines, as `key-map check` once printed).
+    @Test func everyHelpReadsWithoutStrayBackslashes() throws {
+        var pending: [[String]] = [[]]
+        var seen = 0
+        while let command = pending.popLast() {
+            let help = try Harness.galley(command + ["--help"])
+            #expect(help.status == 0, "galley \(command.joined(separator: " ")) --help")
+            seen += 1
+            for line in help.stdout.split(separator: "\n") where line.hasSuffix("\\") {
+                Issue.record("`galley \(command.joined(separator: " ")) --help`: \(line)")
+            }
+            var inList = false
+            for line in help.stdout.split(separator: "\n", omittingEmptySubsequences: false) {
+                if line.hasSuffix("SUBCOMMANDS:") { inList = true; continue }
+                if line.isEmpty { inList = false; continue }
+                // A subcommand's row starts two spaces in; its wrapped description further.
+                if inList, line.hasPrefix("  "), !line.hasPrefix("   "), let name = line.split(separator: " ").first, name != "See" {
+                    pending.append(command + [String(name)])
+                }
+            }
+        }
+        #expect(seen > 20, "\(seen) helps read: the walk found the subcommands")
+    }
+
     @Test func quietPrintsOnlyFindingsAndVerboseSaysWhatItDoes() throws {
         let work = try Harness.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }

@@ -14,12 +14,12 @@ struct KeyMapCommand: ParsableCommand {
             commandName: "check",
             abstract: "Check a key map, and show what each item of a sample feed becomes.",
             discussion: """
-                A key map (docs/key-maps.md) says, with JSON Pointers, where a foreign feed's \\
-                items are and which of their values make each article field, with fallbacks, \\
-                defaults and date formats. The map is checked first: an unknown key or field, a \\
-                pointer that is not one, or a missing global_id or title is an error naming the \\
-                file, line and column (exit 2). With a sample, each item is mapped: the articles \\
-                are printed, and each skipped item is reported with its index, the pointer and \\
+                A key map (docs/key-maps.md) says, with JSON Pointers, where a foreign feed's \
+                items are and which of their values make each article field, with fallbacks, \
+                defaults and date formats. The map is checked first: an unknown key or field, a \
+                pointer that is not one, or a missing global_id or title is an error naming the \
+                file, line and column (exit 2). With a sample, each item is mapped: the articles \
+                are printed, and each skipped item is reported with its index, the pointer and \
                 the field (exit 1 when any is skipped). Nothing is stored.
                 With --json: {"articles": [...], "skipped": [...]} (docs/json/key-map-check.schema.json).
 
