@@ -89,6 +89,27 @@ import Testing
                 "\(wrong.stdout)")
     }
 
+    /// A file that is not JSON is refused with the line and column where it stops being JSON,
+    /// before any store is made; a sample nested past the parser's depth says so.
+    @Test func aMalformedFileSaysWhereAndMakesNoStore() throws {
+        let work = try Harness.temporaryDirectory()
+        let bad = work.appending(path: "bad.json")
+        try Data(#"{"articles": [1, 2,, 3]}"#.utf8).write(to: bad)
+        let store = work.appending(path: "store")
+        let imported = try Harness.galley(["import", "--articles", bad.path, "--store", store.path, "--json"])
+        #expect(imported.status == 2)
+        let error = imported.json?["error"] as? [String: Any]
+        #expect(error?["id"] as? String == "input.unreadable")
+        #expect((error?["message"] as? String)?.contains("not valid JSON (line 1, column 20)") == true, "\(imported.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: store.path), "a refused file makes no store")
+
+        let deep = work.appending(path: "deep.json")
+        try Data((String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)).utf8).write(to: deep)
+        let checked = try Harness.galley(["key-map", "check", Self.wordpress, deep.path])
+        #expect(checked.status == 2)
+        #expect(checked.stderr.contains("not valid JSON (line 1, column 257): nested deeper than 256 levels"), "\(checked.stderr)")
+    }
+
     /// serve's /independent-articles is a feed another store follows (merged, then a 304);
     /// a foreign feed is followed through a key map, with bad items skipped and reported.
     @Test func syncFollowsArticleFeeds() throws {

@@ -14,8 +14,14 @@ extension JSONValue {
     /// The value a JSON text holds (metadata stored as text, an example's JSON); nil when the
     /// text is not JSON.
     public init?(parsing text: String) {
-        guard let located = try? LocatedJSON.parse(Array(text.utf8)) else { return nil }
-        self.init(located)
+        guard let value = try? JSONValue.parse(text) else { return nil }
+        self = value
+    }
+
+    /// The value a JSON text holds; the parser's error, with its line and column, when the
+    /// text is not JSON (for a message that says where).
+    public static func parse(_ text: String) throws(LocatedJSON.ParseError) -> JSONValue {
+        JSONValue(try LocatedJSON.parse(Array(text.utf8)))
     }
 
     /// Sets (or, with `nil`, removes) a member of an object, keeping the order of the others.

@@ -26,19 +26,38 @@ public struct ArticlesSummary: Sendable, Encodable {
     }
 }
 
-extension IssueStore {
-    /// `galley import --articles FILE`: the file's articles (Galley's own `{"articles": [...]}`,
-    /// or a foreign feed read through `map`) merged into the independent articles.
-    public func importArticles(fileAt path: String, map: KeyMap? = nil) throws -> ArticlesSummary {
+/// A file of articles (Galley's own `{"articles": [...]}`, or a foreign feed read through a key
+/// map), read and mapped before any store is opened: a file that cannot be read, is not JSON or
+/// has no array of items is refused without creating or touching a store.
+public struct ArticlesFile: Sendable {
+    public var path: String
+    public var mapped: KeyMap.Result
+
+    public init(path: String, map: KeyMap? = nil) throws {
+        let hint = "Give a JSON file: {\"articles\": [...]}, or a foreign feed with --key-map."
         guard let data = FileManager.default.contents(atPath: path) else {
             throw GalleyError("cannot read the articles file", id: FileManager.default.fileExists(atPath: path) ? .inputUnreadable : .inputNotFound,
-                              path: path, hint: "Give a JSON file: {\"articles\": [...]}, or a foreign feed with --key-map.")
+                              path: path, hint: hint)
         }
-        guard let text = String(data: data, encoding: .utf8), let document = JSONValue(parsing: text) else {
-            throw GalleyError("the articles file is not JSON", id: .inputUnreadable, path: path,
-                              hint: "Give a JSON file: {\"articles\": [...]}, or a foreign feed with --key-map.")
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw GalleyError("the articles file is not UTF-8 text", id: .inputUnreadable, path: path, hint: hint)
         }
-        let mapped = try (map ?? KeyMap.native).map(document, source: path)
-        return ArticlesSummary(merge: try mergeIndependentArticles(mapped.articles, source: path), skipped: mapped.skipped)
+        let document: JSONValue
+        do {
+            document = try JSONValue.parse(text)
+        } catch {
+            throw GalleyError("the articles file is not valid JSON (line \(error.line), column \(error.column)): \(error.message)",
+                              id: .inputUnreadable, path: path, hint: hint)
+        }
+        self.path = path
+        mapped = try (map ?? KeyMap.native).map(document, source: path)
+    }
+}
+
+extension IssueStore {
+    /// `galley import --articles FILE`: the file's articles merged into the independent
+    /// articles.
+    public func importArticles(_ file: ArticlesFile) throws -> ArticlesSummary {
+        ArticlesSummary(merge: try mergeIndependentArticles(file.mapped.articles, source: file.path), skipped: file.mapped.skipped)
     }
 }

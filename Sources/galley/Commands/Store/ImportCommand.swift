@@ -174,7 +174,9 @@ struct ImportCommand: ParsableCommand {
         var skipped = false
         try console.run {
             let map = try keyMap.map { try KeyMap(contentsOf: $0) }
-            let summary = try store.open(.create).importArticles(fileAt: file, map: map)
+            // The file is read and mapped first: a bad one never creates or opens the store.
+            let articles = try ArticlesFile(path: file, map: map)
+            let summary = try store.open(.create).importArticles(articles)
             skipped = !summary.skipped.isEmpty
             for item in summary.skipped where !output.json { console.err.report(ArticlesSummary.error(item, source: file)) }
             if output.json { return console.emit(summary) }
