@@ -90,7 +90,8 @@ import Testing
     }
 
     /// A file that is not JSON is refused with the line and column where it stops being JSON,
-    /// before any store is made; a sample nested past the parser's depth says so.
+    /// before any store is made; a sample nested past the parser's depth says so; a file that
+    /// is missing is `input.not-found`.
     @Test func aMalformedFileSaysWhereAndMakesNoStore() throws {
         let work = try Harness.temporaryDirectory()
         let bad = work.appending(path: "bad.json")
@@ -100,14 +101,24 @@ import Testing
         #expect(imported.status == 2)
         let error = imported.json?["error"] as? [String: Any]
         #expect(error?["id"] as? String == "input.unreadable")
-        #expect((error?["message"] as? String)?.contains("not valid JSON (line 1, column 20)") == true, "\(imported.stdout)")
+        #expect(error?["message"] as? String == "the articles file is not valid JSON: unexpected character", "\(imported.stdout)")
+        #expect(error?["path"] as? String == bad.path + ":1:20", "where it stops being JSON, as key map errors say it")
         #expect(!FileManager.default.fileExists(atPath: store.path), "a refused file makes no store")
+
+        let latin1 = work.appending(path: "latin1.json")
+        try Data([0x7B, 0x22, 0xE9, 0x22, 0x3A, 0x31, 0x7D]).write(to: latin1)  // {"é":1} in Latin-1
+        let notText = try Harness.galley(["import", "--articles", latin1.path, "--store", store.path, "--json"])
+        #expect(notText.status == 2 && (notText.json?["error"] as? [String: Any])?["message"] as? String == "the articles file is not UTF-8 text",
+                "\(notText.stdout)")
+        #expect(!FileManager.default.fileExists(atPath: store.path))
+        let missing = try Harness.galley(["key-map", "check", Self.wordpress, work.appending(path: "none.json").path, "--json"])
+        #expect(missing.status == 2 && (missing.json?["error"] as? [String: Any])?["id"] as? String == "input.not-found", "\(missing.stdout)")
 
         let deep = work.appending(path: "deep.json")
         try Data((String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)).utf8).write(to: deep)
         let checked = try Harness.galley(["key-map", "check", Self.wordpress, deep.path])
         #expect(checked.status == 2)
-        #expect(checked.stderr.contains("not valid JSON (line 1, column 257): nested deeper than 256 levels"), "\(checked.stderr)")
+        #expect(checked.stderr.contains("\(deep.path):1:257: the sample is not valid JSON: nested deeper than 256 levels"), "\(checked.stderr)")
     }
 
     /// serve's /independent-articles is a feed another store follows (merged, then a 304);

@@ -70,13 +70,7 @@ public struct KeyMap: Sendable {
 
     /// Reads and checks a key map file; errors name the file, line and column.
     public init(contentsOf path: String) throws {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw GalleyError("cannot read the key map", id: FileManager.default.fileExists(atPath: path) ? .inputUnreadable : .inputNotFound,
-                              path: path, hint: "Give a key map YAML file (docs/key-maps.md).")
-        }
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw GalleyError("the key map is not UTF-8", id: .configuration, path: path)
-        }
+        let text = try InputFile.text(path, what: "the key map", hint: "Give a key map YAML file (docs/key-maps.md).", notText: .configuration)
         try self.init(yaml: text, path: path)
     }
 

@@ -34,21 +34,8 @@ public struct ArticlesFile: Sendable {
     public var mapped: KeyMap.Result
 
     public init(path: String, map: KeyMap? = nil) throws {
-        let hint = "Give a JSON file: {\"articles\": [...]}, or a foreign feed with --key-map."
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw GalleyError("cannot read the articles file", id: FileManager.default.fileExists(atPath: path) ? .inputUnreadable : .inputNotFound,
-                              path: path, hint: hint)
-        }
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw GalleyError("the articles file is not UTF-8 text", id: .inputUnreadable, path: path, hint: hint)
-        }
-        let document: JSONValue
-        do {
-            document = try JSONValue.parse(text)
-        } catch {
-            throw GalleyError("the articles file is not valid JSON (line \(error.line), column \(error.column)): \(error.message)",
-                              id: .inputUnreadable, path: path, hint: hint)
-        }
+        let document = try InputFile.json(path, what: "the articles file",
+                                          hint: "Give a JSON file: {\"articles\": [...]}, or a foreign feed with --key-map.")
         self.path = path
         mapped = try (map ?? KeyMap.native).map(document, source: path)
     }

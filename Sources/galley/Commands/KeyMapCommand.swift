@@ -50,18 +50,7 @@ struct KeyMapCommand: ParsableCommand {
                     if output.json { return console.emit(Document(articles: [], skipped: [])) }
                     return console.status("\(map): a valid key map")
                 }
-                let hint = "Give a saved answer of the feed, e.g. curl -o sample.json URL."
-                guard let text = try? String(contentsOfFile: sample, encoding: .utf8) else {
-                    throw GalleyError("the sample is not a readable UTF-8 file", id: FileManager.default.fileExists(atPath: sample) ? .inputUnreadable : .inputNotFound,
-                                      path: sample, hint: hint)
-                }
-                let document: JSONValue
-                do {
-                    document = try JSONValue.parse(text)
-                } catch let error as LocatedJSON.ParseError {
-                    throw GalleyError("the sample is not valid JSON (line \(error.line), column \(error.column)): \(error.message)",
-                                      id: .inputUnreadable, path: sample, hint: hint)
-                }
+                let document = try InputFile.json(sample, what: "the sample", hint: "Give a saved answer of the feed, e.g. curl -o sample.json URL.")
                 let result = try keyMap.map(document, source: sample)
                 skipped = !result.skipped.isEmpty
                 if output.json { return console.emit(Document(articles: result.articles, skipped: result.skipped)) }
