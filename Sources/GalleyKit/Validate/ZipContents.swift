@@ -50,18 +50,7 @@ struct ZipContents: Sendable {
     init(_ directory: ZipDirectory, top: String) {
         self.top = top
         self.directory = directory
-        let folder = Array((top + "/").utf8)
-        let prefix = folder.count
-        var order: [Int32] = []
-        order.reserveCapacity(directory.entries.count)
-        // Only the files in the top folder: the container checks refuse a zip with another
-        // before any pass, but a name outside it is never taken for one inside
-        // (`other/a.txt` is not `a.txt`).
-        for (number, entry) in directory.entries.enumerated() where !entry.isDirectory && entry.nameLength > prefix {
-            if entry.withNameBytes({ $0.starts(with: folder) }) { order.append(Int32(number)) }
-        }
-        directory.sortByName(&order, from: prefix)
-        byName = order
+        byName = directory.fileNumbersByName(in: top)
     }
 
     /// The entry number of the file `name` (relative to the top folder), if the zip has it.
