@@ -192,13 +192,30 @@ struct Feed {
 /// are recorded only after a sync in which every package arrived, so the next run picks up
 /// what failed. Nothing leaves the store: an issue the feed stopped listing is reported.
 public struct FeedSyncer: Sendable {
-    public let store: any IssueStore
+    private let target: SyncTarget
     public let options: SyncOptions
 
     public init(store: any IssueStore, options: SyncOptions) {
-        self.store = store
+        target = SyncTarget(store)
         self.options = options
     }
+
+    /// A syncer for the store at `location`, opened now when it exists. One that does not exist
+    /// yet is made only once a round has fetched and checked the feed (reachable, a feed, its
+    /// signature good): a first sync that fails before that leaves no store behind, as a failed
+    /// `galley import` does. Once made, later rounds (`--every`) use it.
+    public init(location: URL, options: SyncOptions) throws {
+        if StoreLocation.exists(location) {
+            target = SyncTarget(try StoreLocation.open(location, access: .create))
+        } else {
+            target = SyncTarget(making: { try StoreLocation.open(location, access: .create) })
+        }
+        self.options = options
+    }
+
+    /// The store this syncer writes into, when it is open or made (nil before a first round
+    /// made a store that did not exist).
+    public var store: (any IssueStore)? { target.existing }
 
     /// A failure worth another attempt (a cut connection, a 5xx, a 429), after `retryAfter`
     /// seconds when the server said so.
@@ -222,16 +239,18 @@ public struct FeedSyncer: Sendable {
 
     public func run(progress: Progress? = nil, _ emit: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
         let feedURL = try Self.feedURL(options.url)
-        let lock = try lockDownloads()
-        defer { lock.unlock() }
-        Self.removeFinishedDownloads(in: downloadsFolder.path)
+        // The store's downloads lock is taken now when the store exists, else as soon as the
+        // round has made it (`ready`).
+        let round = Round()
+        defer { round.lock?.unlock() }
+        if let store = target.existing { try round.take(store, lockDownloads(store)) }
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .follow(max: 5, allowCycles: false),
             timeout: .init(connect: .seconds(options.connectTimeout), read: .seconds(options.idleTimeout)))
         configuration.decompression = .disabled
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         do {
-            let summary = try await sync(client, feedURL, progress, emit)
+            let summary = try await sync(client, feedURL, round, progress, emit)
             try? await client.shutdown()
             return summary
         } catch {
@@ -243,9 +262,28 @@ public struct FeedSyncer: Sendable {
         }
     }
 
-    private func sync(_ client: HTTPClient, _ feedURL: URL, _ progress: Progress?,
+    /// What one round holds: the store's downloads lock, once taken.
+    private final class Round: @unchecked Sendable {
+        // One round's task alone reads and writes it.
+        var lock: StoreLock?
+
+        func take(_ store: any IssueStore, _ lock: StoreLock) {
+            self.lock = lock
+            FeedSyncer.removeFinishedDownloads(in: FeedSyncer.downloadsFolder(store).path)
+        }
+    }
+
+    /// The store, made now if it did not exist (the feed was fetched and checked), with the
+    /// round's downloads lock.
+    private func ready(_ round: Round) throws -> any IssueStore {
+        let store = try target.store()
+        if round.lock == nil { try round.take(store, lockDownloads(store)) }
+        return store
+    }
+
+    private func sync(_ client: HTTPClient, _ feedURL: URL, _ round: Round, _ progress: Progress?,
                       _ emit: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
-        let followed = try store.followedFeed(options.url)
+        let followed = try target.existing?.followedFeed(options.url)
         // --prune asks for the whole feed: a 304 would say nothing of what to remove, and the
         // issues left in the store by an earlier sync without --prune are removed now.
         let ifNoneMatch = options.prune ? nil : followed?.etag
@@ -269,7 +307,7 @@ public struct FeedSyncer: Sendable {
         // A feed of articles (with a key map, or Galley's own `{"articles": [...]}`), or of packages.
         let parsed = JSONValue(parsing: String(buffer: answer.body))
         if let parsed, let map = options.keyMap ?? (parsed["articles"] != nil && parsed["packages"] == nil ? KeyMap.native : nil) {
-            return try syncArticles(parsed, map: map, etag: answer.etag, followed: followed, verified: verified, emit)
+            return try syncArticles(parsed, map: map, etag: answer.etag, followed: followed, verified: verified, round, emit)
         }
         guard let parsed, case .object = parsed else {
             throw GalleyError("\(feedURL.absoluteString) is not a package feed: its answer is not a JSON object", id: .feedInvalid,
@@ -277,7 +315,8 @@ public struct FeedSyncer: Sendable {
         }
         let feed = try Feed(parsed, base: feedURL)
         var summary = try accept(revision: feed.revision, followed: followed, verified: verified, emit)
-        let downloads = downloadsFolder
+        let store = try ready(round)
+        let downloads = Self.downloadsFolder(store)
         Self.removeAbandonedDownloads(in: downloads.path, keeping: Set(feed.packages.map { Self.downloadName($0) + ".partial" }))
         for package in feed.packages {
             let name = package.name
@@ -387,7 +426,8 @@ public struct FeedSyncer: Sendable {
     /// merged into the store's independent articles by global id. Galley's own article feed
     /// carries a revision, checked against rollback as a package feed's is.
     private func syncArticles(_ document: JSONValue, map: KeyMap, etag: String?, followed: FollowedFeed?,
-                              verified: FeedTrustKey.Verified?, _ emit: @escaping @Sendable (SyncEvent) -> Void) throws -> SyncSummary {
+                              verified: FeedTrustKey.Verified?, _ round: Round,
+                              _ emit: @escaping @Sendable (SyncEvent) -> Void) throws -> SyncSummary {
         var revision: Int64?
         if case .number(let text)? = document["revision"] { revision = Int64(text) }
         var summary = try accept(revision: revision, followed: followed, verified: verified, emit)
@@ -397,6 +437,7 @@ public struct FeedSyncer: Sendable {
             event.error = ArticlesSummary.error(skipped, source: options.url)
             emit(event)
         }
+        let store = try ready(round)
         let merge = try store.mergeIndependentArticles(mapped.articles, source: options.url)
         summary.articles = ArticlesSummary(merge: merge, skipped: mapped.skipped)
         var complete = SyncEvent(.articlesDownloadComplete)
@@ -423,12 +464,12 @@ public struct FeedSyncer: Sendable {
     }
 
     /// Where downloads go, in the store: `<name>.zip.partial` while they arrive.
-    private var downloadsFolder: URL { store.root.appending(path: "downloads") }
+    private static func downloadsFolder(_ store: any IssueStore) -> URL { store.root.appending(path: "downloads") }
 
     /// One sync at a time per store: a second one (a cron job overlapping a slow run) would
     /// write the same `.partial` files. It stops at once; the running one does the work.
-    private func lockDownloads() throws -> StoreLock {
-        let downloads = downloadsFolder
+    private func lockDownloads(_ store: any IssueStore) throws -> StoreLock {
+        let downloads = Self.downloadsFolder(store)
         do {
             try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
         } catch {
@@ -668,5 +709,43 @@ public struct FeedSyncer: Sendable {
                                hint: "`galley validate` on the zip says why; the store keeps the old issue.")
         }
         return GalleyError("\(name): \(error)", id: .failed)
+    }
+}
+
+/// The store a sync writes into: open, or made at the first round that gets that far
+/// (`FeedSyncer.init(location:options:)`).
+final class SyncTarget: @unchecked Sendable {
+    private enum State {
+        case open(any IssueStore)
+        case toMake(@Sendable () throws -> any IssueStore)
+    }
+
+    // Read and written under `lock` only.
+    private let lock = NSLock()
+    private var state: State
+
+    init(_ store: any IssueStore) { state = .open(store) }
+
+    init(making make: @escaping @Sendable () throws -> any IssueStore) { state = .toMake(make) }
+
+    /// The store, when it is open.
+    var existing: (any IssueStore)? {
+        lock.withLock {
+            if case .open(let store) = state { return store }
+            return nil
+        }
+    }
+
+    /// The store, made now if it is not yet (a failure leaves it to be made next time).
+    func store() throws -> any IssueStore {
+        try lock.withLock {
+            switch state {
+            case .open(let store): return store
+            case .toMake(let make):
+                let store = try make()
+                state = .open(store)
+                return store
+            }
+        }
     }
 }

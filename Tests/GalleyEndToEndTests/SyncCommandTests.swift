@@ -172,6 +172,35 @@ import Testing
         try Self.expectSchemas([("sync", result.stdout)] + Self.eventLines(events.stdout))
     }
 
+    /// A first sync whose feed cannot be fetched, or is not a feed, makes no store: neither a
+    /// folder where there was none nor a database in an empty folder given as the store. One
+    /// whose feed answers makes it, and the failed ones left nothing in the way.
+    @Test(arguments: [("down", "feed.unreachable"), ("garbage", "feed.invalid")])
+    func aFirstSyncThatFailsAtTheFeedMakesNoStore(scenario: String, id: String) throws {
+        let work = try Harness.temporaryDirectory()
+        let (server, port) = try Self.faultServer(scenario, log: work.appending(path: "requests.log"))
+        defer { server.terminate() }
+        let absent = work.appending(path: "reader")
+        let empty = work.appending(path: "made-by-hand")
+        try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: false)
+        for store in [absent, empty] {
+            let result = try Harness.galley(["sync", "http://127.0.0.1:\(port)/feed", "--store", store.path, "--retries", "0", "--json"])
+            #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
+            #expect((result.json?["error"] as? [String: Any])?["id"] as? String == id, "\(result.stdout)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: absent.path), "a failed first sync made a store folder")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: empty.path).isEmpty, "a failed first sync wrote into the folder given")
+
+        let (good, goodPort) = try Self.faultServer("ok", log: work.appending(path: "good.log"))
+        defer { good.terminate() }
+        for store in [absent, empty] {
+            let result = try Harness.galley(["sync", "http://127.0.0.1:\(goodPort)/feed", "--store", store.path])
+            #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+            #expect(try Self.issues(store) == ["example-valid"])
+            #expect(try Self.storeIsClean(store))
+        }
+    }
+
     @Test func aServerThatAsksToWaitIsWaitedFor() throws {
         let work = try Harness.temporaryDirectory()
         let (server, port) = try Self.faultServer("busy", log: work.appending(path: "requests.log"))

@@ -27,7 +27,8 @@ struct SyncCommand: ParsableCommand {
             Retry-After asks when the server says. A failure leaves that issue's old content in \
             the store, and the next sync picks up where this one stopped; a feed whose revision \
             went down (a rollback) is refused. Issues the feed stopped listing are reported, and \
-            removed only with --prune.
+            removed only with --prune. A store that does not exist yet is made once the feed \
+            has been fetched and checked: a first sync that cannot read the feed leaves none.
 
             With --trust-key (the .pub file of galley keys generate), a feed that is unsigned, \
             signed by another key, or changed on the way is refused (feed.signature, exit 2) \
@@ -99,7 +100,6 @@ struct SyncCommand: ParsableCommand {
             _ = try FeedSyncer.feedURL(url)
             let trusted = try trustKey.map { try FeedTrustKey(contentsOf: $0) }
             let map = try keyMap.map { try KeyMap(contentsOf: $0) }
-            let opened = try store.open(.create)
             var options = SyncOptions(url: url)
             options.retries = retries
             options.prune = prune
@@ -107,7 +107,9 @@ struct SyncCommand: ParsableCommand {
             options.keyMap = map
             options.connectTimeout = min(timeout, 10)
             options.idleTimeout = timeout
-            let syncer = FeedSyncer(store: opened, options: options)
+            // A store that does not exist yet is made once the feed has been fetched and
+            // checked: a first sync that fails before that leaves none behind.
+            let syncer = try FeedSyncer(location: store.location, options: options)
             guard let every = every.flatMap(durationSeconds) else { return try round(syncer, console) }
             // --every: rounds until stopped. SIGTERM (systemd stopping the service) and Ctrl-C
             // end it at once, whatever the round is doing: an import is atomic and a download
