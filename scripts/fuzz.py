@@ -498,9 +498,12 @@ class Campaign:
                 if self.rng.random() < 0.15:
                     text = self.mutate_bytes(text)
                 state["feed"] = text
+                if self.rng.random() < 0.15:  # now and then a first sync, into a store not made yet
+                    store = os.path.join(self.work, f"store-{self.rng.randrange(1 << 30)}")
                 arguments = ["sync", base + "/feed", "--store", store, "--json", "--retries", "1", "--timeout", "5"]
                 if self.rng.random() < 0.2:
                     arguments.append("--prune")
+                existed = os.path.exists(store)
                 status, stdout, stderr = self.run(arguments, timeout=60)
                 self.count(("sync", status))
                 feed_file = os.path.join(self.work, "feed.json")
@@ -509,6 +512,9 @@ class Campaign:
                 if status not in (0, 1, 2):
                     self.fail(f"sync exited {status}", feed_file, stderr)
                     continue
+                if status == 2 and not existed and os.path.exists(store):
+                    # The feed could not be read: a first sync makes no store then.
+                    self.fail("a first sync whose feed could not be read made a store", feed_file, stdout + stderr)
                 try:
                     json.loads(stdout)
                 except ValueError:
