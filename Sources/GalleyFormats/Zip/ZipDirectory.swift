@@ -234,6 +234,87 @@ public struct ZipDirectory: Sendable {
         }
     }
 
+    /// How many of the entries `files` are named as a file in a folder: their display name
+    /// split at its first `/` (empty parts left out, as `split(separator: "/", maxSplits: 1)`
+    /// leaves them) gives two parts. Read from the name's bytes, here beside the entries: made
+    /// of `split`'s substrings it was a tenth of a 30,000-article import's gate.
+    package func filesInAFolder(_ files: [Int]) -> Int {
+        let slash = UInt8(ascii: "/")
+        return entries.withUnsafeBufferPointer { entries in
+            var count = 0
+            for number in files {
+                let entry = entries[number]
+                func inFolder(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+                    // Leading slashes make empty parts; the first part is what follows them.
+                    guard let start = name.firstIndex(where: { $0 != slash }),
+                          let cut = name[start...].firstIndex(of: slash) else { return false }
+                    return cut + 1 < name.count
+                }
+                if entry.undecodedName == nil {
+                    if entry.withNameBytes(inFolder) { count += 1 }
+                } else {
+                    var display = entry.displayName
+                    if display.withUTF8(inFolder) { count += 1 }
+                }
+            }
+            return count
+        }
+    }
+
+    /// SHA-256 of one line per entry of `files`, `name<TAB>crc32 in hex<TAB>size<LF>` (the
+    /// display name; the CRC-32 and size the directory gives), the lines in byte order, as hex:
+    /// what the zip holds, whatever its entries' times (the store's `contentDigest`, compared
+    /// with the next import's, so it never changes). Each line starts with the name and a tab:
+    /// names compare byte by byte, and where one is the other's beginning, the tab after it
+    /// against the other's next byte. The lines are never all made (60,000 at 30,000 articles):
+    /// each goes into one buffer, hashed as it fills.
+    package func fileLinesDigest(_ files: [Int]) -> String {
+        let tab = UInt8(ascii: "\t")
+        // Display names, made only for the rare names that are not UTF-8.
+        let repaired = Dictionary(uniqueKeysWithValues: files.compactMap { number in
+            entries[number].undecodedName == nil ? nil : (number, Array(entries[number].displayName.utf8))
+        })
+        func withDisplayBytes<R>(_ entry: Entry, _ number: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+            if let bytes = repaired[number] { return bytes.withUnsafeBufferPointer(body) }
+            return entry.withNameBytes(body)
+        }
+        return entries.withUnsafeBufferPointer { entries in
+            let order = files.indices.sorted { a, b in
+                withDisplayBytes(entries[files[a]], files[a]) { x in
+                    withDisplayBytes(entries[files[b]], files[b]) { y in
+                        let common = min(x.count, y.count)
+                        if common > 0, let p = x.baseAddress, let q = y.baseAddress {
+                            let order = memcmp(p, q, common)
+                            if order != 0 { return order < 0 }
+                        }
+                        if x.count < y.count { return tab < y[common] }
+                        if y.count < x.count { return x[common] < tab }
+                        return false
+                    }
+                }
+            }
+            let hasher = SHA256Hasher()
+            var buffer: [UInt8] = []
+            buffer.reserveCapacity(1 << 16)
+            for position in order {
+                let number = files[position]
+                let entry = entries[number]
+                withDisplayBytes(entry, number) { buffer.append(contentsOf: $0) }
+                buffer.append(tab)
+                buffer.append(contentsOf: String(entry.crc32, radix: 16).utf8)
+                buffer.append(tab)
+                buffer.append(contentsOf: String(entry.uncompressedSize).utf8)
+                buffer.append(UInt8(ascii: "\n"))
+                if buffer.count >= 1 << 16 - 1024 {
+                    hasher.update(buffer)
+                    buffer.removeAll(keepingCapacity: true)
+                }
+            }
+            hasher.update(buffer)
+            return hasher.finalizeHex()
+        }
+    }
+
     /// Reads the directory of the zip at `path`. Problems that make the rest unreadable throw;
     /// the others are left for `ContainerChecks` to report.
     public static func read(path: String, maxEntries: Int) throws -> ZipDirectory {

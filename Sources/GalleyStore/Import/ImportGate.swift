@@ -187,8 +187,8 @@ public enum ImportGate {
             identity = directory.identity
             let entries = directory.entries
             let files = entries.indices.filter { !entries[$0].isDirectory }
-            fileCount = files.count { entries[$0].displayName.split(separator: "/", maxSplits: 1).count == 2 }
-            contentDigest = Passed.contentDigest(entries, files)
+            fileCount = directory.filesInAFolder(files)
+            contentDigest = directory.fileLinesDigest(files)
             declaredBytes = Int64(entries.reduce(0) { $0 + $1.uncompressedSize })
         }
     }
@@ -226,34 +226,6 @@ public enum ImportGate {
             identity = facts.identity
             self.path = path
             held = TakeOnce(check)
-        }
-
-        /// SHA-256 of one line per file, `name<TAB>crc32 in hex<TAB>size<LF>`, the lines in
-        /// byte order. The files are sorted by the order of their lines without making them
-        /// all (60,000 lines and a copy of the directory were an import's peak at 30,000
-        /// articles): each line starts with the name and a tab, so names compare byte by byte,
-        /// and where one name is the other's beginning, the tab after it is what compares.
-        static func contentDigest(_ entries: [ZipDirectory.Entry], _ files: [Int]) -> String {
-            let names = files.map { entries[$0].displayName }
-            let tab = UInt8(ascii: "\t")
-            let order = files.indices.sorted { a, b in
-                var (x, y) = (names[a].utf8.makeIterator(), names[b].utf8.makeIterator())
-                while true {
-                    switch (x.next(), y.next()) {
-                    case let (p?, q?) where p != q: return p < q
-                    case (_?, _?): continue
-                    case (nil, let q?): return tab < q
-                    case (let p?, nil): return p < tab
-                    case (nil, nil): return false
-                    }
-                }
-            }
-            let hasher = SHA256Hasher()
-            for position in order {
-                let entry = entries[files[position]]
-                hasher.update(Array("\(names[position])\t\(String(entry.crc32, radix: 16))\t\(entry.uncompressedSize)\n".utf8))
-            }
-            return hasher.finalizeHex()
         }
 
         /// What the content pass needs; taken once. A second pass over the same `Passed` (none
