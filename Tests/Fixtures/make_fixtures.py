@@ -288,6 +288,11 @@ def zips():
     n = "link-extra-field-error.zip"; e = issue_entries(stem(n))
     e[2].extra = struct.pack("<HHIIHH", 0x000D, 12 + 11, 0, 0, 0, 0) + b"/etc/passwd"
     write(n, build(e))
+    # An ASi Unix extra field (0x756e: CRC, mode, sizdev, uid, gid, then a link target) whose
+    # mode says symbolic link, with no target in it: the mode alone declares the link.
+    n = "link-asi-mode-error.zip"; e = issue_entries(stem(n))
+    e[2].extra = struct.pack("<HHIHIHH", 0x756E, 14, 0, 0o120777, 0, 0, 0)
+    write(n, build(e))
     # A local entry between two listed ones that the central directory does not list.
     n = "orphan-local-entry-error.zip"; e = issue_entries(stem(n))
     e.insert(2, Entry("../../tmp/galley-orphan.txt", b"written by streaming unzippers\n", listed=False))

@@ -9,6 +9,7 @@ import Testing
         ("zips/example-valid.zip", []),
         ("zips/duplicate-key-error.zip", ["manifest.duplicate-key"]),
         ("zips/link-extra-field-error.zip", ["zip.link-field"]),
+        ("zips/link-asi-mode-error.zip", ["zip.link-field"]),
         ("zips/orphan-local-entry-error.zip", ["zip.unaccounted-bytes"]),
         ("zips/trailing-data-error.zip", ["zip.unaccounted-bytes"]),
         ("zips/data-descriptor-valid.zip", []),

@@ -532,16 +532,6 @@ public struct ZipDirectory: Sendable {
         return found
     }
 
-    /// The (id, data) pairs of an extra field; a field cut short ends the list.
-    package static func extraFields(_ extra: [UInt8]) -> [(UInt16, [UInt8])] {
-        var fields: [(UInt16, [UInt8])] = []
-        eachExtraField(extra) { id, data in
-            fields.append((id, Array(extra[data])))
-            return true
-        }
-        return fields
-    }
-
     /// Walks an extra field's (id, data range) pairs until `body` says stop or a field is cut
     /// short.
     private static func eachExtraField(_ extra: [UInt8], _ body: (UInt16, Range<Int>) -> Bool) {
@@ -554,31 +544,38 @@ public struct ZipDirectory: Sendable {
     }
 
     /// What `Entry.declaredLink` says of one extra field.
+    /// (Walked in place: the fields as arrays were an allocation or two for each of 60,000
+    /// entries, read twice.)
     private static func linkDeclared(in extra: [UInt8]) -> String? {
-        for (id, data) in extraFields(extra) {
-            if id == 0x000D, data.count > 12 { return "PKWARE Unix extra field (0x000d) with a link target" }
-            if id == 0x756E, data.count >= 6 {
-                let mode = UInt32(le16(data, 4))
-                if data.count > 14 || mode & 0o170000 == 0o120000 { return "ASi Unix extra field (0x756e) declaring a link" }
+        var declared: String?
+        eachExtraField(extra) { id, data in
+            if id == 0x000D, data.count > 12 {
+                declared = "PKWARE Unix extra field (0x000d) with a link target"
+            } else if id == 0x756E, data.count >= 6 {
+                let mode = UInt32(le16(extra, data.lowerBound + 4))
+                if data.count > 14 || mode & 0o170000 == 0o120000 { declared = "ASi Unix extra field (0x756e) declaring a link" }
             }
+            return declared == nil
         }
-        return nil
+        return declared
     }
 
     /// Takes the sizes and offset that the Zip64 extra field (0x0001) holds for the fields
     /// marked 0xFFFFFFFF, in the order the format gives them.
     private static func applyZip64Extra(_ entry: inout Entry, _ extra: [UInt8]) {
-        for (id, data) in extraFields(extra) where id == 0x0001 {
+        eachExtraField(extra) { id, data in
+            guard id == 0x0001 else { return true }
             entry.usesZip64 = true
-            var q = 0
+            var q = data.lowerBound
             func next(_ value: inout UInt64) {
-                guard value == 0xFFFF_FFFF, q + 8 <= data.count else { return }
-                value = le64(data, q)
+                guard value == 0xFFFF_FFFF, q + 8 <= data.upperBound else { return }
+                value = le64(extra, q)
                 q += 8
             }
             next(&entry.uncompressedSize)
             next(&entry.compressedSize)
             next(&entry.localHeaderOffset)
+            return true
         }
     }
 
