@@ -56,6 +56,17 @@ import Testing
     /// machine whose host takes free memory back, cost a host fault each and doubled what an
     /// import wrote to memory). Where the scratch folder's file system keeps files in memory
     /// (tmpfs) every page is resident whatever the way, and there is nothing to see.
+    /// A digest's hex is its 32 bytes as lowercase hex, most significant first, whatever the
+    /// bytes (each nibble value at each place, and the word edges).
+    @Test func aDigestsHexIsItsBytesInOrder() {
+        var random = SeededGenerator(state: 28)
+        var cases: [[UInt8]] = [Array(repeating: 0, count: 32), Array(repeating: 0xFF, count: 32), (0..<32).map { UInt8($0 * 8 + 7) }]
+        for _ in 0..<200 { cases.append((0..<32).map { _ in UInt8(truncatingIfNeeded: random.next()) }) }
+        for bytes in cases {
+            #expect(SHA256Digest(bytes).hex == bytes.map { String(format: "%02x", $0) }.joined())
+        }
+    }
+
     @Test func aCopyLeavesThePageCacheAlone() throws {
         let folder = try Scratch.folder("galley-filedigest")
         guard try Self.fileSystemType(folder.path) != "tmpfs" else { return }
