@@ -126,6 +126,39 @@ import GalleyTestSupport
         #expect(try store.search("ferry").articles.map(\.globalID) == ["a1"])
     }
 
+    /// The files' rows go in whenever no article waits, each file once it is both written and
+    /// hashed, and `complete` writes the rest: every file once, in the pass's order.
+    @Test func filesAreWrittenWhileNoArticleWaitsAndTheRestAtTheEnd() throws {
+        let root = try Scratch.folder("galley-beside-rows").appending(path: "store")
+        let store = try SQLiteStore(at: root)
+        let rows = BesideRows(store)
+        var stream = ManifestStream(text: Self.manifest(articlesFirst: false))
+        let observer = rows.observer
+        let issue = try stream.read { number, node, members in observer(number, node, members) }.record
+        let names = (0..<300).map { "beside/media/f\($0).jpg" }
+        func digest(_ number: Int) -> SHA256Digest { SHA256Digest(Array(SHA256Hasher.hex(of: names[number]).utf8.prefix(32))) }
+        for (number, name) in names.enumerated() {
+            rows.files.wrote(Substring(name), size: Int64(number))
+            if number < 200 { rows.files.hashed(digest(number)) }
+        }
+        // The writer finds no article waiting for a millisecond and takes the 200 files ready.
+        let deadline = Date().addingTimeInterval(10)
+        while rows.filesWrittenSoFar < 200 && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        #expect(rows.filesWrittenSoFar == 200, "the files written and hashed, and none beyond")
+        for number in 200..<300 { rows.files.hashed(digest(number)) }
+        rows.articlesEnded()
+        #expect(rows.usable(for: issue))
+        let package = ImportResult.Package(sha256: "00", size: 1, version: 1, withheld: nil)
+        _ = try rows.complete { db, id in
+            _ = try SQLiteStore.insertIssueRow(issue, id: id, folder: "beside.x", contentDigest: "d", package: package, db, root: root)
+            try SQLiteStore.insertFiles(rows.files.files.dropFirst(rows.filesWritten), issue: id, db)
+        }
+        let written = try store.database.read { db in
+            try Row.fetchAll(db, sql: "SELECT name, size, sha256 FROM file ORDER BY id").map { "\($0[0] as String) \($0[1] as Int64) \($0[2] as String)" }
+        }
+        #expect(written == names.indices.map { "\(names[$0]) \($0) \(digest($0).hex)" })
+    }
+
     @Test func abandonedRowsLeaveTheStoreAsItWas() throws {
         let root = try Scratch.folder("galley-beside-rows").appending(path: "store")
         let store = try SQLiteStore(at: root)

@@ -60,9 +60,11 @@ package final class HashingThread: @unchecked Sendable {
     private var starting = false
 
     /// `files`: how many files are coming, when known, so the digests' list is made at its
-    /// final size (growing it holds the old list and the new one together).
-    package init(capacity: Int = 16, files: Int = 0) {
-        state.digests.reserveCapacity(files)
+    /// final size (growing it holds the old list and the new one together). `deliver`, when
+    /// given, is handed each digest on the hashing thread as its file ends, in order, and
+    /// `finish` keeps none (an import's rows take them as they come).
+    package init(capacity: Int = 16, files: Int = 0, deliver: (@Sendable (SHA256Digest) -> Void)? = nil) {
+        if deliver == nil { state.digests.reserveCapacity(files) }
         // Buffers in use at most: `capacity` queued, one held back, one being hashed.
         let (state, spares) = (state, Spares(limit: capacity + 2))
         self.spares = spares
@@ -70,7 +72,9 @@ package final class HashingThread: @unchecked Sendable {
             if message.first { state.hasher = SHA256Hasher() }
             message.bytes.withUnsafeBytes { state.hasher.update($0) }
             spares.give(message.bytes)
-            if message.last { state.digests.append(state.hasher.finalize()) }
+            guard message.last else { return }
+            let digest = state.hasher.finalize()
+            if let deliver { deliver(digest) } else { state.digests.append(digest) }
         }
     }
 
@@ -98,7 +102,7 @@ package final class HashingThread: @unchecked Sendable {
     }
 
     /// Waits for every file handed over and stops the thread; the digests of the files ended,
-    /// in order.
+    /// in order (none when they were delivered).
     package func finish() -> [SHA256Digest] {
         if !finished {
             finished = true

@@ -220,6 +220,19 @@ package final class Handover<Item: Sendable>: Sendable {
     /// The next item; nil once closed and empty; the error it was closed with.
     package func receive() throws -> Item? { try channel.receive() }
 
+    /// What `receive(orIdle:)` gives.
+    package enum Receipt {
+        case item(Item)
+        /// Nothing came for a millisecond: the consumer may do something else and ask again.
+        case idle
+        /// Closed and empty.
+        case ended
+    }
+
+    /// As `receive`, but `idle` when the queue stayed empty for a millisecond, for a consumer
+    /// with other work to do meanwhile.
+    package func receiveOrIdle() throws -> Receipt { try channel.receive(idle: true) }
+
     /// The consumer takes no more: queued items are dropped and `send` throws from now on.
     package func stop() { channel.stop() }
 }
@@ -275,6 +288,14 @@ private final class PipelineChannel<Item: Sendable>: @unchecked Sendable {
     /// The next item, nil once the producer has ended and everything it sent was taken, or
     /// the producer's error at that point.
     func receive() throws -> Item? {
+        switch try receive(idle: false) {
+        case .item(let item): item
+        case .idle, .ended: nil
+        }
+    }
+
+    /// The next item; with `idle`, `.idle` once a millisecond passed with nothing queued.
+    func receive(idle: Bool) throws -> Handover<Item>.Receipt {
         condition.lock()
         defer { condition.unlock() }
         if queued == 0 {
@@ -285,16 +306,17 @@ private final class PipelineChannel<Item: Sendable>: @unchecked Sendable {
                 let signalled = condition.wait(until: Date(timeIntervalSinceNow: 0.001))
                 consumerSleeps = false
                 if !signalled && queued > 0 { break }
+                if !signalled && idle { return .idle }
             }
         }
         if queued > 0 {
             let item = items[head]
             head += 1
             if producerSleeps && queued <= capacity / 2 { condition.broadcast() }
-            return item
+            return .item(item)
         }
         try ended?.get()
-        return nil
+        return .ended
     }
 
     /// The producer has ended with `outcome`; with `discarding`, what it queued and the

@@ -37,10 +37,11 @@ struct ImportPass {
     /// meanwhile, `BesideRows`).
     static func run(
         _ path: String, _ opened: ImportGate.Opened, stagingFolder: URL, root: URL, progress: ((Int64, Int64) -> Void)?,
-        articles: Validator.ArticleObserver? = nil
+        articles: Validator.ArticleObserver? = nil, ledger: FileLedger = FileLedger()
     ) throws -> (pass: ImportPass, issue: IssueRecord) {
         let (pass, issue) = try extract(path, total: opened.facts.declaredBytes, files: opened.facts.fileCount, identity: opened.facts.identity,
-                                        adoptable: opened.adoptable, stagingFolder: stagingFolder, root: root, progress: progress) { sink in
+                                        adoptable: opened.adoptable, stagingFolder: stagingFolder, root: root, progress: progress,
+                                        ledger: ledger) { sink in
             let (findings, issue) = try opened.takeOpening().checkBeside(sink: sink, articles: articles)
             let warnings = try refusingErrors(findings)
             guard let issue else {
@@ -61,7 +62,7 @@ struct ImportPass {
     /// for (`adoptable`, its own download) is not compared: linking it moves its change time.
     private static func extract<Extra>(
         _ path: String, total: Int64, files: Int, identity: FileIdentity?, adoptable: FileDigest?, stagingFolder: URL, root: URL,
-        progress: ((Int64, Int64) -> Void)?,
+        progress: ((Int64, Int64) -> Void)?, ledger: FileLedger = FileLedger(),
         check: (ExtractingSink) throws -> (warnings: [Diagnostic], extra: Extra)
     ) throws -> (pass: ImportPass, extra: Extra) {
         let token = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
@@ -69,7 +70,7 @@ struct ImportPass {
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
         var succeeded = false
         defer { if !succeeded { try? FolderRemoval.remove(staging.path) } }
-        let sink = try ExtractingSink(root: staging, total: total, files: files, progress: progress)
+        let sink = try ExtractingSink(root: staging, total: total, files: files, ledger: ledger, progress: progress)
         // Once the pass has ended, the copy is all the import waits for: the rest of it goes to
         // the page cache instead of the disk; a pass that refused the zip stops it.
         let urgency = CopyUrgency()
@@ -180,9 +181,9 @@ extension ImportPass {
     /// `PackedStrings`: kept as slices of the zip directory's names, they held all of those
     /// (4.8 MB at 30,000 articles, with the folder's name in each) alive through the rows.
     struct Files: RandomAccessCollection {
-        fileprivate let names: PackedStrings
-        fileprivate let sizes: [Int64]
-        fileprivate let digests: [SHA256Digest]
+        fileprivate var names = PackedStrings()
+        fileprivate var sizes: [Int64] = []
+        fileprivate var digests: [SHA256Digest] = []
 
         var startIndex: Int { 0 }
         var endIndex: Int { Swift.min(names.count, digests.count) }
@@ -209,16 +210,15 @@ extension ImportPass {
         private let progress: ProgressSink?
         private let hashing: HashingThread
         private var current: (name: Substring, size: Int64)?
-        /// The files written, as `Files` holds them.
-        private var names = PackedStrings()
-        private var sizes: [Int64] = []
+        /// The files written and hashed so far.
+        private let ledger: FileLedger
 
         /// `files`: how many files the zip declares, so the lists are made at their final size.
-        init(root: URL, total: Int64, files: Int, progress: ((Int64, Int64) -> Void)?) throws {
+        init(root: URL, total: Int64, files: Int, ledger: FileLedger, progress: ((Int64, Int64) -> Void)?) throws {
             writer = try SecureDiskWriter(root: root)
-            hashing = HashingThread(files: files)
-            names.reserveCapacity(files)
-            sizes.reserveCapacity(files)
+            ledger.reserveCapacity(files)
+            self.ledger = ledger
+            hashing = HashingThread(files: files, deliver: { ledger.hashed($0) })
             self.progress = progress.map { ProgressSink(total: total, $0) }
         }
 
@@ -238,14 +238,51 @@ extension ImportPass {
         func finish() throws {
             try writer.finish()
             hashing.end()
-            if let current {
-                names.append(current.name)
-                sizes.append(current.size)
-            }
+            if let current { ledger.wrote(current.name, size: current.size) }
             current = nil
         }
 
         /// Every file written, with its digest (waits for the hashing thread).
-        func files() -> Files { Files(names: names, sizes: sizes, digests: hashing.finish()) }
+        func files() -> Files {
+            _ = hashing.finish()
+            return ledger.files
+        }
+    }
+
+    /// The files a pass wrote and the digests of those hashed so far, in order, shared by the
+    /// pass (names and sizes), the hashing thread (digests) and a reader that takes each file as
+    /// soon as it is both (`BesideRows` writes their rows while the pass runs on).
+    final class FileLedger: @unchecked Sendable {
+        // `written` is read and changed under `lock` only.
+        private let lock = NSLock()
+        private var written = Files()
+
+        func reserveCapacity(_ count: Int) {
+            lock.withLock {
+                written.names.reserveCapacity(count)
+                written.sizes.reserveCapacity(count)
+                written.digests.reserveCapacity(count)
+            }
+        }
+
+        func wrote(_ name: Substring, size: Int64) {
+            lock.withLock {
+                written.names.append(name)
+                written.sizes.append(size)
+            }
+        }
+
+        func hashed(_ digest: SHA256Digest) { lock.withLock { written.digests.append(digest) } }
+
+        /// The files both written and hashed from `start` on, at most `limit` of them.
+        func ready(from start: Int, limit: Int) -> [ExtractedFile] {
+            lock.withLock {
+                guard start < written.endIndex else { return [] }
+                return Array(written[start..<min(written.endIndex, start + limit)])
+            }
+        }
+
+        /// Every file written and hashed.
+        var files: Files { lock.withLock { written } }
     }
 }

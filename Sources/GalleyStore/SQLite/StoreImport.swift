@@ -137,7 +137,7 @@ extension SQLiteStore {
             let rows = rowsBeside ? BesideRows(self) : nil
             defer { rows?.abandon() }
             let (pass, issue) = try ImportPass.run(path, opened, stagingFolder: stagingFolder, root: root, progress: progress,
-                                                   articles: rows?.observer)
+                                                   articles: rows?.observer, ledger: rows?.files ?? ImportPass.FileLedger())
             rows?.articlesEnded()
             defer { pass.cleanUp() }
             let (existing, stored) = try storedIssue(issue)
@@ -248,7 +248,8 @@ extension SQLiteStore {
                         try Self.deleteRows(ofIssue: id, db)
                     }
                     _ = try Self.insertIssueRow(issue, id: issueID, folder: folder, contentDigest: contentDigest, package: package, db, root: root)
-                    try Self.insertFiles(files, issue: issueID, db)
+                    // The files' rows not written while the pass ran.
+                    try Self.insertFiles(files.dropFirst(rows.filesWritten), issue: issueID, db)
                 }
             } else {
                 try write { db in
@@ -325,7 +326,7 @@ extension SQLiteStore {
     }
 
     /// The rows of an issue's files.
-    static func insertFiles(_ files: ImportPass.Files, issue: Int64, _ db: Database) throws {
+    static func insertFiles(_ files: some Sequence<ImportPass.ExtractedFile>, issue: Int64, _ db: Database) throws {
         let insertFile = try db.cachedStatement(sql: FileRow.insertSQL(orIgnore: false))
         for file in files {
             try FileRow(id: nil, issueId: issue, name: file.name, size: file.size, sha256: file.sha256).insert(with: insertFile)
