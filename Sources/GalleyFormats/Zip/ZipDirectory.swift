@@ -74,6 +74,8 @@ public struct ZipDirectory: Sendable {
         /// Calls `body` with the name's bytes, as stored, without copying them.
         package func withNameBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
             if let undecodedName { return try undecodedName.withUnsafeBufferPointer(body) }
+            // (Not `withContiguousStorageIfAvailable`, as `compareName` reads it: called from
+            // another module, unspecialized, that made the name-clash check twice as slow.)
             var name = self.name ?? ""
             return try name.withUTF8(body)
         }
@@ -90,6 +92,9 @@ public struct ZipDirectory: Sendable {
                 return order != 0 ? Int(order) : mine.count - other.count
             }
             if let undecodedName { return undecodedName.withUnsafeBufferPointer(order) }
+            // Read in place when the string is contiguous (every name read from a directory
+            // is): a copy of it to call `withUTF8` was a retain and a release at every probe.
+            if let order = name?.utf8.withContiguousStorageIfAvailable(order) { return order }
             var name = self.name ?? ""
             return name.withUTF8(order)
         }
