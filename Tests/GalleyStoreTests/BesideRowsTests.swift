@@ -143,15 +143,15 @@ import GalleyTestSupport
         }
         // The writer finds no article waiting for a millisecond and takes the 200 files ready.
         let deadline = Date().addingTimeInterval(10)
-        while rows.filesWrittenSoFar < 200 && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
-        #expect(rows.filesWrittenSoFar == 200, "the files written and hashed, and none beyond")
+        while rows.files.taken < 200 && Date() < deadline { Thread.sleep(forTimeInterval: 0.005) }
+        #expect(rows.files.taken == 200, "the files written and hashed, and none beyond")
         for number in 200..<300 { rows.files.hashed(digest(number)) }
         rows.articlesEnded()
         #expect(rows.usable(for: issue))
         let package = ImportResult.Package(sha256: "00", size: 1, version: 1, withheld: nil)
         _ = try rows.complete { db, id in
             _ = try SQLiteStore.insertIssueRow(issue, id: id, folder: "beside.x", contentDigest: "d", package: package, db, root: root)
-            try SQLiteStore.insertFiles(rows.files.files.dropFirst(rows.filesWritten), issue: id, db)
+            try SQLiteStore.insertFiles(rows.files.files.dropFirst(rows.files.taken), issue: id, db)
         }
         let written = try store.database.read { db in
             try Row.fetchAll(db, sql: "SELECT name, size, sha256 FROM file ORDER BY id").map { "\($0[0] as String) \($0[1] as Int64) \($0[2] as String)" }

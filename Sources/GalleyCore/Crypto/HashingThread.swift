@@ -1,8 +1,9 @@
 import Foundation
 
 /// SHA-256 of a series of files on a thread of its own: the caller hands over each file's bytes
-/// as it streams them (`begin`, `update`, `end`) and collects the digests, in order, from
-/// `finish`. An import inflates and writes on one core while the hashing runs on the other.
+/// as it streams them (`begin`, `update`, `end`), and each file's digest is delivered, in order,
+/// on the hashing thread as the file ends (an import's ledger takes them, and its rows' writer
+/// takes each file from there as soon as it is hashed). An import inflates and writes on one core while the hashing runs on the other.
 /// The hand-over is a `BackgroundConsumer` (which wakes the hashing thread in batches, not at
 /// every small file); at most `capacity` messages wait (the caller blocks beyond), so memory
 /// stays flat. Each chunk is held back until the next call says whether it was the file's last,
@@ -21,11 +22,9 @@ package final class HashingThread: @unchecked Sendable {
         var last: Bool
     }
 
-    /// The hasher and the digests: touched only by the consumer's thread until `finish` has
-    /// joined it.
+    /// The hasher: touched only by the consumer's thread.
     private final class State: @unchecked Sendable {
         var hasher = SHA256Hasher()
-        var digests: [SHA256Digest] = []
     }
 
     /// Buffers the thread has hashed, for `update` to fill again: no allocation per chunk.
@@ -59,12 +58,8 @@ package final class HashingThread: @unchecked Sendable {
     /// `begin` was called and no chunk has come since.
     private var starting = false
 
-    /// `files`: how many files are coming, when known, so the digests' list is made at its
-    /// final size (growing it holds the old list and the new one together). `deliver`, when
-    /// given, is handed each digest on the hashing thread as its file ends, in order, and
-    /// `finish` keeps none (an import's rows take them as they come).
-    package init(capacity: Int = 16, files: Int = 0, deliver: (@Sendable (SHA256Digest) -> Void)? = nil) {
-        if deliver == nil { state.digests.reserveCapacity(files) }
+    /// `deliver` is handed each file's digest on the hashing thread as the file ends, in order.
+    package init(capacity: Int = 16, deliver: @escaping @Sendable (SHA256Digest) -> Void) {
         // Buffers in use at most: `capacity` queued, one held back, one being hashed.
         let (state, spares) = (state, Spares(limit: capacity + 2))
         self.spares = spares
@@ -72,9 +67,7 @@ package final class HashingThread: @unchecked Sendable {
             if message.first { state.hasher = SHA256Hasher() }
             message.bytes.withUnsafeBytes { state.hasher.update($0) }
             spares.give(message.bytes)
-            guard message.last else { return }
-            let digest = state.hasher.finalize()
-            if let deliver { deliver(digest) } else { state.digests.append(digest) }
+            if message.last { deliver(state.hasher.finalize()) }
         }
     }
 
@@ -101,14 +94,11 @@ package final class HashingThread: @unchecked Sendable {
         starting = false
     }
 
-    /// Waits for every file handed over and stops the thread; the digests of the files ended,
-    /// in order (none when they were delivered).
-    package func finish() -> [SHA256Digest] {
-        if !finished {
-            finished = true
-            try? consumer.finish()  // the hashing never throws
-        }
-        return state.digests
+    /// Waits until every file handed over was hashed and delivered, and stops the thread.
+    package func finish() {
+        guard !finished else { return }
+        finished = true
+        try? consumer.finish()  // the hashing never throws
     }
 
     private func post(_ message: Message) {

@@ -218,7 +218,7 @@ extension ImportPass {
             writer = try SecureDiskWriter(root: root)
             ledger.reserveCapacity(files)
             self.ledger = ledger
-            hashing = HashingThread(files: files, deliver: { ledger.hashed($0) })
+            hashing = HashingThread(deliver: { ledger.hashed($0) })
             self.progress = progress.map { ProgressSink(total: total, $0) }
         }
 
@@ -244,7 +244,7 @@ extension ImportPass {
 
         /// Every file written, with its digest (waits for the hashing thread).
         func files() -> Files {
-            _ = hashing.finish()
+            hashing.finish()
             return ledger.files
         }
     }
@@ -253,7 +253,7 @@ extension ImportPass {
     /// pass (names and sizes), the hashing thread (digests) and a reader that takes each file as
     /// soon as it is both (`BesideRows` writes their rows while the pass runs on).
     final class FileLedger: @unchecked Sendable {
-        // `written` is read and changed under `lock` only.
+        // `written` and `takenCount` are read and changed under `lock` only.
         private let lock = NSLock()
         private var written = Files()
 
@@ -274,11 +274,18 @@ extension ImportPass {
 
         func hashed(_ digest: SHA256Digest) { lock.withLock { written.digests.append(digest) } }
 
-        /// The files both written and hashed from `start` on, at most `limit` of them.
-        func ready(from start: Int, limit: Int) -> [ExtractedFile] {
+        /// How many files `take` has handed out: the first ones, in order.
+        var taken: Int { lock.withLock { takenCount } }
+        private var takenCount = 0
+
+        /// The next files both written and hashed that `take` has not handed out yet, at most
+        /// `limit` of them.
+        func take(limit: Int) -> [ExtractedFile] {
             lock.withLock {
-                guard start < written.endIndex else { return [] }
-                return Array(written[start..<min(written.endIndex, start + limit)])
+                let end = min(written.endIndex, takenCount + limit)
+                guard takenCount < end else { return [] }
+                defer { takenCount = end }
+                return Array(written[takenCount..<end])
             }
         }
 

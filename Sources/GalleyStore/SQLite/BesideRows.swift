@@ -38,17 +38,9 @@ final class BesideRows: @unchecked Sendable {
     /// The pass's files: their rows are written whenever no article waits, so that most are in
     /// by the time the pass ends (the articles usually end first, latest.json being the zip's
     /// first entry). At 30,000 articles their 60,000 rows were 0.2 s of one core after the pass.
+    /// The files `take` handed out have their rows in the transaction; the rest go in at
+    /// `complete`.
     let files = ImportPass.FileLedger()
-    /// How many of `files` have their rows in the transaction, in order; the rest go in at
-    /// `complete`. Touched only by the transaction's thread (`filesWrittenSoFar` reads it from
-    /// another, for tests).
-    private(set) var filesWritten: Int {
-        get { countLock.withLock { filesCount } }
-        set { countLock.withLock { filesCount = newValue } }
-    }
-    private let countLock = NSLock()
-    private var filesCount = 0
-    var filesWrittenSoFar: Int { filesWritten }
     private let decided = DispatchSemaphore(value: 0)
     private let done = DispatchSemaphore(value: 0)
     private var finish: ((Database, Int64) throws -> Void)?
@@ -179,9 +171,7 @@ final class BesideRows: @unchecked Sendable {
             case .item(.issueImages(let rows)): try inserts.assets(rows, article: nil)
             case .item(.article(let prepared)): try inserts.article(prepared)
             case .idle:
-                let ready = files.ready(from: filesWritten, limit: 256)
-                try SQLiteStore.insertFiles(ready, issue: issueID, db)
-                filesWritten += ready.count
+                try SQLiteStore.insertFiles(files.take(limit: 256), issue: issueID, db)
             case .ended: break receiving
             }
         }

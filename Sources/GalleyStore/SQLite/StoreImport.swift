@@ -249,7 +249,7 @@ extension SQLiteStore {
                     }
                     _ = try Self.insertIssueRow(issue, id: issueID, folder: folder, contentDigest: contentDigest, package: package, db, root: root)
                     // The files' rows not written while the pass ran.
-                    try Self.insertFiles(files.dropFirst(rows.filesWritten), issue: issueID, db)
+                    try Self.insertFiles(files.dropFirst(rows.files.taken), issue: issueID, db)
                 }
             } else {
                 try write { db in
