@@ -195,11 +195,6 @@ public struct FeedSyncer: Sendable {
     private let target: SyncTarget
     public let options: SyncOptions
 
-    public init(store: any IssueStore, options: SyncOptions) {
-        target = SyncTarget(store)
-        self.options = options
-    }
-
     /// A syncer for the store at `location`, opened now when it exists. One that does not exist
     /// yet is made only once a round has fetched and checked the feed (reachable, a feed, its
     /// signature good): a first sync that fails before that leaves no store behind, as a failed
@@ -212,10 +207,6 @@ public struct FeedSyncer: Sendable {
         }
         self.options = options
     }
-
-    /// The store this syncer writes into, when it is open or made (nil before a first round
-    /// made a store that did not exist).
-    public var store: (any IssueStore)? { target.existing }
 
     /// A failure worth another attempt (a cut connection, a 5xx, a 429), after `retryAfter`
     /// seconds when the server said so.
