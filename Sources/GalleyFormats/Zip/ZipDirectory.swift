@@ -80,6 +80,14 @@ public struct ZipDirectory: Sendable {
             return try name.withUTF8(body)
         }
 
+        /// Calls `body` with the bytes of `displayName`: the name as stored, or, for a name
+        /// that is not UTF-8 (refused by the container checks, so rare), its repaired text.
+        func withDisplayNameBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+            guard undecodedName != nil else { return try withNameBytes(body) }
+            var display = displayName
+            return try display.withUTF8(body)
+        }
+
         /// The order of the name's bytes from `offset` on against `other` (memcmp's, then the
         /// shorter first): negative, 0 or positive.
         @inline(__always)
@@ -246,23 +254,14 @@ public struct ZipDirectory: Sendable {
     package func filesInAFolder(_ files: [Int]) -> Int {
         let slash = UInt8(ascii: "/")
         return entries.withUnsafeBufferPointer { entries in
-            var count = 0
-            for number in files {
-                let entry = entries[number]
-                func inFolder(_ name: UnsafeBufferPointer<UInt8>) -> Bool {
+            files.count { number in
+                entries[number].withDisplayNameBytes { name in
                     // Leading slashes make empty parts; the first part is what follows them.
                     guard let start = name.firstIndex(where: { $0 != slash }),
                           let cut = name[start...].firstIndex(of: slash) else { return false }
                     return cut + 1 < name.count
                 }
-                if entry.undecodedName == nil {
-                    if entry.withNameBytes(inFolder) { count += 1 }
-                } else {
-                    var display = entry.displayName
-                    if display.withUTF8(inFolder) { count += 1 }
-                }
             }
-            return count
         }
     }
 
@@ -275,18 +274,10 @@ public struct ZipDirectory: Sendable {
     /// each goes into one buffer, hashed as it fills.
     package func fileLinesDigest(_ files: [Int]) -> String {
         let tab = UInt8(ascii: "\t")
-        // Display names, made only for the rare names that are not UTF-8.
-        let repaired = Dictionary(uniqueKeysWithValues: files.compactMap { number in
-            entries[number].undecodedName == nil ? nil : (number, Array(entries[number].displayName.utf8))
-        })
-        func withDisplayBytes<R>(_ entry: Entry, _ number: Int, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-            if let bytes = repaired[number] { return bytes.withUnsafeBufferPointer(body) }
-            return entry.withNameBytes(body)
-        }
         return entries.withUnsafeBufferPointer { entries in
             let order = files.indices.sorted { a, b in
-                withDisplayBytes(entries[files[a]], files[a]) { x in
-                    withDisplayBytes(entries[files[b]], files[b]) { y in
+                entries[files[a]].withDisplayNameBytes { x in
+                    entries[files[b]].withDisplayNameBytes { y in
                         let common = min(x.count, y.count)
                         if common > 0, let p = x.baseAddress, let q = y.baseAddress {
                             let order = memcmp(p, q, common)
@@ -302,9 +293,8 @@ public struct ZipDirectory: Sendable {
             var buffer: [UInt8] = []
             buffer.reserveCapacity(1 << 16)
             for position in order {
-                let number = files[position]
-                let entry = entries[number]
-                withDisplayBytes(entry, number) { buffer.append(contentsOf: $0) }
+                let entry = entries[files[position]]
+                entry.withDisplayNameBytes { buffer.append(contentsOf: $0) }
                 buffer.append(tab)
                 buffer.append(contentsOf: String(entry.crc32, radix: 16).utf8)
                 buffer.append(tab)
