@@ -52,6 +52,40 @@ import Testing
         #expect(try Data(contentsOf: copy) == Data(bytes))
     }
 
+    /// The copy hashed on an import's hashing thread, paired with the files it hashes meanwhile:
+    /// the same digest and copy, and the files' digests their own, both ways of copying.
+    @Test(arguments: [0, 4_097, (4 << 20) + 123], [true, false])
+    func aCopyHashedBesideFilesHasTheFilesSHA256(size: Int, direct: Bool) throws {
+        let folder = try Scratch.folder("galley-filedigest-beside")
+        let original = folder.appending(path: "original.zip")
+        let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ $0 >> 11) }
+        try Data(bytes).write(to: original)
+        let copy = folder.appending(path: "copy.zip")
+        let delivered = ParallelWorkTests.Digests()
+        let hashing = HashingThread(deliver: delivered.add)
+        let files = (0..<40).map { ParallelWorkTests.bytes($0 * 5_000, seed: UInt8($0)) }
+        let copied = ParallelWorkTests.Box<FileDigest?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let copying = Thread {
+            copied.value = try? FileDigest.of(original.path, copyingTo: copy.path, direct: direct, beside: hashing)
+            done.signal()
+        }
+        copying.start()
+        for file in files {
+            hashing.begin()
+            hashing.update(file[...])
+            hashing.end()
+        }
+        hashing.endFiles()
+        hashing.finish()
+        done.wait()
+        let digest = try #require(copied.value)
+        #expect(digest.size == Int64(size))
+        #expect(digest.sha256 == (try Self.coreutilsDigest(original.path)))
+        #expect(try Data(contentsOf: copy) == Data(bytes))
+        #expect(delivered.hex == files.map { SHA256Tests.digest($0, extensions: false) })
+    }
+
     /// The copy's bytes go to the disk, not into new page-cache pages (which, on a virtual
     /// machine whose host takes free memory back, cost a host fault each and doubled what an
     /// import wrote to memory). Where the scratch folder's file system keeps files in memory

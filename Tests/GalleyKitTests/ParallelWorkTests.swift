@@ -68,6 +68,74 @@ import Testing
         #expect(digests.hex == expected)
     }
 
+    /// A second stream on the copy lane (an import's kept zip), handed over from another thread
+    /// in chunks the sender keeps until hashed, while files come on the file lane: every file's
+    /// digest and the stream's are their own, whether the files end before the stream or after,
+    /// and whatever the queue's size.
+    @Test(arguments: [(1, true), (16, true), (16, false)])
+    func aCopyLaneBesideTheFilesGivesEveryDigest(capacity: Int, filesEndFirst: Bool) throws {
+        var generator = SystemRandomNumberGenerator()
+        let files: [[UInt8]] = (0..<200).map { index in
+            Self.bytes([0, 1, 100, 10_000, 70_000, 300_000].randomElement(using: &generator) ?? 1, seed: UInt8(truncatingIfNeeded: index))
+        }
+        let stream = Self.bytes(5_000_000 + Int.random(in: 0..<1000, using: &generator), seed: 99)
+        let digests = Digests()
+        let hashing = HashingThread(capacity: capacity, deliver: digests.add)
+        let lane = try #require(hashing.openCopyLane())
+        #expect(hashing.openCopyLane() == nil, "one copy lane at a time")
+        let copied = Box<SHA256Digest?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let copying = Thread {
+            defer { done.signal() }
+            stream.withUnsafeBytes { bytes in
+                var tickets: [CopyLane.Ticket] = []
+                var offset = 0
+                while offset < bytes.count {
+                    let count = min(bytes.count - offset, [1, 4096, 1 << 20, 333_333].randomElement() ?? 1)
+                    tickets.append(lane.hash(UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])))
+                    offset += count
+                    if tickets.count > 2 { tickets.removeFirst().wait() }
+                }
+                copied.value = lane.digest()
+            }
+        }
+        if filesEndFirst { copying.start() }
+        for file in files {
+            hashing.begin()
+            var rest = file[...]
+            while !rest.isEmpty {
+                hashing.update(rest.prefix(65_536))
+                rest = rest.dropFirst(65_536)
+            }
+            hashing.end()
+        }
+        hashing.endFiles()
+        if !filesEndFirst { copying.start() }
+        hashing.finish()  // waits for the lane to close too
+        done.wait()
+        let expected = files.map { SHA256Tests.digest($0, extensions: false) }
+        #expect(digests.hex == expected)
+        #expect(copied.value?.hex == SHA256Tests.digest(stream, extensions: false))
+    }
+
+    /// A hashing thread released without `finish` (a pass that failed) while a copy lane still
+    /// has chunks: whoever waits on them is woken, and the lane gives no digest.
+    @Test func aCancelledHashingThreadLeavesNoCopyWaiting() throws {
+        var hashing: HashingThread? = HashingThread(deliver: { _ in })
+        let lane = try #require(hashing?.openCopyLane())
+        let bytes = Self.bytes(1 << 20, seed: 5)
+        hashing?.begin()
+        hashing?.update(bytes[...])  // held back: never ended
+        hashing = nil
+        bytes.withUnsafeBytes { lane.hash($0).wait() }
+        #expect(lane.digest() == nil)
+    }
+
+    final class Box<Value>: @unchecked Sendable {
+        var value: Value
+        init(_ value: Value) { self.value = value }
+    }
+
     /// What a hashing thread delivered, in order.
     final class Digests: @unchecked Sendable {
         // `list` is read and changed under `lock` only.

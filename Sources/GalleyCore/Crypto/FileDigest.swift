@@ -27,9 +27,16 @@ public struct FileDigest: Sendable, Hashable {
         try of(path, copyingTo: copy, direct: true, urgency: urgency)
     }
 
+    /// `of(_:copyingTo:urgency:)` with the copy hashed on `hashing`'s thread, paired with the
+    /// files it hashes (`HashingThread.openCopyLane`; alone here if it has no lane to give).
+    package static func of(_ path: String, copyingTo copy: String, urgency: CopyUrgency?, hashingBeside hashing: HashingThread?) throws -> FileDigest {
+        try of(path, copyingTo: copy, direct: true, urgency: urgency, beside: hashing)
+    }
+
     /// `of(_:copyingTo:urgency:)`; `direct: false` takes the way of a file system without direct
     /// I/O (for the tests, which have only one kind of file system).
-    static func of(_ path: String, copyingTo copy: String?, direct: Bool, urgency: CopyUrgency? = nil) throws -> FileDigest {
+    static func of(_ path: String, copyingTo copy: String?, direct: Bool, urgency: CopyUrgency? = nil,
+                   beside hashing: HashingThread? = nil) throws -> FileDigest {
         let input = open(path, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw FileDigestError(path: path, code: errno) }
         defer { close(input) }
@@ -38,7 +45,7 @@ public struct FileDigest: Sendable, Hashable {
             let size = try pump(input, path, into: hasher, copy: nil)
             return FileDigest(sha256: hasher.finalizeHex(), size: size)
         }
-        if direct, let digest = try directCopy(input, path, to: copy, urgency: urgency) { return digest }
+        if direct, let digest = try directCopy(input, path, to: copy, urgency: urgency, beside: hashing) { return digest }
         let output = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard output >= 0 else { throw FileDigestError(path: copy, code: errno) }
         defer { close(output) }
@@ -46,7 +53,7 @@ public struct FileDigest: Sendable, Hashable {
         // read and write here), then the copy is hashed where it lies (`mappedDigest`): the
         // digest names the bytes kept.
         switch kernelCopy(from: input, to: output, urgency: urgency) {
-        case .copied: return try mappedDigest(copy)
+        case .copied: return try mappedDigest(copy, beside: hashing)
         case .failed(let code): throw FileDigestError(path: copy, code: code)
         case .unsupported: break  // another file system or kernel: read, hash and write below
         }
@@ -75,7 +82,11 @@ public struct FileDigest: Sendable, Hashable {
     /// other, a 190 MB zip's copy outlasted its import's pass. On a disk slower than the import
     /// (a cloud volume of 125 MB/s), the caller would wait for it: once `urgency` is raised, the
     /// rest of the copy goes through the page cache, as before direct I/O.
-    static func directCopy(_ input: Int32, _ path: String, to copy: String, urgency: CopyUrgency?) throws -> FileDigest? {
+    ///
+    /// `beside`: a hashing thread to hash the copy on, paired with its files (an import's), while
+    /// this thread reads the next chunk; a chunk goes to the writer once hashed.
+    static func directCopy(_ input: Int32, _ path: String, to copy: String, urgency: CopyUrgency?,
+                           beside hashing: HashingThread? = nil) throws -> FileDigest? {
         let directFlag = galley_o_direct()
         guard directFlag != 0 else { return nil }
         let output = open(copy, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | directFlag, 0o644)
@@ -93,7 +104,9 @@ public struct FileDigest: Sendable, Hashable {
         // Direct writes must start and end on the device's blocks and come from memory aligned to
         // them: 4 KiB serves every block size Linux's file systems use for it. The last chunk is
         // padded with zeros to a block, and the file cut to its size at the end.
-        let capacity = 1 << 20, block = 4096, buffers = 3
+        let lane = hashing?.openCopyLane()
+        // With a lane, a fourth buffer: the chunk handed to the hashing thread before this one.
+        let capacity = 1 << 20, block = 4096, buffers = lane == nil ? 3 : 4
         let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity * buffers, alignment: block)
         defer { memory.deallocate() }
         guard let base = memory.baseAddress else { throw FileDigestError(path: path, code: ENOMEM) }
@@ -112,11 +125,16 @@ public struct FileDigest: Sendable, Hashable {
             if failure != 0 { throw FileDigestError(path: copy, code: failure) }
         }
         defer { writer.cancel() }
+        // Closed (waiting until it has hashed every chunk handed to it) before the writer is
+        // cancelled and the memory goes.
+        defer { lane?.close() }
         let hasher = SHA256Hasher()
         var size: Int64 = 0
         var ended = false
         var turn = 0
         var direct = true
+        /// The chunk the lane is hashing, for the writer once it has.
+        var inFlight: (ticket: CopyLane.Ticket, chunk: DirectChunk)?
         while !ended {
             let buffer = base + turn * capacity
             turn = (turn + 1) % buffers
@@ -130,10 +148,20 @@ public struct FileDigest: Sendable, Hashable {
                 filled += count
             }
             guard filled > 0 else { break }
-            hasher.update(UnsafeRawBufferPointer(start: buffer, count: filled))
             let padded = (filled + block - 1) / block * block
             if padded > filled { memset(buffer + filled, 0, padded - filled) }
-            try writer.send(DirectChunk(base: buffer, count: padded, offset: size))
+            let chunk = DirectChunk(base: buffer, count: padded, offset: size)
+            if let lane {
+                let ticket = lane.hash(UnsafeRawBufferPointer(start: buffer, count: filled))
+                if let previous = inFlight {
+                    previous.ticket.wait()
+                    try writer.send(previous.chunk)
+                }
+                inFlight = (ticket, chunk)
+            } else {
+                hasher.update(UnsafeRawBufferPointer(start: buffer, count: filled))
+                try writer.send(chunk)
+            }
             size += Int64(filled)
             if urgency?.isAbandoned == true { throw FileDigestError(path: copy, code: ECANCELED) }
             if direct, urgency?.isRaised == true {
@@ -142,11 +170,17 @@ public struct FileDigest: Sendable, Hashable {
                 direct = !leaveDirectIO(output)
             }
         }
+        if let last = inFlight {
+            last.ticket.wait()
+            try writer.send(last.chunk)
+        }
         try writer.finish()
         var cut = ftruncate(output, off_t(size))
         while cut != 0 && errno == EINTR { cut = ftruncate(output, off_t(size)) }
         if cut != 0 { throw FileDigestError(path: copy, code: errno) }
-        return FileDigest(sha256: hasher.finalizeHex(), size: size)
+        guard let lane else { return FileDigest(sha256: hasher.finalizeHex(), size: size) }
+        guard let digest = lane.digest() else { throw FileDigestError(path: copy, code: ECANCELED) }
+        return FileDigest(sha256: digest.hex, size: size)
     }
 
     /// A chunk of `directCopy`'s buffers on its way to the writer thread, which alone touches it
@@ -170,7 +204,8 @@ public struct FileDigest: Sendable, Hashable {
     /// the 1 MiB read buffer. Only for such a file: a mapping of a file another process truncates faults
     /// (SIGBUS) where a `read` would end early, so a user's zip is always read. Falls back to
     /// reading when the system refuses the mapping.
-    static func mappedDigest(_ path: String) throws -> FileDigest {
+    /// `beside`: a hashing thread to hash it on, paired with its files (each window waits for it).
+    static func mappedDigest(_ path: String, beside hashing: HashingThread? = nil) throws -> FileDigest {
         let input = open(path, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw FileDigestError(path: path, code: errno) }
         defer { close(input) }
@@ -179,6 +214,8 @@ public struct FileDigest: Sendable, Hashable {
         let size = Int64(status.st_size)
         let window: Int64 = 2 << 20
         let hasher = SHA256Hasher()
+        let lane = hashing?.openCopyLane()
+        defer { lane?.close() }
         var offset: Int64 = 0
         while offset < size {
             let length = Int(min(window, size - offset))
@@ -187,11 +224,14 @@ public struct FileDigest: Sendable, Hashable {
                 // Refused (no memory for the mapping, a file system without it): read instead.
                 return try of(path)
             }
-            hasher.update(UnsafeRawBufferPointer(start: mapped, count: length))
+            let bytes = UnsafeRawBufferPointer(start: mapped, count: length)
+            if let lane { lane.hash(bytes).wait() } else { hasher.update(bytes) }
             munmap(mapped, length)
             offset += Int64(length)
         }
-        return FileDigest(sha256: hasher.finalizeHex(), size: size)
+        guard let lane else { return FileDigest(sha256: hasher.finalizeHex(), size: size) }
+        guard let digest = lane.digest() else { throw FileDigestError(path: path, code: ECANCELED) }
+        return FileDigest(sha256: digest.hex, size: size)
     }
 
     /// Reads `path` to its end into `hasher` (1 MiB at a time) and returns the bytes read: for a
