@@ -103,6 +103,30 @@ import Testing
         #expect(numbers == [1, 2, 0])
     }
 
+    /// A consumer that keeps every chunk it was handed (as an import's hashing thread keeps
+    /// those it has not hashed yet) finds each still holding its bytes, whether the reader takes
+    /// turns with buffers for it (`keepsChunks`) or not, and however many more it keeps than
+    /// that: a buffer still kept is copied before it is written again, never written over.
+    @Test(arguments: [0, 1, 3])
+    func chunksKeptByTheConsumerKeepTheirBytes(keepsChunks: Int) throws {
+        // Entries of many 64 KiB chunks, stored and deflated, each chunk's bytes its own.
+        let texts = (0..<3).map { (entry: Int) -> String in
+            let letters: [UInt8] = (0..<300_000).map { (index: Int) -> UInt8 in UInt8(65 + (index / 65_536 + entry * 7) % 26) }
+            return String(decoding: letters, as: UTF8.self)
+        }
+        let members = [Self.stored("a/one.txt", texts[0]), Self.deflated("a/two.txt", texts[1]), Self.stored("a/three.txt", texts[2])]
+        let reader = try reader(Self.zip(members))
+        reader.keepsChunks = keepsChunks
+        var kept: [[ArraySlice<UInt8>]] = []
+        while reader.next() != nil {
+            var chunks: [ArraySlice<UInt8>] = []
+            _ = try reader.read(limit: 1 << 20) { chunks.append($0) }
+            kept.append(chunks)
+        }
+        #expect(kept.allSatisfy { $0.count >= 5 }, "chunks of at most 64 KiB: more than the ring")
+        #expect(kept.map { String(decoding: Array($0.joined()), as: UTF8.self) } == texts)
+    }
+
     @Test func aCRCThatDoesNotMatchIsAChecksumError() throws {
         for var member in [Self.stored("a/x.txt", "content"), Self.deflated("a/x.txt", "content")] {
             member.crc ^= 1

@@ -27,19 +27,24 @@ package final class HashingThread: @unchecked Sendable {
     // @unchecked: `finished`, `held` and `starting` are touched only by the caller's thread;
     // everything the two threads share is in `Lanes`, under its condition.
     private let lanes: Lanes
-    private let spares: Spares
     private var finished = false
     /// The chunk handed over last, not yet posted: `end` marks it the file's last.
     private var held: FileChunk?
     /// `begin` was called and no chunk has come since.
     private var starting = false
 
+    /// How many chunks handed to `update` the thread holds at most: `capacity` queued, one held
+    /// back, one being hashed. It keeps each chunk as it was handed over, not a copy of it (the
+    /// zip reader hands out chunks from a ring of buffers longer than this,
+    /// `ZipEntryReader.keepsChunks`).
+    package let keeps: Int
+
     /// `deliver` is handed each file's digest on the hashing thread as the file ends, in order.
     package init(capacity: Int = 16, deliver: @escaping @Sendable (SHA256Digest) -> Void) {
-        // Buffers in use at most: `capacity` queued, one held back, one being hashed.
-        let (lanes, spares) = (Lanes(capacity: capacity), Spares(limit: capacity + 2))
-        (self.lanes, self.spares) = (lanes, spares)
-        Thread { Self.run(lanes, spares: spares, deliver: deliver) }.start()
+        let lanes = Lanes(capacity: capacity)
+        self.lanes = lanes
+        keeps = max(1, capacity) + 2
+        Thread { Self.run(lanes, deliver: deliver) }.start()
     }
 
     deinit { if !finished { lanes.cancel() } }
@@ -50,10 +55,7 @@ package final class HashingThread: @unchecked Sendable {
 
     package func update(_ chunk: ArraySlice<UInt8>) {
         if let held { lanes.send(held) }
-        var buffer = spares.take()
-        buffer.removeAll(keepingCapacity: true)
-        buffer.append(contentsOf: chunk)
-        held = FileChunk(bytes: buffer, first: starting, last: false)
+        held = FileChunk(bytes: chunk, first: starting, last: false)
         starting = false
     }
 
@@ -87,7 +89,7 @@ package final class HashingThread: @unchecked Sendable {
     }
 
     /// The hashing thread's loop.
-    private static func run(_ lanes: Lanes, spares: Spares, deliver: @Sendable (SHA256Digest) -> Void) {
+    private static func run(_ lanes: Lanes, deliver: @Sendable (SHA256Digest) -> Void) {
         var fileHasher = SHA256Hasher()
         var copyHasher = SHA256Hasher()
         var file: (chunk: FileChunk, done: Int)?
@@ -116,7 +118,6 @@ package final class HashingThread: @unchecked Sendable {
                     }
                 }
                 if current.done == current.chunk.bytes.count {
-                    spares.give(current.chunk.bytes)
                     if current.chunk.last { deliver(fileHasher.finalize()) }
                     file = nil
                 } else {
@@ -148,7 +149,7 @@ package final class HashingThread: @unchecked Sendable {
 /// A file's chunk on the file lane: `first` starts a new digest, `last` ends it (a file without
 /// bytes is one empty chunk, both).
 private struct FileChunk: Sendable {
-    var bytes: [UInt8]
+    var bytes: ArraySlice<UInt8>
     var first: Bool
     var last: Bool
 }
@@ -347,6 +348,7 @@ private final class Lanes: @unchecked Sendable {
             if cancelled { return nil }
             if wantsFile && work.file == nil && queuedFiles > 0 {
                 work.file = files[filesHead]
+                files[filesHead].bytes = []  // the chunk's buffer is the zip reader's again once hashed
                 filesHead += 1
                 if senderSleeps && queuedFiles <= capacity / 2 { condition.broadcast() }
             }
@@ -369,27 +371,5 @@ private final class Lanes: @unchecked Sendable {
             _ = condition.wait(until: Date(timeIntervalSinceNow: 0.001))
             threadSleeps = false
         }
-    }
-}
-
-/// Buffers the thread has hashed, for `update` to fill again: no allocation per chunk.
-private final class Spares: @unchecked Sendable {
-    // Guards `buffers`.
-    private let lock = NSLock()
-    private var buffers: [[UInt8]] = []
-    private let limit: Int
-
-    init(limit: Int) { self.limit = limit }
-
-    func take() -> [UInt8] {
-        lock.lock()
-        defer { lock.unlock() }
-        return buffers.popLast() ?? []
-    }
-
-    func give(_ buffer: [UInt8]) {
-        lock.lock()
-        if buffers.count < limit { buffers.append(buffer) }
-        lock.unlock()
     }
 }

@@ -14,6 +14,13 @@ package protocol ZipEntrySink: AnyObject {
     func write(_ chunk: ArraySlice<UInt8>) throws
     /// The current file ended (its CRC and size matched).
     func finish() throws
+    /// How many of the chunks handed to `write` the sink may still hold when the next is read
+    /// (the reader takes turns with as many buffers and one more, `ZipEntryReader.keepsChunks`).
+    var keepsChunks: Int { get }
+}
+
+extension ZipEntrySink {
+    package var keepsChunks: Int { 0 }
 }
 
 /// A zip whose container, latest.json and references passed `ZipOpening.checkHead`: what the
@@ -192,6 +199,7 @@ struct EntryPass: Sendable {
         var reading: String?
         do {
             let reader = try ZipEntryReader(path: path, directory: directory)
+            if let sink { reader.keepsChunks = sink.keepsChunks }
             while let entry = reader.next() {
                 if entry.isDirectory { continue }
                 reading = entry.name

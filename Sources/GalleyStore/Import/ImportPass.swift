@@ -231,6 +231,9 @@ extension ImportPass {
             self.progress = progress.map { ProgressSink(total: total, $0) }
         }
 
+        /// The hashing thread keeps the chunks it has not hashed yet, as they were handed over.
+        var keepsChunks: Int { hashing.keeps }
+
         func begin(_ name: Substring, size: Int64) throws {
             try writer.begin(String(name), size: size)
             hashing.begin()
