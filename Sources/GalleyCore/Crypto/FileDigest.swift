@@ -76,7 +76,7 @@ public struct FileDigest: Sendable, Hashable {
     /// 1.9 GB, took 1.2-1.5 s of system time alone, 4.8-5.1 s beside a page-cache copy and hash
     /// of its zip, 1.4 s beside a direct one). It also doubled the dirty pages, past the point
     /// where the kernel starts writing back during the import. Direct I/O reuses three 1 MiB
-    /// buffers and their pages.
+    /// buffers and their pages (four of 512 KiB when the copy is hashed on another thread).
     /// The cost: the copy's writes wait for the disk (1.9 GB/s here), on a writer thread of
     /// their own while the next chunk is read and hashed: read, hash and write one after the
     /// other, a 190 MB zip's copy outlasted its import's pass. On a disk slower than the import
@@ -105,8 +105,10 @@ public struct FileDigest: Sendable, Hashable {
         // them: 4 KiB serves every block size Linux's file systems use for it. The last chunk is
         // padded with zeros to a block, and the file cut to its size at the end.
         let lane = hashing?.openCopyLane()
-        // With a lane, a fourth buffer: the chunk handed to the hashing thread before this one.
-        let capacity = 1 << 20, block = 4096, buffers = lane == nil ? 3 : 4
+        // With a lane, a fourth buffer (the chunk handed to the hashing thread before this one),
+        // and half as large, so that the four take less than the three did (an import of
+        // 30,000 articles peaks during its pass, within a megabyte or two of 64 MB).
+        let capacity = lane == nil ? 1 << 20 : 512 << 10, block = 4096, buffers = lane == nil ? 3 : 4
         let memory = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity * buffers, alignment: block)
         defer { memory.deallocate() }
         guard let base = memory.baseAddress else { throw FileDigestError(path: path, code: ENOMEM) }
