@@ -303,6 +303,14 @@ def zips():
         entry.descriptor = True
         entry.flags |= 0x8
     write(n, build(e))
+    # Media deflated, as some zip tools do, and a cover that inflates to 600 KiB from a few KiB:
+    # the import tests' full disk (`ulimit -f 256`) meets the file's write, not the kept zip's.
+    n = "deflated-media-valid.zip"
+    cover = JPEG + bytes(97 + ((i * 2654435761) >> 13) % 4 for i in range(600 << 10))
+    e = issue_entries(stem(n), files={"cover.jpg": cover})
+    for entry in e:
+        entry.method = 8
+    write(n, build(e))
     n = "trailing-data-error.zip"; write(n, build(issue_entries(stem(n))) + b"<script>alert(1)</script>\n")
     # An entry 300 folders deep (600 bytes of name, under the 1,024-byte name limit).
     n = "deep-entry-error.zip"; t = stem(n)

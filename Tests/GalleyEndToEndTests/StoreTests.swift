@@ -276,6 +276,32 @@ import Testing
         #expect(!result.stderr.contains("NSCocoaErrorDomain") && !result.stderr.contains("Code="))
     }
 
+    /// A full disk while the files are written (here a file-size limit, `ulimit -f`) refuses
+    /// the import in words, and the store is as it was: its issue still there, nothing left in
+    /// staging, `store check` clean. Both writers meet it: the kept zip's copy (the packed
+    /// example, whose zip is over the limit) and the extraction's (a zip of a few KiB whose
+    /// cover inflates past it).
+    @Test(arguments: ["packed example", "zips/deflated-media-valid.zip"])
+    func aFullDiskDuringTheImportLeavesTheStoreAsItWas(zip name: String) throws {
+        let store = try store()
+        let first = try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path, "--store", store, "-q"])
+        #expect(first.status == 0, "\(first.stderr)")
+        let zip = name.hasSuffix(".zip") ? Harness.fixtures.appending(path: name) : try packExample()
+        let limited = try Harness.tool("bash", ["-c", "ulimit -f 256 && exec \"$0\" \"$@\"", Harness.galley.path,
+                                                "import", zip.path, "--store", store, "--force"])
+        #expect(limited.status == 2, "\(limited.stdout)\(limited.stderr)")
+        let expected = name.hasSuffix(".zip") ? "cover.jpg: cannot write: File too large" : ".zip: File too large"
+        #expect(limited.stderr.contains(expected), "\(limited.stderr)")
+        let listed = try Harness.galley(["issues", "--store", store, "--json"])
+        let ids = (listed.json?["issues"] as? [[String: Any]] ?? []).compactMap { $0["apple_id"] as? String }
+        #expect(ids == ["example-valid"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store + "/staging").isEmpty, "nothing left in staging")
+        #expect(try Harness.galley(["store", "check", "--store", store, "-q"]).status == 0)
+        // With room again, the same zip imports (the fixture shares the first issue's global id:
+        // `--force` replaces it).
+        #expect(try Harness.galley(["import", zip.path, "--store", store, "-q", "--force"]).status == 0)
+    }
+
     @Test func anEditedIssueWithTheSameLastUpdatedIsRefusedNotSkipped() throws {
         let store = try store()
         let work = try Harness.temporaryDirectory()

@@ -13,6 +13,7 @@ import Testing
         ("zips/orphan-local-entry-error.zip", ["zip.unaccounted-bytes"]),
         ("zips/trailing-data-error.zip", ["zip.unaccounted-bytes"]),
         ("zips/data-descriptor-valid.zip", []),
+        ("zips/deflated-media-valid.zip", []),
         ("zips/many-articles-valid.zip", []),
         ("zips/articles-first-valid.zip", []),
         ("zips/zip64-huge-size-error.zip", ["zip.zip64", "zip.size", "zip.truncated"]),
