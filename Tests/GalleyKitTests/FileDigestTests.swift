@@ -36,13 +36,18 @@ import Testing
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    @Test(arguments: [0, 1_000, 4_096, 4_097, 1 << 20, (1 << 20) + 1, 2 << 20, (4 << 20) + 123], [true, false])
-    func aCopysDigestIsTheFilesSHA256(size: Int, direct: Bool) throws {
+    /// A scratch file of `size` bytes that differ along it, and where its copy goes.
+    static func original(size: Int) throws -> (original: URL, copy: URL, bytes: [UInt8]) {
         let folder = try Scratch.folder("galley-filedigest")
         let original = folder.appending(path: "original.zip")
         let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ $0 >> 11) }
         try Data(bytes).write(to: original)
-        let copy = folder.appending(path: "copy.zip")
+        return (original, folder.appending(path: "copy.zip"), bytes)
+    }
+
+    @Test(arguments: [0, 1_000, 4_096, 4_097, 1 << 20, (1 << 20) + 1, 2 << 20, (4 << 20) + 123], [true, false])
+    func aCopysDigestIsTheFilesSHA256(size: Int, direct: Bool) throws {
+        let (original, copy, bytes) = try Self.original(size: size)
 
         let digest = try FileDigest.of(original.path, copyingTo: copy.path, direct: direct)
 
@@ -56,11 +61,7 @@ import Testing
     /// the same digest and copy, and the files' digests their own, both ways of copying.
     @Test(arguments: [0, 4_097, (4 << 20) + 123], [true, false])
     func aCopyHashedBesideFilesHasTheFilesSHA256(size: Int, direct: Bool) throws {
-        let folder = try Scratch.folder("galley-filedigest-beside")
-        let original = folder.appending(path: "original.zip")
-        let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ $0 >> 11) }
-        try Data(bytes).write(to: original)
-        let copy = folder.appending(path: "copy.zip")
+        let (original, copy, bytes) = try Self.original(size: size)
         let delivered = ParallelWorkTests.Digests()
         let hashing = HashingThread(deliver: delivered.add)
         let files = (0..<40).map { ParallelWorkTests.bytes($0 * 5_000, seed: UInt8($0)) }
@@ -71,11 +72,7 @@ import Testing
             done.signal()
         }
         copying.start()
-        for file in files {
-            hashing.begin()
-            hashing.update(file[...])
-            hashing.end()
-        }
+        ParallelWorkTests.handOver(files, to: hashing, chunk: 65_536)
         hashing.endFiles()
         hashing.finish()
         done.wait()

@@ -11,21 +11,27 @@ import Testing
         (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) }
     }
 
+    /// Hands `files` to `hashing` as an import's pass does: each begun, its bytes in chunks of
+    /// at most `chunk`, ended.
+    static func handOver(_ files: [[UInt8]], to hashing: HashingThread, chunk: Int) {
+        for file in files {
+            hashing.begin()
+            var rest = file[...]
+            while !rest.isEmpty {
+                hashing.update(rest.prefix(chunk))
+                rest = rest.dropFirst(chunk)
+            }
+            hashing.end()
+        }
+    }
+
     @Test func theHashingThreadGivesEachFilesDigestInOrder() {
         // An empty file, one small file, and one of more chunks than the queue holds (the
         // caller waits for the thread then).
         let files = [[UInt8](), Self.bytes(1000, seed: 1), Self.bytes(300_000, seed: 2)]
         let digests = Digests()
         let hashing = HashingThread(capacity: 2, deliver: digests.add)
-        for file in files {
-            hashing.begin()
-            var rest = file[...]
-            while !rest.isEmpty {
-                hashing.update(rest.prefix(4096))
-                rest = rest.dropFirst(4096)
-            }
-            hashing.end()
-        }
+        Self.handOver(files, to: hashing, chunk: 4096)
         let expected = files.map { file -> String in
             let hasher = SHA256Hasher()
             file.withUnsafeBytes { hasher.update($0) }
@@ -100,15 +106,7 @@ import Testing
             }
         }
         if filesEndFirst { copying.start() }
-        for file in files {
-            hashing.begin()
-            var rest = file[...]
-            while !rest.isEmpty {
-                hashing.update(rest.prefix(65_536))
-                rest = rest.dropFirst(65_536)
-            }
-            hashing.end()
-        }
+        Self.handOver(files, to: hashing, chunk: 65_536)
         hashing.endFiles()
         if !filesEndFirst { copying.start() }
         hashing.finish()  // waits for the lane to close too

@@ -180,9 +180,7 @@ public struct FileDigest: Sendable, Hashable {
         var cut = ftruncate(output, off_t(size))
         while cut != 0 && errno == EINTR { cut = ftruncate(output, off_t(size)) }
         if cut != 0 { throw FileDigestError(path: copy, code: errno) }
-        guard let lane else { return FileDigest(sha256: hasher.finalizeHex(), size: size) }
-        guard let digest = lane.digest() else { throw FileDigestError(path: copy, code: ECANCELED) }
-        return FileDigest(sha256: digest.hex, size: size)
+        return try digest(of: lane, or: hasher, size: size, path: copy)
     }
 
     /// A chunk of `directCopy`'s buffers on its way to the writer thread, which alone touches it
@@ -231,6 +229,12 @@ public struct FileDigest: Sendable, Hashable {
             munmap(mapped, length)
             offset += Int64(length)
         }
+        return try digest(of: lane, or: hasher, size: size, path: path)
+    }
+
+    /// The digest of what went to `lane` when there is one (its thread cancelled: `ECANCELED`
+    /// on `path`), else of what went to `hasher`.
+    private static func digest(of lane: CopyLane?, or hasher: SHA256Hasher, size: Int64, path: String) throws -> FileDigest {
         guard let lane else { return FileDigest(sha256: hasher.finalizeHex(), size: size) }
         guard let digest = lane.digest() else { throw FileDigestError(path: path, code: ECANCELED) }
         return FileDigest(sha256: digest.hex, size: size)

@@ -96,8 +96,6 @@ package final class HashingThread: @unchecked Sendable {
         var copyHasher = SHA256Hasher()
         var file: (chunk: FileChunk, done: Int)?
         var copy: (chunk: CopyChunk, done: Int)?
-        // How much of the copy is hashed alone at a time when no file chunk is there.
-        let alone = 256 << 10
         while let work = lanes.take(file: file == nil, copy: copy == nil) {
             if let next = work.file { file = (next, 0) }
             if let next = work.copy { copy = (next, 0) }
@@ -126,9 +124,9 @@ package final class HashingThread: @unchecked Sendable {
                     file = current
                 }
             } else if var beside = copy, beside.chunk.count > beside.done {
-                let piece = min(alone, beside.chunk.count - beside.done)
-                copyHasher.update(UnsafeRawBufferPointer(rebasing: beside.chunk.bytes[beside.done..<beside.done + piece]))
-                beside.done += piece
+                // The files have ended (`take` gives the copy alone only then): the rest at once.
+                copyHasher.update(UnsafeRawBufferPointer(rebasing: beside.chunk.bytes[beside.done...]))
+                beside.done = beside.chunk.count
                 copy = beside
             }
             if let beside = copy, beside.done >= beside.chunk.count {
@@ -334,8 +332,8 @@ private final class Lanes: @unchecked Sendable {
 
     /// The hashing thread's next work: a file chunk if `file` (it has none in hand) and one is
     /// queued, a copy chunk likewise; nil once cancelled, or once the files have ended, the copy
-    /// lane is closed and nothing is left. Returns with a file chunk, or a copy chunk in hand or
-    /// taken and no file chunk come within a millisecond (or the files ended).
+    /// lane is closed and nothing is left. Returns with a file chunk (and a copy chunk if one is
+    /// there), or with the copy alone only once the files have ended.
     struct Work {
         var file: FileChunk?
         var copy: CopyChunk?

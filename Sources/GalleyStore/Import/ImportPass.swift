@@ -81,7 +81,7 @@ struct ImportPass {
             try stagePackage(path, token: token, adoptable: adoptable, stagingFolder: stagingFolder, root: root, urgency: urgency,
                              hashingBeside: hashing)
         }) {
-            defer { sink.hashing.endFiles() }
+            defer { hashing.endFiles() }
             do {
                 let checked = try check(sink)
                 urgency.raise()
