@@ -40,6 +40,19 @@ struct GalleyCommand: ParsableCommand {
             || zip(words, words.dropFirst()).contains { $0 == "--format" && $1 == "json" }
     }
 
+    /// Advice for a command line whose text starts with a dash (`galley search -40`): the
+    /// parser reads such a word as an option and then misses the text, and says only that.
+    /// nil when the error is another one, or no such word came before a `--`.
+    static func dashedTextAdvice(_ words: ArraySlice<String>, message: String) -> String? {
+        guard message.contains("Missing expected argument") else { return nil }
+        let beforeEnd = words.prefix { $0 != "--" }
+        // `-q` and `--name` are options; `-40` and `-word` read as text to a person.
+        guard let dashed = beforeEnd.first(where: { $0.hasPrefix("-") && !$0.hasPrefix("--") && $0.count > 2 }) else { return nil }
+        let command = beforeEnd.prefix { !$0.hasPrefix("-") }.joined(separator: " ")
+        return "Hint: `\(dashed)` was read as an option, not as an argument: put an argument that starts with a dash last, after `--` "
+            + "(galley \(command.isEmpty ? "COMMAND" : command) [OPTIONS] -- \(dashed))."
+    }
+
     /// Runs the command, mapping argument errors to exit status 2 (ArgumentParser uses 64).
     static func main() {
         // Process-wide settings (docs/architecture.md, rule 10). libarchive's zip times and name
@@ -57,7 +70,8 @@ struct GalleyCommand: ParsableCommand {
             Foundation.exit(code.rawValue)
         } catch {
             let code = exitCode(for: error)
-            let message = fullMessage(for: error)
+            var message = fullMessage(for: error)
+            if let advice = dashedTextAdvice(CommandLine.arguments.dropFirst(), message: message) { message += "\n" + advice }
             if code == .success {
                 print(message)
                 Foundation.exit(0)

@@ -84,6 +84,28 @@ import Testing
         #expect(both.status == 2 && both.stderr.contains("--quiet and --verbose"))
     }
 
+    /// Text that starts with a dash is read as an option, and the parser then says only that the
+    /// text is missing: the error names the word and how to pass it. After `--` it is text.
+    @Test func textStartingWithADashIsExplained() throws {
+        let work = try Harness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let packed = try Harness.galley(["pack", Harness.example.path, "-o", work.appending(path: "zip/").path, "-q"])
+        let store = work.appending(path: "store").path
+        let imported = try Harness.galley(["import", work.appending(path: "zip").path, "--store", store, "-q"])
+        #expect(packed.status == 0 && imported.status == 0, "\(packed.stderr)\(imported.stderr)")
+        let dashed = try Harness.galley(["search", "--limit", "5", "-40", "--store", store])
+        #expect(dashed.status == 2, "\(dashed.stderr)")
+        #expect(dashed.stderr.contains("`-40` was read as an option") && dashed.stderr.contains("galley search [OPTIONS] -- -40"),
+                "\(dashed.stderr)")
+        let passed = try Harness.galley(["search", "--limit", "5", "--store", store, "--", "-40"])
+        #expect(passed.status == 0 && !passed.stderr.contains("was read as an option"), "\(passed.stderr)")
+        // Another usage error gets no such advice; neither does a short option.
+        let unknown = try Harness.galley(["search", "harbour", "-x", "--store", store])
+        #expect(unknown.status == 2 && unknown.stderr.contains("Unknown option") && !unknown.stderr.contains("Hint:"), "\(unknown.stderr)")
+        let short = try Harness.galley(["search", "-q", "--store", store])
+        #expect(short.status == 2 && !short.stderr.contains("Hint:"), "\(short.stderr)")
+    }
+
     @Test func colorIsAutoAlwaysOrNever() throws {
         let bad = Harness.fixtures.appending(path: "zips/bad-crc-error.zip").path
         let escape = "\u{1B}["
