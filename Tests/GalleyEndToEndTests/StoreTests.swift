@@ -278,19 +278,22 @@ import Testing
 
     /// A full disk while the files are written (here a file-size limit, `ulimit -f`) refuses
     /// the import in words, and the store is as it was: its issue still there, nothing left in
-    /// staging, `store check` clean. Both writers meet it: the kept zip's copy (the packed
-    /// example, whose zip is over the limit) and the extraction's (a zip of a few KiB whose
-    /// cover inflates past it).
-    @Test(arguments: ["packed example", "zips/deflated-media-valid.zip"])
+    /// staging, `store check` clean. Each writer meets it: the kept zip's copy (the packed
+    /// example, whose zip is over the limit), the extraction's (a zip of a few KiB whose cover
+    /// inflates past it), and latest.json's, written from its checks' thread (a small zip whose
+    /// latest.json inflates past it).
+    @Test(arguments: ["packed example", "zips/deflated-media-valid.zip", "large latest.json"])
     func aFullDiskDuringTheImportLeavesTheStoreAsItWas(zip name: String) throws {
         let store = try store()
         let first = try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path, "--store", store, "-q"])
         #expect(first.status == 0, "\(first.stderr)")
-        let zip = name.hasSuffix(".zip") ? Harness.fixtures.appending(path: name) : try packExample()
+        let zip = name.hasSuffix(".zip") ? Harness.fixtures.appending(path: name)
+            : name == "large latest.json" ? try packLargeManifest() : try packExample()
         let limited = try Harness.tool("bash", ["-c", "ulimit -f 256 && exec \"$0\" \"$@\"", Harness.galley.path,
                                                 "import", zip.path, "--store", store, "--force"])
         #expect(limited.status == 2, "\(limited.stdout)\(limited.stderr)")
-        let expected = name.hasSuffix(".zip") ? "cover.jpg: cannot write: File too large" : ".zip: File too large"
+        let expected = name.hasSuffix(".zip") ? "cover.jpg: cannot write: File too large"
+            : name == "large latest.json" ? "latest.json: cannot write: File too large" : ".zip: File too large"
         #expect(limited.stderr.contains(expected), "\(limited.stderr)")
         let listed = try Harness.galley(["issues", "--store", store, "--json"])
         let ids = (listed.json?["issues"] as? [[String: Any]] ?? []).compactMap { $0["apple_id"] as? String }
@@ -300,6 +303,23 @@ import Testing
         // With room again, the same zip imports (the fixture shares the first issue's global id:
         // `--force` replaces it).
         #expect(try Harness.galley(["import", zip.path, "--store", store, "-q", "--force"]).status == 0)
+    }
+
+    /// `minimal-valid` with 400 KB of prose in its first article: a zip of some 30 KB whose
+    /// latest.json inflates to over 400 KB.
+    func packLargeManifest() throws -> URL {
+        let source = try Harness.copy(Harness.fixtures.appending(path: "sources/minimal-valid"))
+        let article = source.appending(path: "articles/01-first/article.md")
+        let paragraph = "The harbour master counted the boats again, and again the tally came out one short.\n\n"
+        let text = try String(contentsOf: article, encoding: .utf8) + "\n" + String(repeating: paragraph, count: 4_800)
+        try Data(text.utf8).write(to: article)
+        let out = try Harness.temporaryDirectory()
+        let result = try Harness.galley(["pack", source.path, "-o", out.path + "/", "--json"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let path = try #require(result.json?["path"] as? String, "\(result.stdout)")
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+        #expect(size < 128 * 1024, "the zip itself is under the limit")
+        return URL(fileURLWithPath: path)
     }
 
     @Test func anEditedIssueWithTheSameLastUpdatedIsRefusedNotSkipped() throws {

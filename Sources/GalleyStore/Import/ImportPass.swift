@@ -39,10 +39,13 @@ struct ImportPass {
         _ path: String, _ opened: ImportGate.Opened, stagingFolder: URL, root: URL, progress: ((Int64, Int64) -> Void)?,
         articles: Validator.ArticleObserver? = nil, ledger: FileLedger = FileLedger()
     ) throws -> (pass: ImportPass, issue: IssueRecord) {
-        let (pass, issue) = try extract(path, total: opened.facts.declaredBytes, files: opened.facts.fileCount, identity: opened.facts.identity,
-                                        adoptable: opened.adoptable, stagingFolder: stagingFolder, root: root, progress: progress,
-                                        ledger: ledger) { sink in
-            let (findings, issue) = try opened.takeOpening().checkBeside(sink: sink, articles: articles)
+        // latest.json is written from its checks' thread as they inflate it (`ManifestFileSink`),
+        // so the bar counts the other files' bytes.
+        let (pass, issue) = try extract(path, total: opened.facts.declaredBytes - opened.manifestBytes, files: opened.facts.fileCount,
+                                        identity: opened.facts.identity, adoptable: opened.adoptable, stagingFolder: stagingFolder,
+                                        root: root, progress: progress, ledger: ledger) { sink in
+            let (findings, issue) = try opened.takeOpening().checkBeside(sink: sink, manifestSink: try sink.fileBeside(),
+                                                                        articles: articles)
             let warnings = try refusingErrors(findings)
             guard let issue else {
                 throw GalleyError("the zip's latest.json cannot be read", id: .inputUnreadable, path: path, hint: "Run `galley validate` on it.")
@@ -254,10 +257,61 @@ extension ImportPass {
             current = nil
         }
 
-        /// Every file written, with its digest (waits for the hashing thread).
+        /// A sink for one file written on another thread (latest.json, from its checks' thread),
+        /// into the same folder; `files` lists it after the rest, once the pass has ended.
+        func fileBeside() throws -> ManifestFileSink {
+            let beside = try ManifestFileSink(root: writer.root)
+            besides.append(beside)
+            return beside
+        }
+        private var besides: [ManifestFileSink] = []
+
+        /// Every file written, with its digest (waits for the hashing thread), the files written
+        /// beside the pass last (their rows after the others': `BesideRows` may have taken the
+        /// first ones already).
         func files() -> Files {
             hashing.finish()
+            for beside in besides {
+                guard let file = beside.written else { continue }
+                ledger.wrote(file.name, size: file.size)
+                ledger.hashed(file.digest)
+            }
+            besides = []
             return ledger.files
+        }
+    }
+
+    /// latest.json written and hashed on its checks' thread as they read it
+    /// (`ZipOpening.checkBeside`'s `manifestSink`): one file, into the pass's staging folder.
+    /// `written` is read once the pass has ended.
+    final class ManifestFileSink: ZipEntrySink, @unchecked Sendable {
+        // @unchecked: used by the checks' thread alone until the pass ends (which the thread
+        // that reads `written` waits for).
+        private let writer: SecureDiskWriter
+        private var hasher = SHA256Hasher()
+        private var current: (name: Substring, size: Int64)?
+        private(set) var written: (name: Substring, size: Int64, digest: SHA256Digest)?
+
+        init(root: String) throws {
+            writer = try SecureDiskWriter(root: URL(fileURLWithPath: root))
+        }
+
+        func begin(_ name: Substring, size: Int64) throws {
+            try writer.begin(String(name), size: size)
+            hasher = SHA256Hasher()
+            current = (name, 0)
+        }
+
+        func write(_ chunk: ArraySlice<UInt8>) throws {
+            chunk.withUnsafeBytes { hasher.update($0) }
+            try writer.write(chunk)
+            current?.size += Int64(chunk.count)
+        }
+
+        func finish() throws {
+            try writer.finish()
+            if let current { written = (current.name, current.size, hasher.finalize()) }
+            current = nil
         }
     }
 
