@@ -49,7 +49,7 @@ struct GalleyCommand: ParsableCommand {
         // `-q` and `--name` are options; `-40` and `-word` read as text to a person.
         guard let dashed = beforeEnd.first(where: { $0.hasPrefix("-") && !$0.hasPrefix("--") && $0.count > 2 }) else { return nil }
         let command = beforeEnd.prefix { !$0.hasPrefix("-") }.joined(separator: " ")
-        return "Hint: `\(dashed)` was read as an option, not as an argument: put an argument that starts with a dash last, after `--` "
+        return "`\(dashed)` was read as an option, not as an argument: put an argument that starts with a dash last, after `--` "
             + "(galley \(command.isEmpty ? "COMMAND" : command) [OPTIONS] -- \(dashed))."
     }
 
@@ -71,7 +71,8 @@ struct GalleyCommand: ParsableCommand {
         } catch {
             let code = exitCode(for: error)
             var message = fullMessage(for: error)
-            if let advice = dashedTextAdvice(CommandLine.arguments.dropFirst(), message: message) { message += "\n" + advice }
+            let advice = dashedTextAdvice(CommandLine.arguments.dropFirst(), message: message)
+            if let advice { message += "\nHint: " + advice }
             if code == .success {
                 print(message)
                 Foundation.exit(0)
@@ -80,7 +81,7 @@ struct GalleyCommand: ParsableCommand {
             // A script that asked for JSON gets a JSON document for a bad command line too.
             if wantsJSON(CommandLine.arguments.dropFirst()) {
                 let usage = GalleyError(
-                    GalleyCommand.message(for: error), id: .usage, hint: "`galley help` and `galley COMMAND --help` list the options.")
+                    GalleyCommand.message(for: error), id: .usage, hint: advice ?? "`galley help` and `galley COMMAND --help` list the options.")
                 Terminal.standardOutput.write(JSONDocument.encode(ErrorDocument(usage)))
             }
             Foundation.exit(code == .validationFailure ? 2 : code.rawValue)

@@ -97,6 +97,11 @@ import Testing
         #expect(dashed.status == 2, "\(dashed.stderr)")
         #expect(dashed.stderr.contains("`-40` was read as an option") && dashed.stderr.contains("galley search [OPTIONS] -- -40"),
                 "\(dashed.stderr)")
+        // A script that asked for JSON gets the same advice as the error document's hint.
+        let json = try Harness.galley(["search", "-40", "--store", store, "--json"])
+        let error = json.json?["error"] as? [String: Any]
+        #expect(json.status == 2 && error?["id"] as? String == "usage", "\(json.stdout)")
+        #expect((error?["hint"] as? String)?.contains("`-40` was read as an option") == true, "\(json.stdout)")
         let passed = try Harness.galley(["search", "--limit", "5", "--store", store, "--", "-40"])
         #expect(passed.status == 0 && !passed.stderr.contains("was read as an option"), "\(passed.stderr)")
         // Another usage error gets no such advice; neither does a short option.
