@@ -308,14 +308,15 @@ struct EntryPass: Sendable {
                 do { try sink.write(chunk[...]) } catch { sinkError = error }
             }
         }
+        // Once the sink failed (a full disk) the rest is not read: the error refuses the zip.
         var manifest = ManifestStream { () -> [UInt8]? in
-            guard !overflow, let chunk = try reader.readChunk() else { return nil }
+            guard !overflow, sinkError == nil, let chunk = try reader.readChunk() else { return nil }
             take(chunk)
             return chunk
         }
         let index = checker.checkManifest(&manifest, display: manifestDisplay, top: top, into: &findings, articles: articles)
         if let error = manifest.sourceError { throw error }
-        while !overflow, let chunk = try reader.readChunk() { take(chunk) }  // trailing bytes after the JSON
+        while !overflow, sinkError == nil, let chunk = try reader.readChunk() { take(chunk) }  // trailing bytes after the JSON
         if let sinkError { throw SinkFailure(error: sinkError) }
         if overflow || bytes != limit {
             sizeMismatch(entry.name, bytes: overflow ? nil : bytes, limit: limit, into: &findings)

@@ -257,26 +257,25 @@ extension ImportPass {
             current = nil
         }
 
-        /// A sink for one file written on another thread (latest.json, from its checks' thread),
-        /// into the same folder; `files` lists it after the rest, once the pass has ended.
+        /// A sink for latest.json, written on its checks' thread into the same folder; `files`
+        /// lists it after the rest, once the pass has ended.
         func fileBeside() throws -> ManifestFileSink {
-            let beside = try ManifestFileSink(root: writer.root)
-            besides.append(beside)
-            return beside
+            let sink = try ManifestFileSink(root: writer.root)
+            beside = sink
+            return sink
         }
-        private var besides: [ManifestFileSink] = []
+        private var beside: ManifestFileSink?
 
-        /// Every file written, with its digest (waits for the hashing thread), the files written
-        /// beside the pass last (their rows after the others': `BesideRows` may have taken the
-        /// first ones already).
+        /// Every file written, with its digest (waits for the hashing thread), the one written
+        /// beside the pass last (its row after the others': `BesideRows` may have taken the first
+        /// ones already).
         func files() -> Files {
             hashing.finish()
-            for beside in besides {
-                guard let file = beside.written else { continue }
+            if let file = beside?.written {
                 ledger.wrote(file.name, size: file.size)
                 ledger.hashed(file.digest)
+                beside = nil
             }
-            besides = []
             return ledger.files
         }
     }
@@ -289,6 +288,7 @@ extension ImportPass {
         // that reads `written` waits for).
         private let writer: SecureDiskWriter
         private var hasher = SHA256Hasher()
+        /// The file begun, with its declared size: `finish` comes only once that many bytes came.
         private var current: (name: Substring, size: Int64)?
         private(set) var written: (name: Substring, size: Int64, digest: SHA256Digest)?
 
@@ -299,13 +299,12 @@ extension ImportPass {
         func begin(_ name: Substring, size: Int64) throws {
             try writer.begin(String(name), size: size)
             hasher = SHA256Hasher()
-            current = (name, 0)
+            current = (name, size)
         }
 
         func write(_ chunk: ArraySlice<UInt8>) throws {
             chunk.withUnsafeBytes { hasher.update($0) }
             try writer.write(chunk)
-            current?.size += Int64(chunk.count)
         }
 
         func finish() throws {
