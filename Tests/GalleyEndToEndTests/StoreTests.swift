@@ -305,6 +305,26 @@ import Testing
         #expect(try Harness.galley(["import", zip.path, "--store", store, "-q", "--force"]).status == 0)
     }
 
+    /// A store that cannot be made for want of room (a file-size limit under which its
+    /// database's first pages cannot be written) is not left behind half made: the command
+    /// says so with a hint on room, and the folder it was to create is gone; with room, the
+    /// same command makes it. The same for `--articles`.
+    @Test(arguments: ["zip", "articles"])
+    func aStoreThatCannotBeMadeForWantOfRoomIsNotLeftBehind(input: String) throws {
+        let parent = try Harness.temporaryDirectory().appending(path: "new")
+        let store = parent.appending(path: "store").path
+        let what = input == "zip" ? [Harness.fixtures.appending(path: "zips/deflated-media-valid.zip").path]
+            : ["--articles", IndependentArticlesTests.wordpressSample, "--key-map", IndependentArticlesTests.wordpress]
+        let limited = try Harness.tool("bash", ["-c", "ulimit -f 16 && exec \"$0\" \"$@\"", Harness.galley.path, "import"]
+                                       + what + ["--store", store])
+        #expect(limited.status == 2, "\(limited.stdout)\(limited.stderr)")
+        #expect(limited.stderr.contains("cannot open the store: disk I/O error"), "\(limited.stderr)")
+        #expect(limited.stderr.contains("The disk may be full, or a limit on file sizes reached (`ulimit -f`)"), "\(limited.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: parent.path), "the half-made store is gone")
+        #expect(try Harness.galley(["import"] + what + ["--store", store, "-q"]).status == 0)
+        #expect(try Harness.galley(["store", "check", "--store", store, "-q"]).status == 0)
+    }
+
     /// `minimal-valid` with 400 KB of prose in its first article: a zip of some 30 KB whose
     /// latest.json inflates to over 400 KB.
     func packLargeManifest() throws -> URL {

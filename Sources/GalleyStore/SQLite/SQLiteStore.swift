@@ -77,8 +77,13 @@ public final class SQLiteStore: IssueStore {
     /// A failure to open the store, in words (GRDB's for the database, the file system's for folders).
     static func failure(_ what: String, _ error: any Error, _ root: URL) -> GalleyError {
         if let database = error as? DatabaseError {
+            // SQLite says "disk I/O error" (or "database or disk is full") when a write is
+            // refused for want of room: a full disk, or a limit on file sizes (`ulimit -f`).
+            let room = database.resultCode == .SQLITE_IOERR || database.resultCode == .SQLITE_FULL
             return GalleyError("\(what): \(database.message ?? "\(database.resultCode)")", id: .storeFailed, path: root.path,
-                               hint: "Check that it is a Galley store and that you may read and write it; `galley store check` tells what is wrong.")
+                               hint: room
+                                   ? "The disk may be full, or a limit on file sizes reached (`ulimit -f`): make room (`df -h` shows what is free) and run the command again."
+                                   : "Check that it is a Galley store and that you may read and write it; `galley store check` tells what is wrong.")
         }
         let (reason, hint) = FileSystemError.describe(error)
         return GalleyError("\(what): \(reason)", id: .storeFailed, path: root.path, hint: hint)
