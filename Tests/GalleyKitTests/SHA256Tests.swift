@@ -39,6 +39,14 @@ import Testing
         #expect(SHA256Hasher.hasExtensions == hasSHA)
     }
 
+    /// Whether an import pairs its two streams on one thread is measured on the CPU
+    /// (`pairingPays`; which way it goes is a matter of speed, so no test asserts it); without
+    /// the extensions there is nothing to pair.
+    @Test func pairingIsChosenOnlyWhereTheExtensionsAre() {
+        #expect(!SHA256Hasher.pairingPays || SHA256Hasher.hasExtensions)
+        if !SHA256Hasher.hasExtensions { #expect(!SHA256Hasher.measurePairing()) }
+    }
+
     /// Random bytes cut into random updates, both engines, and pairs of streams of random
     /// lengths updated together in random pieces (so the pair's blocks start at every offset of
     /// either's partial block): every digest equals swift-crypto's of the whole.

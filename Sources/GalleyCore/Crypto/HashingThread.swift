@@ -15,6 +15,8 @@ import Foundation
 /// than the pass inflates it, and hashed alone whenever no file chunk was there it ran ahead and
 /// ended early, so that half of a 30,000-article import's hashing went one stream at a time.
 /// What is left of the copy then (latest.json's compressed bytes, the headers) is hashed alone.
+/// An import opens the lane only where the CPU gains by pairing (`SHA256Hasher.pairingPays`):
+/// where it does not, this thread alone would be what the import waits for.
 ///
 /// Each lane is a queue guarded by one condition. The file lane wakes the thread in batches,
 /// not at every small file: a thread that finds nothing to do sleeps until a quarter of the

@@ -79,10 +79,13 @@ struct ImportPass {
         let urgency = CopyUrgency()
         // The copy is hashed on the sink's hashing thread, paired with the files (two streams
         // on one core at twice the speed of one); once the pass has ended it goes on alone.
+        // Where this CPU hashes a pair little faster than one stream, the copy's own thread
+        // hashes it instead (`SHA256Hasher.pairingPays`).
         let hashing = sink.hashing
+        let beside = SHA256Hasher.pairingPays ? hashing : nil
         let (pass, keeping) = alongside({
             try stagePackage(path, token: token, adoptable: adoptable, stagingFolder: stagingFolder, root: root, urgency: urgency,
-                             hashingBeside: hashing)
+                             hashingBeside: beside)
         }) {
             defer { hashing.endFiles() }
             do {
