@@ -307,20 +307,31 @@ import Testing
 
     /// A store that cannot be made for want of room (a file-size limit under which its
     /// database's first pages cannot be written) is not left behind half made: the command
-    /// says so with a hint on room, and the folder it was to create is gone; with room, the
-    /// same command makes it. The same for `--articles`.
-    @Test(arguments: ["zip", "articles"])
+    /// says so with a hint on room, also in `--json`, and the folders made for it are gone (an
+    /// empty folder given as the store is left as it was, empty); with room, the same command
+    /// makes it. The same for `--articles`.
+    @Test(arguments: ["zip", "articles", "zip into an empty folder"])
     func aStoreThatCannotBeMadeForWantOfRoomIsNotLeftBehind(input: String) throws {
         let parent = try Harness.temporaryDirectory().appending(path: "new")
         let store = parent.appending(path: "store").path
-        let what = input == "zip" ? [Harness.fixtures.appending(path: "zips/deflated-media-valid.zip").path]
+        let emptyFolder = input.hasSuffix("empty folder")
+        if emptyFolder { try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true) }
+        let what = input.hasPrefix("zip") ? [Harness.fixtures.appending(path: "zips/deflated-media-valid.zip").path]
             : ["--articles", IndependentArticlesTests.wordpressSample, "--key-map", IndependentArticlesTests.wordpress]
         let limited = try Harness.tool("bash", ["-c", "ulimit -f 16 && exec \"$0\" \"$@\"", Harness.galley.path, "import"]
                                        + what + ["--store", store])
         #expect(limited.status == 2, "\(limited.stdout)\(limited.stderr)")
         #expect(limited.stderr.contains("cannot open the store: disk I/O error"), "\(limited.stderr)")
         #expect(limited.stderr.contains("The disk may be full, or a limit on file sizes reached (`ulimit -f`)"), "\(limited.stderr)")
-        #expect(!FileManager.default.fileExists(atPath: parent.path), "the half-made store is gone")
+        if emptyFolder {
+            #expect(try FileManager.default.contentsOfDirectory(atPath: store).isEmpty, "the folder is as it was")
+        } else {
+            #expect(!FileManager.default.fileExists(atPath: parent.path), "the half-made store is gone")
+        }
+        let json = try Harness.tool("bash", ["-c", "ulimit -f 16 && exec \"$0\" \"$@\"", Harness.galley.path, "import"]
+                                    + what + ["--store", store, "--json"])
+        #expect(json.status == 2)
+        #expect(json.stdout.contains("`ulimit -f`"), "the hint is in the JSON document too: \(json.stdout)")
         #expect(try Harness.galley(["import"] + what + ["--store", store, "-q"]).status == 0)
         #expect(try Harness.galley(["store", "check", "--store", store, "-q"]).status == 0)
     }

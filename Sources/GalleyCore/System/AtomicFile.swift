@@ -86,7 +86,8 @@ package enum AtomicFile {
 /// failed run can take them away again and leave the user's files as they were.
 public enum FolderMaker {
     /// Makes `folder` and its missing parents; returns those it created, deepest first.
-    public static func make(_ folder: URL) throws -> [URL] {
+    /// `what` names the folder in an error ("the output folder", "the store's folder").
+    public static func make(_ folder: URL, what: String = "the output folder") throws -> [URL] {
         var missing: [URL] = []
         var current = folder.standardizedFileURL
         while FileStatus(current.path) == nil, current.path != "/" {
@@ -94,7 +95,7 @@ public enum FolderMaker {
             current = current.deletingLastPathComponent()
         }
         if let status = FileStatus(current.path), status.kind != .directory {
-            throw GalleyError("cannot create the output folder: a part of the path is a file, not a folder", id: .outputUnwritable, path: current.path,
+            throw GalleyError("cannot create \(what): a part of the path is a file, not a folder", id: .outputUnwritable, path: current.path,
                               hint: "Check the path: a file stands where a folder should be.")
         }
         for url in missing.reversed() {
@@ -103,7 +104,7 @@ public enum FolderMaker {
             } catch {
                 removeEmpty(Array(missing.drop { $0 != url }.dropFirst()))
                 let (reason, hint) = FileSystemError.describe(error)
-                throw GalleyError("cannot create the output folder: \(reason)", id: .outputUnwritable, path: url.path, hint: hint)
+                throw GalleyError("cannot create \(what): \(reason)", id: .outputUnwritable, path: url.path, hint: hint)
             }
         }
         return missing

@@ -164,7 +164,12 @@ public final class SQLiteStore: IssueStore {
     }
 
     private static func openForWriting(_ root: URL) throws -> DatabasePool {
+        // A store made here that cannot be finished (a full disk: its database's first pages
+        // cannot be written) goes again, with the folders made for it (`abandonNew`).
+        let new = FileStatus(root.appending(path: "store.sqlite").path) == nil
+        var made: [URL] = []
         do {
+            if new { made = try FolderMaker.make(root, what: "the store's folder") }
             try makeFolders(root)
             var configuration = writingConfiguration()
             // 16 KiB pages for a new store (an existing one keeps its own; this must come before
@@ -184,10 +189,31 @@ public final class SQLiteStore: IssueStore {
             try StoreSchema.migrate(database)
             return database
         } catch let error as GalleyError {
+            if new { abandonNew(root, made: made) }
             throw error
         } catch {
+            if new { abandonNew(root, made: made) }
             throw failure("cannot open the store", error, root)
         }
+    }
+
+    /// Takes away what the making of a new store at `root` left (`made`: the folders made for
+    /// it, the outermost last), unless an issue is on its way in (another process made the same
+    /// store meanwhile and imports into it: each import stages in `staging/` first).
+    private static func abandonNew(_ root: URL, made: [URL]) {
+        let manager = FileManager.default
+        for folder in ["issues", "staging"] {
+            if let names = try? manager.contentsOfDirectory(atPath: root.appending(path: folder).path), !names.isEmpty { return }
+        }
+        if let outermost = made.last {
+            try? manager.removeItem(at: outermost)
+            return
+        }
+        // A folder that was there already (an empty one given as the store): only the store's own.
+        for name in ["store.sqlite", "store.sqlite-wal", "store.sqlite-shm", ".migration-lock"] {
+            try? manager.removeItem(at: root.appending(path: name))
+        }
+        FolderMaker.removeEmpty(["issues", "staging", "packages"].map { root.appending(path: $0) })
     }
 
     var issuesFolder: URL { root.appending(path: "issues") }

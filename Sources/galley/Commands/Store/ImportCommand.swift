@@ -104,19 +104,21 @@ struct ImportCommand: ParsableCommand {
         var refused = false
         var failed = false
         var opened: (any IssueStore)?
-        // What this command creates, and removes again when it imported nothing.
-        let created = firstMissingFolder()
-        // Whether making (or opening) the store failed, a full disk say: what it began goes too.
-        var openFailed = false
+        // The first folder of the store's path that is not there yet, if any: what this command
+        // creates, and removes again when it imported nothing.
+        var created: URL?
+        var missing = store.location
+        while !StoreLocation.isPostgres(missing), FileStatus(missing.path) == nil, missing.pathComponents.count > 1 {
+            created = missing
+            missing = missing.deletingLastPathComponent()
+        }
         for zip in ImportGate.zips(zips) {
             do {
                 // Zips the container checks refuse never open (or create) the store; latest.json
                 // is checked beside the extraction, into staging.
                 let container = try console.timed("\(zip): container checked") { try ImportGate.open(zip).withRowsBeside(.whenLarge) }
                 console.findings(container.warnings)
-                if opened == nil {
-                    do { opened = try store.open(.create) } catch { openFailed = true; throw error }
-                }
+                if opened == nil { opened = try store.open(.create) }
                 guard let opened else { continue }
                 let bar = console.progressBar("importing")
                 let result = try console.timed("\(zip): checked, extracted and written") {
@@ -150,11 +152,7 @@ struct ImportCommand: ParsableCommand {
         // A zip refused by the content checks was refused with the store open (import compares
         // versions first): a store this command created for it, still empty, goes again.
         let done = results.compactMap { if case .done(let result) = $0 { result } else { nil } }
-        // One whose making failed part way (its database could not be written) goes as well,
-        // unless an issue is in it (another import made the same store meanwhile): each
-        // imported issue has its folder in `issues/`.
-        if let created, done.isEmpty,
-           (try? opened?.issues().isEmpty) == true || (opened == nil && openFailed && Self.holdsNoIssue(store.location)) {
+        if let created, done.isEmpty, (try? opened?.issues().isEmpty) == true {
             opened = nil  // its connections close before its folder goes
             try? FileManager.default.removeItem(at: created)
         }
@@ -170,22 +168,6 @@ struct ImportCommand: ParsableCommand {
         if refused { throw Status.problems }
     }
 
-    /// The first folder of the store's path that is not there yet, if any (none for PostgreSQL).
-    func firstMissingFolder() -> URL? {
-        var created: URL?
-        var missing = store.location
-        while !StoreLocation.isPostgres(missing), FileStatus(missing.path) == nil, missing.pathComponents.count > 1 {
-            created = missing
-            missing = missing.deletingLastPathComponent()
-        }
-        return created
-    }
-
-    /// Whether the store at `root` holds no issue's files: its `issues/` folder is empty or missing.
-    static func holdsNoIssue(_ root: URL) -> Bool {
-        ((try? FileManager.default.contentsOfDirectory(atPath: root.appending(path: "issues").path)) ?? []).isEmpty
-    }
-
     /// `--articles FILE`: merges independent articles.
     func importArticles(_ file: String) throws {
         let console = output.console
@@ -194,14 +176,7 @@ struct ImportCommand: ParsableCommand {
             let map = try keyMap.map { try KeyMap(contentsOf: $0) }
             // The file is read and mapped first: a bad one never creates or opens the store.
             let articles = try ArticlesFile(path: file, map: map)
-            let created = firstMissingFolder()
-            let opened: any IssueStore
-            do { opened = try store.open(.create) } catch {
-                // A store whose making failed part way (a full disk) goes again.
-                if let created, Self.holdsNoIssue(store.location) { try? FileManager.default.removeItem(at: created) }
-                throw error
-            }
-            let summary = try opened.importArticles(articles)
+            let summary = try store.open(.create).importArticles(articles)
             skipped = !summary.skipped.isEmpty
             for item in summary.skipped where !output.json { console.err.report(ArticlesSummary.error(item, source: file)) }
             if output.json { return console.emit(summary) }
