@@ -57,13 +57,21 @@ import Testing
         #expect(try Data(contentsOf: copy) == Data(bytes))
     }
 
-    /// The copy hashed on an import's hashing thread, paired with the files it hashes meanwhile:
-    /// the same digest and copy, and the files' digests their own, both ways of copying.
+    /// The copy hashed on an import's hashing thread, paired with the files it hashes meanwhile
+    /// or in the gaps between them: the same digest and copy, and the files' digests their own,
+    /// both ways of copying.
     @Test(arguments: [0, 4_097, (4 << 20) + 123], [true, false])
     func aCopyHashedBesideFilesHasTheFilesSHA256(size: Int, direct: Bool) throws {
+        for pairs in [true, false] {
+            try copyHashedBesideFiles(size: size, direct: direct, pairs: pairs)
+        }
+    }
+
+    func copyHashedBesideFiles(size: Int, direct: Bool, pairs: Bool) throws {
         let (original, copy, bytes) = try Self.original(size: size)
+        try? FileManager.default.removeItem(at: copy)
         let delivered = ParallelWorkTests.Digests()
-        let hashing = HashingThread(deliver: delivered.add)
+        let hashing = HashingThread(pairs: pairs, deliver: delivered.add)
         let files = (0..<40).map { ParallelWorkTests.bytes($0 * 5_000, seed: UInt8($0)) }
         let copied = ParallelWorkTests.Box<FileDigest?>(nil)
         let done = DispatchSemaphore(value: 0)
@@ -98,6 +106,27 @@ import Testing
         }
     }
 
+    /// Once the caller waits for nothing else, the rest of a direct copy goes through the page
+    /// cache only from a disk slower than the urgency's `slowDisk` (400 MB/s unless told): a
+    /// cloud volume's 125 MB/s does, 1 GB/s does not, and nothing measured yet does not.
+    @Test func onlyASlowDiskHandsTheCopyToThePageCache() {
+        let slowDisk = CopyUrgency().slowDisk
+        #expect(slowDisk == 400e6)
+        let none = FileDigest.WriteSpeed()
+        #expect(!none.isSlower(than: slowDisk))
+        let cloud = FileDigest.WriteSpeed()
+        cloud.add(bytes: 125_000_000, taking: .milliseconds(600))
+        cloud.add(bytes: 125_000_000, taking: .milliseconds(1_400))
+        #expect(cloud.isSlower(than: slowDisk))
+        let local = FileDigest.WriteSpeed()
+        for _ in 0..<10 { local.add(bytes: 1 << 20, taking: .microseconds(1_000)) }
+        #expect(!local.isSlower(than: slowDisk))
+        let edge = FileDigest.WriteSpeed()
+        edge.add(bytes: 399_000_000, taking: .seconds(1))
+        #expect(edge.isSlower(than: slowDisk))
+        #expect(!edge.isSlower(than: 300e6))
+    }
+
     @Test func aCopyLeavesThePageCacheAlone() throws {
         let folder = try Scratch.folder("galley-filedigest")
         guard try Self.fileSystemType(folder.path) != "tmpfs" else { return }
@@ -114,25 +143,27 @@ import Testing
     }
 
     /// Once the caller raises the urgency (an import's pass has ended and waits for the copy
-    /// alone), the rest of the copy goes through the page cache instead of waiting for the disk:
-    /// raised before the copy starts, everything after its first 1 MiB chunk is in the page
-    /// cache (that chunk is handed to the writer before the switch, and written either way); the
-    /// bytes and the digest are the file's.
-    @Test func anUrgentCopyGoesOnThroughThePageCache() throws {
+    /// alone) and the disk has been slow, the rest of the copy goes through the page cache
+    /// instead of waiting for it. Here every disk counts as slow (`slowDisk` past any speed),
+    /// and the urgency is raised before the copy starts: the switch comes once the first 1 MiB
+    /// chunk's write was measured, which the writer thread has done by the time it takes the
+    /// third (it takes one at a time, and at most one waits for it), so everything from the
+    /// fourth chunk on is in the page cache; the bytes and the digest are the file's.
+    @Test func anUrgentCopyFromASlowDiskGoesOnThroughThePageCache() throws {
         let folder = try Scratch.folder("galley-filedigest")
         guard try Self.fileSystemType(folder.path) != "tmpfs" else { return }
         let original = folder.appending(path: "original.zip")
-        let size = (3 << 20) + 5
+        let size = (6 << 20) + 5
         try Data((0..<size).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 1) }).write(to: original)
         let copy = folder.appending(path: "copy.zip")
-        let urgency = CopyUrgency()
+        let urgency = CopyUrgency(slowDisk: .greatestFiniteMagnitude)
         urgency.raise()
 
         let digest = try FileDigest.of(original.path, copyingTo: copy.path, urgency: urgency)
 
         let resident = try Self.residentPages(copy.path, size: size)
-        let firstChunk = (1 << 20) / 4096
-        #expect(resident.dropFirst(firstChunk).filter { !$0 }.count == 0, "after the first chunk, through the page cache")
+        let direct = 3 * (1 << 20) / 4096
+        #expect(resident.dropFirst(direct).filter { !$0 }.count == 0, "from the fourth chunk on, through the page cache")
         #expect(digest == (try FileDigest.of(original.path)))
         #expect(try Data(contentsOf: copy) == (try Data(contentsOf: original)))
     }

@@ -77,16 +77,17 @@ import Testing
     /// A second stream on the copy lane (an import's kept zip), handed over from another thread
     /// in chunks the sender keeps until hashed, while files come on the file lane: every file's
     /// digest and the stream's are their own, whether the files end before the stream or after,
-    /// and whatever the queue's size.
-    @Test(arguments: [(1, true), (16, true), (16, false)])
-    func aCopyLaneBesideTheFilesGivesEveryDigest(capacity: Int, filesEndFirst: Bool) throws {
+    /// whatever the queue's size, and whether the thread pairs the two or hashes the files
+    /// first and the copy in slices between them.
+    @Test(arguments: [(1, true, true), (16, true, true), (16, false, true), (1, true, false), (16, true, false), (16, false, false)])
+    func aCopyLaneBesideTheFilesGivesEveryDigest(capacity: Int, filesEndFirst: Bool, pairs: Bool) throws {
         var generator = SystemRandomNumberGenerator()
         let files: [[UInt8]] = (0..<200).map { index in
             Self.bytes([0, 1, 100, 10_000, 70_000, 300_000].randomElement(using: &generator) ?? 1, seed: UInt8(truncatingIfNeeded: index))
         }
         let stream = Self.bytes(5_000_000 + Int.random(in: 0..<1000, using: &generator), seed: 99)
         let digests = Digests()
-        let hashing = HashingThread(capacity: capacity, deliver: digests.add)
+        let hashing = HashingThread(capacity: capacity, pairs: pairs, deliver: digests.add)
         let lane = try #require(hashing.openCopyLane())
         #expect(hashing.openCopyLane() == nil, "one copy lane at a time")
         let copied = Box<SHA256Digest?>(nil)

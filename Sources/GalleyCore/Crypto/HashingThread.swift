@@ -15,8 +15,15 @@ import Foundation
 /// than the pass inflates it, and hashed alone whenever no file chunk was there it ran ahead and
 /// ended early, so that half of a 30,000-article import's hashing went one stream at a time.
 /// What is left of the copy then (latest.json's compressed bytes, the headers) is hashed alone.
-/// An import opens the lane only where the CPU gains by pairing (`SHA256Hasher.pairingPays`):
-/// where it does not, this thread alone would be what the import waits for.
+///
+/// Where the CPU gains little by pairing (`SHA256Hasher.pairingPays`; `pairs: false`), the
+/// thread hashes the files first and the copy in the gaps, a slice at a time, without waiting:
+/// the inflating thread keeps a core to itself. With the copy hashed on a thread of its own
+/// instead (as from 0cef441), three busy threads shared two cores, and the scheduler kept the
+/// inflating thread beside the hashing thread it wakes: it ran at half speed while the copy had
+/// the other core (perf, 3,000 articles, 2026-11-29). Side by side on that machine: 3,000
+/// articles 4.06 -> 3.65 s, 30,000 articles 5.26 -> 4.67 s; 300 articles 0.30 -> 0.37 s, whose
+/// light pass ends before the files leave gaps for the copy, hashed alone after it.
 ///
 /// Each lane is a queue guarded by one condition. The file lane wakes the thread in batches,
 /// not at every small file: a thread that finds nothing to do sleeps until a quarter of the
@@ -44,8 +51,11 @@ package final class HashingThread: @unchecked Sendable {
     package let keeps: Int
 
     /// `deliver` is handed each file's digest on the hashing thread as the file ends, in order.
-    package init(capacity: Int = 16, deliver: @escaping @Sendable (SHA256Digest) -> Void) {
-        let lanes = Lanes(capacity: capacity)
+    /// `pairs`: whether the copy lane's bytes are hashed together with the files' (where the CPU
+    /// gains by it, `SHA256Hasher.pairingPays`); else the files come first and the copy is hashed
+    /// alone whenever no file chunk waits.
+    package init(capacity: Int = 16, pairs: Bool = true, deliver: @escaping @Sendable (SHA256Digest) -> Void) {
+        let lanes = Lanes(capacity: capacity, pairs: pairs)
         self.lanes = lanes
         keeps = max(1, capacity) + 2
         Thread { Self.run(lanes, deliver: deliver) }.start()
@@ -92,6 +102,11 @@ package final class HashingThread: @unchecked Sendable {
         lanes.openCopy() ? CopyLane(lanes) : nil
     }
 
+    /// Without pairing, how much of the copy is hashed between looks at the file lane: 0.09 ms
+    /// at 1.45 GB/s, so that the inflating thread, whose buffers the file chunks are, never waits
+    /// long for the copy.
+    private static let copySlice = 128 << 10
+
     /// The hashing thread's loop.
     private static func run(_ lanes: Lanes, deliver: @Sendable (SHA256Digest) -> Void) {
         var fileHasher = SHA256Hasher()
@@ -106,7 +121,7 @@ package final class HashingThread: @unchecked Sendable {
                 let count = current.chunk.bytes.count - current.done
                 current.chunk.bytes.withUnsafeBytes { bytes in
                     let rest = UnsafeRawBufferPointer(rebasing: bytes[current.done...])
-                    if var beside = copy, beside.chunk.count > beside.done, count > 0 {
+                    if lanes.pairs, var beside = copy, beside.chunk.count > beside.done, count > 0 {
                         // Both lanes: as many bytes of each, hashed together.
                         let paired = min(count, beside.chunk.count - beside.done)
                         let other = UnsafeRawBufferPointer(rebasing: beside.chunk.bytes[beside.done..<beside.done + paired])
@@ -126,9 +141,11 @@ package final class HashingThread: @unchecked Sendable {
                     file = current
                 }
             } else if var beside = copy, beside.chunk.count > beside.done {
-                // The files have ended (`take` gives the copy alone only then): the rest at once.
-                copyHasher.update(UnsafeRawBufferPointer(rebasing: beside.chunk.bytes[beside.done...]))
-                beside.done = beside.chunk.count
+                // Pairing, the files have ended (`take` gives the copy alone only then): the rest
+                // at once. Not pairing: a slice, then whatever file chunk came meanwhile first.
+                let end = lanes.pairs ? beside.chunk.count : min(beside.chunk.count, beside.done + Self.copySlice)
+                copyHasher.update(UnsafeRawBufferPointer(rebasing: beside.chunk.bytes[beside.done..<end]))
+                beside.done = end
                 copy = beside
             }
             if let beside = copy, beside.done >= beside.chunk.count {
@@ -238,6 +255,8 @@ private final class Lanes: @unchecked Sendable {
     private let capacity: Int
     /// How many queued file chunks wake a sleeping thread.
     private let batch: Int
+    /// Whether the copy's bytes wait for file bytes to be hashed with (see `HashingThread.init`).
+    let pairs: Bool
     private var filesClosed = false
     private var copyOpen = false
     private var cancelled = false
@@ -245,7 +264,8 @@ private final class Lanes: @unchecked Sendable {
     private var threadSleeps = false
     private var senderSleeps = false
 
-    init(capacity: Int) {
+    init(capacity: Int, pairs: Bool) {
+        self.pairs = pairs
         self.capacity = max(1, capacity)
         batch = max(1, capacity / 4)
     }
@@ -361,8 +381,9 @@ private final class Lanes: @unchecked Sendable {
             if !wantsFile || work.file != nil { return work }
             if !wantsCopy || work.copy != nil {
                 // Only the copy has bytes: wait for a file chunk to pair them with, until the
-                // files have ended (nothing waits for the copy before then).
-                if filesClosed { return work }
+                // files have ended (nothing waits for the copy before then); without pairing,
+                // hash them now.
+                if filesClosed || !pairs { return work }
             } else if filesClosed && !copyOpen && queuedFiles == 0 && queuedCopies == 0 {
                 return nil
             }

@@ -74,18 +74,17 @@ struct ImportPass {
         var succeeded = false
         defer { if !succeeded { try? FolderRemoval.remove(staging.path) } }
         let sink = try ExtractingSink(root: staging, total: total, files: files, ledger: ledger, progress: progress)
-        // Once the pass has ended, the copy is all the import waits for: the rest of it goes to
-        // the page cache instead of the disk; a pass that refused the zip stops it.
+        // Once the pass has ended, the copy is all the import waits for: from a slow disk the
+        // rest of it goes to the page cache instead; a pass that refused the zip stops it.
         let urgency = CopyUrgency()
         // The copy is hashed on the sink's hashing thread, paired with the files (two streams
-        // on one core at twice the speed of one); once the pass has ended it goes on alone.
-        // Where this CPU hashes a pair little faster than one stream, the copy's own thread
-        // hashes it instead (`SHA256Hasher.pairingPays`).
+        // on one core at twice the speed of one) where the CPU gains by it; else the thread
+        // hashes the files first and the copy whenever none waits (see `HashingThread`). Once
+        // the pass has ended the copy goes on alone.
         let hashing = sink.hashing
-        let beside = SHA256Hasher.pairingPays ? hashing : nil
         let (pass, keeping) = alongside({
             try stagePackage(path, token: token, adoptable: adoptable, stagingFolder: stagingFolder, root: root, urgency: urgency,
-                             hashingBeside: beside)
+                             hashingBeside: hashing)
         }) {
             defer { hashing.endFiles() }
             do {
@@ -233,7 +232,7 @@ extension ImportPass {
             writer = try SecureDiskWriter(root: root)
             ledger.reserveCapacity(files)
             self.ledger = ledger
-            hashing = HashingThread(deliver: { ledger.hashed($0) })
+            hashing = HashingThread(pairs: SHA256Hasher.pairingPays, deliver: { ledger.hashed($0) })
             self.progress = progress.map { ProgressSink(total: total, $0) }
         }
 
