@@ -69,6 +69,13 @@ enum Harness {
         try run(galley, arguments, environment: environment, in: directory)
     }
 
+    /// Runs `galley` under a limit on the size of the files it writes (bash's `ulimit -f`, in
+    /// blocks of 1 KiB): a write past it fails with `EFBIG`, "File too large", as on a full disk,
+    /// without filling one.
+    static func galley(_ arguments: [String], fileSizeLimit blocks: Int) throws -> Result {
+        try tool("bash", ["-c", "ulimit -f \(blocks) && exec \"$0\" \"$@\"", galley.path] + arguments)
+    }
+
     /// Runs a tool found on PATH (`unzip`, `python3`, ...).
     @discardableResult
     static func tool(_ name: String, _ arguments: [String], environment: [String: String] = [:]) throws -> Result {

@@ -289,8 +289,7 @@ import Testing
         #expect(first.status == 0, "\(first.stderr)")
         let zip = name.hasSuffix(".zip") ? Harness.fixtures.appending(path: name)
             : name == "large latest.json" ? try packLargeManifest() : try packExample()
-        let limited = try Harness.tool("bash", ["-c", "ulimit -f 256 && exec \"$0\" \"$@\"", Harness.galley.path,
-                                                "import", zip.path, "--store", store, "--force"])
+        let limited = try Harness.galley(["import", zip.path, "--store", store, "--force"], fileSizeLimit: 256)
         #expect(limited.status == 2, "\(limited.stdout)\(limited.stderr)")
         let expected = name.hasSuffix(".zip") ? "cover.jpg: cannot write: File too large"
             : name == "large latest.json" ? "latest.json: cannot write: File too large" : ".zip: File too large"
@@ -318,8 +317,7 @@ import Testing
         if emptyFolder { try FileManager.default.createDirectory(atPath: store, withIntermediateDirectories: true) }
         let what = input.hasPrefix("zip") ? [Harness.fixtures.appending(path: "zips/deflated-media-valid.zip").path]
             : ["--articles", IndependentArticlesTests.wordpressSample, "--key-map", IndependentArticlesTests.wordpress]
-        let limited = try Harness.tool("bash", ["-c", "ulimit -f 16 && exec \"$0\" \"$@\"", Harness.galley.path, "import"]
-                                       + what + ["--store", store])
+        let limited = try Harness.galley(["import"] + what + ["--store", store], fileSizeLimit: 16)
         #expect(limited.status == 2, "\(limited.stdout)\(limited.stderr)")
         #expect(limited.stderr.contains("cannot open the store: disk I/O error"), "\(limited.stderr)")
         #expect(limited.stderr.contains("The disk may be full, or a limit on file sizes reached (`ulimit -f`)"), "\(limited.stderr)")
@@ -328,8 +326,7 @@ import Testing
         } else {
             #expect(!FileManager.default.fileExists(atPath: parent.path), "the half-made store is gone")
         }
-        let json = try Harness.tool("bash", ["-c", "ulimit -f 16 && exec \"$0\" \"$@\"", Harness.galley.path, "import"]
-                                    + what + ["--store", store, "--json"])
+        let json = try Harness.galley(["import"] + what + ["--store", store, "--json"], fileSizeLimit: 16)
         #expect(json.status == 2)
         #expect(json.stdout.contains("`ulimit -f`"), "the hint is in the JSON document too: \(json.stdout)")
         #expect(try Harness.galley(["import"] + what + ["--store", store, "-q"]).status == 0)

@@ -270,8 +270,7 @@ import Testing
         defer { server.terminate() }
         let url = "http://127.0.0.1:\(port)/feed"
         // 256 KiB: the example's package (about 590 KB) cannot be written whole; the store file (140 KB) can.
-        let limited = try Harness.tool("bash", ["-c", "ulimit -f 256 && exec \"$0\" \"$@\"", Harness.galley.path,
-                                                "sync", url, "--store", reader.path, "--retries", "0", "--json"])
+        let limited = try Harness.galley(["sync", url, "--store", reader.path, "--retries", "0", "--json"], fileSizeLimit: 256)
         #expect(limited.status == 1, "\(limited.stdout)\(limited.stderr)")
         let error = (limited.json?["failures"] as? [[String: Any]])?.first?["error"] as? [String: Any]
         #expect(error?["id"] as? String == "store.failed", "\(limited.stdout)")

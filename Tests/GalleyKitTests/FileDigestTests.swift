@@ -60,18 +60,12 @@ import Testing
     /// The copy hashed on an import's hashing thread, paired with the files it hashes meanwhile
     /// or in the gaps between them: the same digest and copy, and the files' digests their own,
     /// both ways of copying.
-    @Test(arguments: [0, 4_097, (4 << 20) + 123], [true, false])
-    func aCopyHashedBesideFilesHasTheFilesSHA256(size: Int, direct: Bool) throws {
-        for pairs in [true, false] {
-            try copyHashedBesideFiles(size: size, direct: direct, pairs: pairs)
-        }
-    }
-
-    func copyHashedBesideFiles(size: Int, direct: Bool, pairs: Bool) throws {
+    @Test(arguments: [0, 4_097, (4 << 20) + 123], [(direct: true, pairs: true), (true, false), (false, true), (false, false)])
+    func aCopyHashedBesideFilesHasTheFilesSHA256(size: Int, way: (direct: Bool, pairs: Bool)) throws {
+        let direct = way.direct
         let (original, copy, bytes) = try Self.original(size: size)
-        try? FileManager.default.removeItem(at: copy)
         let delivered = ParallelWorkTests.Digests()
-        let hashing = HashingThread(pairs: pairs, deliver: delivered.add)
+        let hashing = HashingThread(pairs: way.pairs, deliver: delivered.add)
         let files = (0..<40).map { ParallelWorkTests.bytes($0 * 5_000, seed: UInt8($0)) }
         let copied = ParallelWorkTests.Box<FileDigest?>(nil)
         let done = DispatchSemaphore(value: 0)

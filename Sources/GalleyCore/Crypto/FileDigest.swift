@@ -212,7 +212,7 @@ public struct FileDigest: Sendable, Hashable {
         /// Whether the writes so far went slower than `bytesPerSecond`; false before the first.
         package func isSlower(than bytesPerSecond: Double) -> Bool {
             let (bytes, time) = measured.withLock { $0 }
-            let seconds = Double(time.components.seconds) + Double(time.components.attoseconds) * 1e-18
+            let seconds = time / .seconds(1)
             return bytes > 0 && seconds > 0 && Double(bytes) / seconds < bytesPerSecond
         }
     }

@@ -26,7 +26,7 @@ public final class SQLiteStore: IssueStore {
     /// with a throwaway table), so an import that changes nothing must not open it.
     public init(at root: URL, access: StoreAccess = .create) throws {
         self.root = root
-        let path = root.appending(path: "store.sqlite").path
+        let path = root.appending(path: Self.databaseName).path
         revisionWatch = RevisionWatch(database: path)
         var readOnly: DatabasePool?
         if FileManager.default.fileExists(atPath: path) {
@@ -111,7 +111,7 @@ public final class SQLiteStore: IssueStore {
     /// and `emptyLog` takes them out).
     static func importConnection(_ root: URL) throws -> DatabaseQueue {
         do {
-            return try DatabaseQueue(path: root.appending(path: "store.sqlite").path, configuration: writingConfiguration())
+            return try DatabaseQueue(path: root.appending(path: databaseName).path, configuration: writingConfiguration())
         } catch {
             throw failure("cannot open the store", error, root)
         }
@@ -157,8 +157,15 @@ public final class SQLiteStore: IssueStore {
     }
 
     /// The store's folders, made again when missing.
+    /// The store's database file, beside its folders (`folders`); SQLite adds `-wal` and `-shm`.
+    static let databaseName = "store.sqlite"
+    /// The store's folders: issues' files, imports on their way in, kept zips.
+    static let folders = ["issues", "staging", "packages"]
+    /// Held while a store is made or migrated, so that two processes do not both do it.
+    static let migrationLockName = ".migration-lock"
+
     static func makeFolders(_ root: URL) throws {
-        for folder in ["issues", "staging", "packages"] {
+        for folder in folders {
             try FileManager.default.createDirectory(at: root.appending(path: folder), withIntermediateDirectories: true)
         }
     }
@@ -166,8 +173,10 @@ public final class SQLiteStore: IssueStore {
     private static func openForWriting(_ root: URL) throws -> DatabasePool {
         // A store made here that cannot be finished (a full disk: its database's first pages
         // cannot be written) goes again, with the folders made for it (`abandonNew`).
-        let new = FileStatus(root.appending(path: "store.sqlite").path) == nil
+        let new = FileStatus(root.appending(path: databaseName).path) == nil
         var made: [URL] = []
+        var opened = false
+        defer { if new && !opened { abandonNew(root, made: made) } }
         do {
             if new { made = try FolderMaker.make(root, what: "the store's folder") }
             try makeFolders(root)
@@ -182,17 +191,16 @@ public final class SQLiteStore: IssueStore {
             configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA page_size = 16384") }
             // Two processes opening a new store at once must not both create its tables: the
             // short migration lock (not the writer lock, which imports hold for long) orders them.
-            let migrationLock = try StoreLock(root.appending(path: ".migration-lock"))
+            let migrationLock = try StoreLock(root.appending(path: migrationLockName))
             try migrationLock.lock()
             defer { migrationLock.unlock() }
-            let database = try DatabasePool(path: root.appending(path: "store.sqlite").path, configuration: configuration)
+            let database = try DatabasePool(path: root.appending(path: databaseName).path, configuration: configuration)
             try StoreSchema.migrate(database)
+            opened = true
             return database
         } catch let error as GalleyError {
-            if new { abandonNew(root, made: made) }
             throw error
         } catch {
-            if new { abandonNew(root, made: made) }
             throw failure("cannot open the store", error, root)
         }
     }
@@ -210,10 +218,10 @@ public final class SQLiteStore: IssueStore {
             return
         }
         // A folder that was there already (an empty one given as the store): only the store's own.
-        for name in ["store.sqlite", "store.sqlite-wal", "store.sqlite-shm", ".migration-lock"] {
+        for name in ["", "-wal", "-shm"].map({ databaseName + $0 }) + [migrationLockName] {
             try? manager.removeItem(at: root.appending(path: name))
         }
-        FolderMaker.removeEmpty(["issues", "staging", "packages"].map { root.appending(path: $0) })
+        FolderMaker.removeEmpty(folders.map { root.appending(path: $0) })
     }
 
     var issuesFolder: URL { root.appending(path: "issues") }
