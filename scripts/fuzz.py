@@ -343,7 +343,9 @@ class Campaign:
         snippets = [b"\n---\n", b": ", b"- ", b"{", b"[", b'"', b"'", b"&a", b"*a", b"!!binary ", b"\t", b"\x00", b"\xff\xfe",
                     b"<!-- [ASSET: ", b" -->", b'<img src="../../../etc/passwd">', b'<a href="/abs">', b"date: 2026-02-30",
                     b"id: x\nid: y\n", b"\xe2\x80\xae", b"%YAML 1.1\n", b"<<: *a\n", b"a: &a [*a]\n", b"~", b"9" * 40, b"\r\n",
-                    b"<script>", b"<![CDATA[", b"]]>", b"<p><b>", b'<img src="https://e.com/a.png">']
+                    b"<script>", b"<![CDATA[", b"]]>", b"<p><b>", b'<img src="https://e.com/a.png">',
+                    # Paths that come back to the issue folder itself.
+                    b'<img src="../..">', b"![x](.)", b'<a href="a/../../">', b"\n  - file: ../..\n"]
         for _ in range(runs):
             source = os.path.join(self.work, "source")
             out = os.path.join(self.work, "out")

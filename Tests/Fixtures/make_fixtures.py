@@ -437,6 +437,9 @@ def sources():
     source("thumbnail-kind-error", {"issue.yaml": ISSUE, "articles/01-first/photo.png": PNG, "articles/01-first/clip.mp3": MP3,
                                     "articles/01-first/article.md": "---\ntitle: A\nassets:\n  - file: photo.png\n    thumbnail: clip.mp3\n---\nText.\n"})
     source("no-articles-warning", {"issue.yaml": ISSUE})
+    # `../..` from an article's folder names the issue folder itself (it crashed pack and validate).
+    source("asset-is-issue-folder-error", {"issue.yaml": ISSUE,
+                                           "articles/01-first/article.md": "---\ntitle: A\nassets:\n  - file: ../..\n---\nText.\n"})
     source("stray-file-warning", {"issue.yaml": ISSUE, "articles/01-first/article.md": art, "articles/notes.txt": "todo\n"})
     # Nine levels of nine aliases (the "billion laughs"): 426 bytes, 387 million values expanded.
     bomb = ["title: Bomb", "apple_id: org.example.fixture", "publish_date: 2020-03-01", "metadata:",

@@ -34,6 +34,7 @@ import Testing
         Case(fixture: "malformed-placeholder-error", ids: ["body.placeholder-malformed"], at: "article.md:10:1"),
         Case(fixture: "missing-asset-error", ids: ["source.file-missing"], at: "article.md:4:5"),
         Case(fixture: "asset-is-folder-error", ids: ["source.file-missing"], at: "article.md:4:5"),
+        Case(fixture: "asset-is-issue-folder-error", ids: ["source.file-missing"], at: "article.md:4:5"),
         Case(fixture: "path-outside-error", ids: ["source.path-outside"], at: "article.md:4:5"),
         Case(fixture: "absolute-path-error", ids: ["source.path-unsafe"], at: "article.md:4:5"),
         Case(fixture: "duplicate-asset-key-error", ids: ["source.asset-key-duplicate"], at: "article.md:5:5"),

@@ -41,6 +41,12 @@ import Testing
         #expect(resolvedID(tree, "../linked/images/photo.png", from: "articles/7") == "source.symlink-outside")
         #expect(resolvedID(tree, "images/missing.png", from: "articles/7") == "source.file-missing")
         #expect(resolvedID(tree, "images", from: "articles/7") == "source.file-missing")
+        // Paths that come back to the issue folder itself are refused, not resolved (they crashed).
+        for (written, directory) in [(".", ""), ("./", ""), ("a/..", ""), ("../..", "articles/7"), ("images/../../..", "articles/7")] {
+            #expect(resolvedID(tree, written, from: directory) == "source.file-missing", "\(written) from \(directory)")
+        }
+        #expect(resolvedID(tree, "..", from: "") == "source.path-outside")
+        #expect(resolvedID(tree, "../../..", from: "articles/7") == "source.path-outside")
 
         // A folder made a link after it was found plain is not seen again (nor was it between
         // the look-up and the read before), but a copy of the tree made afresh sees it.

@@ -132,18 +132,25 @@ package struct SourceTree: Sendable {
             default: parts.append(String(part))
             }
         }
-        let relative = parts.joined(separator: "/")
-        if let name = parts.last, let problem = SourceTree.nameProblem(name) {
+        // `.`, `a/..` from the issue folder, `../..` from an article's: the issue folder itself.
+        guard let name = parts.last else {
+            return fail(.sourceFileMissing, "the \(what) path `\(written)` is the issue folder, not a file",
+                        "Name a file inside it.")
+        }
+        if let problem = SourceTree.nameProblem(name) {
             return fail(.sourceNameUnsafe, "the file name `\(name)` \(problem)",
                         "Rename the file using letters, digits, `.`, `-` and `_`.")
         }
         // Check every step below the issue folder for symbolic links that lead outside, before
         // touching the file: one lstat a step not already known to be a plain folder, the full
         // resolution only for a link. The file's own lstat is its status unless it is a link.
+        // Each step's path is the one before it and a part (joining the parts again at every
+        // step was a tenth of resolving a file).
         var fileStatus: FileStatus?
-        for depth in 1...parts.count {
-            let isFile = depth == parts.count
-            let prefix = parts.prefix(depth).joined(separator: "/")
+        var prefix = ""
+        for (index, part) in parts.enumerated() {
+            let isFile = index == parts.count - 1
+            prefix = index == 0 ? part : prefix + "/" + part
             if !isFile && plainFolders.contains(prefix) { continue }
             let status = FileStatus(path(prefix), follow: false)
             switch status?.kind {
@@ -158,10 +165,11 @@ package struct SourceTree: Sendable {
             default: if isFile { fileStatus = status }
             }
         }
+        let relative = prefix
         let resolvedPath = path(relative)
         guard let status = fileStatus ?? FileStatus(resolvedPath) else {
             var hint = "Check the spelling; paths are relative to the folder of the file that names them."
-            if let near = nearestName(to: parts.last ?? "", in: parts.dropLast().joined(separator: "/")) {
+            if let near = nearestName(to: name, in: parts.dropLast().joined(separator: "/")) {
                 hint = "Did you mean `\(near)`?"
             }
             return fail(.sourceFileMissing, "the \(what) file `\(written)` does not exist", hint)
@@ -174,7 +182,7 @@ package struct SourceTree: Sendable {
             return fail(.sourceFileUnreadable, "the \(what) file `\(written)` cannot be read",
                         "Check the file's permissions (it must be a readable regular file).")
         }
-        return .file(SourceFile(relativePath: relative, path: path(relative), size: status.size))
+        return .file(SourceFile(relativePath: relative, path: resolvedPath, size: status.size))
     }
 
     private func nearestName(to name: String, in directory: String) -> String? {
