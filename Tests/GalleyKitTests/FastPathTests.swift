@@ -93,6 +93,51 @@ import Testing
         #expect(ReferenceChecks.pathProblem("images/a.jpg") == nil)
     }
 
+    /// `SourceTree.pathProblem` and `nameProblem` before they read bytes: the oracles.
+    static func scalarPathProblem(_ path: String) -> String? {
+        if path.hasPrefix("/") || path.hasPrefix("~") { return "is absolute" }
+        // By scalar: the check by character (`contains("\\")`) missed a backslash that a
+        // combining mark follows, which the bytes do not.
+        if path.unicodeScalars.contains("\\") { return "contains a backslash" }
+        if path.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) { return "contains a control character" }
+        if path.count >= 2, path.dropFirst().first == ":", path.first?.isLetter == true { return "is a drive path" }
+        return nil
+    }
+
+    static func scalarNameProblem(_ name: String) -> String? {
+        if name.utf8.count > 255 { return "is longer than 255 bytes" }
+        if name.hasPrefix(" ") || name.hasSuffix(" ") { return "starts or ends with a space" }
+        if name.hasSuffix(".") { return "ends with a dot" }
+        for scalar in name.unicodeScalars {
+            if scalar.value < 0x20 || scalar.value == 0x7F { return "contains a control character" }
+            if "\\:*?\"<>|".unicodeScalars.contains(scalar) { return "contains `\(scalar)`" }
+        }
+        return nil
+    }
+
+    /// Combining marks included: every character these look for is one byte that no other
+    /// character's UTF-8 holds, so bytes and scalars agree everywhere.
+    @Test func sourcePathAndNameProblemsAgreeWithTheScalarChecksOnRandomText() {
+        let pieces = ["/", "~", "\\", ":", "a", "C", "é", "\u{301}", "\t", "\n", "\u{7F}", "\u{0}", " ", ".", "*", "?", "\"",
+                      "<", ">", "|", "👩‍👧", "x.jpg", "\u{85}"]
+        var generator = SeededGenerator(state: 54)
+        var paths = Set<String?>(), names = Set<String?>()
+        for _ in 0..<5_000 {
+            let text = (0..<generator.below(6)).map { _ in pieces[generator.below(pieces.count)] }.joined()
+            let path = Self.scalarPathProblem(text), name = Self.scalarNameProblem(text)
+            #expect(SourceTree.pathProblem(text) == path, "\(text.debugDescription)")
+            #expect(SourceTree.nameProblem(text) == name, "\(text.debugDescription)")
+            paths.insert(path)
+            names.insert(name)
+        }
+        // Every answer came up: no problem, absolute, backslash, control, drive path; and for
+        // names: none, space, dot, control, and each of the eight refused characters.
+        #expect(paths.count == 5)
+        #expect(names.count == 4 + 8)
+        #expect(SourceTree.nameProblem(String(repeating: "é", count: 128)) == "is longer than 255 bytes")
+        #expect(SourceTree.pathProblem("a\\\u{301}b.jpg") == "contains a backslash")
+    }
+
     @Test func componentLengthsKeepEmptyParts() {
         #expect(ContainerChecks.componentLengths("a//bc/".utf8, separatedBy: UInt8(ascii: "/")) == [1, 0, 2, 0])
         #expect(ContainerChecks.componentLengths("".utf8, separatedBy: UInt8(ascii: "/")) == [0])

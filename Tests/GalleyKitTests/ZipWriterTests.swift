@@ -1,6 +1,7 @@
 import Foundation
 import GalleyTestSupport
 import Testing
+@testable import GalleyCore
 @testable import GalleyFormats
 import CZlib
 
@@ -39,6 +40,37 @@ import CZlib
         try writer.addData(name: "org.example/a.jpg", Array("picture".utf8), mtime: 1_600_000_000, compression: .store)
         _ = try writer.finish()
         #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == Data(contentsOf: URL(fileURLWithPath: direct.path)))
+    }
+
+    /// Pack's ending: the flush on a worker thread gives the bytes and digest `finish()` gives,
+    /// and once waited for, the file is closed (no descriptor left open per pack).
+    @Test func aZipFlushedInTheBackgroundIsTheZipFinishGivesAndItsFileIsClosed() throws {
+        let direct = try written(allowZip64: false)
+        let path = Scratch.path("galley-zipwriter-background", suffix: ".zip").path
+        defer { for file in [direct.path, path] { try? FileManager.default.removeItem(atPath: file) } }
+        // The descriptors this process holds on the zip (other tests run beside this one).
+        func openOnZip() throws -> Int {
+            try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").filter {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == path
+            }.count
+        }
+        let writer = try ZipWriter(url: URL(fileURLWithPath: path), hashing: true, allowZip64: false)
+        try writer.beginEntry(name: "org.example/latest.json", mtime: 1_600_000_000, compression: .deflate)
+        for chunk in Self.chunks() { try chunk.withUnsafeBytes { try writer.write($0) } }
+        try writer.finishEntry()
+        try writer.addData(name: "org.example/a.jpg", Array("picture".utf8), mtime: 1_600_000_000, compression: .store)
+        let (bytes, sha256, synced) = try writer.finishSyncingInBackground()
+        #expect(try openOnZip() <= 1)
+        try synced.wait()
+        try synced.wait()  // again: the same answer, no second flush
+        let data = try Data(contentsOf: URL(fileURLWithPath: path))
+        #expect(data == (try Data(contentsOf: URL(fileURLWithPath: direct.path))))
+        #expect(bytes == Int64(data.count))
+        let hasher = SHA256Hasher()
+        hasher.update(Array(data))
+        #expect(sha256 == hasher.finalizeHex())
+        #expect(try openOnZip() == 0)
+        #expect(throws: GalleyError.self) { _ = try writer.finishSyncingInBackground() }
     }
 
     @Test func withoutZip64AStreamPastWhatAnEntryHoldsFailsBeforeWritingIt() throws {

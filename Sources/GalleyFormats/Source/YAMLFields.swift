@@ -71,7 +71,13 @@ struct YAMLMapping {
     package let node: Node
     package let fields: YAMLFields
     let keyPath: String
-    private(set) var entries: [(key: String, keyNode: Node, value: Node)] = []
+    /// The mapping's keys as text, their nodes and their values, index for index. Three arrays,
+    /// not one of tuples: a lookup compares strings only and copies one `Node` (each copy of a
+    /// Yams node is several reference counts; scanning tuples copied every entry it passed,
+    /// 0.25 s of packing 30,000 articles).
+    private(set) var keys: [String] = []
+    private var keyNodes: [Node] = []
+    private var values: [Node] = []
 
     package init?(_ node: Node, fields: YAMLFields, keyPath: String, log: inout DiagnosticLog, what: String) {
         guard case .mapping(let mapping) = node else {
@@ -83,15 +89,21 @@ struct YAMLMapping {
         self.node = node
         self.fields = fields
         self.keyPath = keyPath
+        keys.reserveCapacity(mapping.count)
+        keyNodes.reserveCapacity(mapping.count)
+        values.reserveCapacity(mapping.count)
         for (key, value) in mapping {
-            entries.append((key.string ?? "", key, value))
+            keys.append(key.string ?? "")
+            keyNodes.append(key)
+            values.append(value)
         }
     }
 
     package func path(_ key: String) -> String { keyPath.isEmpty ? key : keyPath + "." + key }
 
     package func value(_ key: String) -> Node? {
-        guard let value = entries.first(where: { $0.key == key })?.value else { return nil }
+        guard let index = keys.firstIndex(of: key) else { return nil }
+        let value = values[index]
         if case .scalar(let scalar) = value, scalar.style == .plain, value.null != nil { return nil }
         return value
     }
@@ -181,15 +193,15 @@ struct YAMLMapping {
 
     /// Reports every key that is not in `known`, with a suggestion when one is close.
     func reportUnknownKeys(_ known: [String], log: inout DiagnosticLog, what: String) {
-        for entry in entries where !known.contains(entry.key) {
-            let suggestion = known.min { editDistance($0, entry.key) < editDistance($1, entry.key) }
+        for (index, key) in keys.enumerated() where !known.contains(key) {
+            let suggestion = known.min { editDistance($0, key) < editDistance($1, key) }
             var hint = "Remove it, or check its spelling."
-            if let suggestion, editDistance(suggestion, entry.key) <= 2 {
+            if let suggestion, editDistance(suggestion, key) <= 2 {
                 hint = "Did you mean `\(suggestion)`?"
             }
             log.add(Diagnostic(
-                .sourceUnknownKey, "unknown key `\(entry.key)` in \(what); it is ignored",
-                at: fields.at(entry.keyNode, path(entry.key)), hint: hint))
+                .sourceUnknownKey, "unknown key `\(key)` in \(what); it is ignored",
+                at: fields.at(keyNodes[index], path(key)), hint: hint))
         }
     }
 }

@@ -215,17 +215,34 @@ public final class ZipWriter: @unchecked Sendable {
     /// Writes the central directory and closes the file (after `fsync`).
     /// - Returns: the size of the zip and, when hashing, its SHA-256.
     public func finish() throws -> (bytes: Int64, sha256: String?) {
+        let (bytes, sha256) = try end()
+        let synced = fsync(sink.fd) == 0 ? 0 : errno
+        close(sink.fd)
+        try ZipSync.check(synced)
+        return (bytes, sha256)
+    }
+
+    /// `finish()`, with the flush to disk begun on a worker thread instead of waited for: the
+    /// caller reads the zip back meanwhile (pack's container checks on what it wrote) and
+    /// waits for `synced` before moving the zip into place. The fsync of a 30,000-article
+    /// issue's 600 MB took 0.19 s that the read-back can have.
+    public func finishSyncingInBackground() throws -> (bytes: Int64, sha256: String?, synced: ZipSync) {
+        let (bytes, sha256) = try end()
+        return (bytes, sha256, ZipSync(fd: sink.fd))
+    }
+
+    /// Ends the zip (libarchive writes the central directory); the file stays open, to be
+    /// flushed, unless ending failed.
+    private func end() throws -> (bytes: Int64, sha256: String?) {
         guard !closed else { throw GalleyError("the zip is already closed") }
         closed = true
         let status = archive_write_close(archive)
         let message = libarchiveError(archive)
         archive_write_free(archive)
-        let synced = fsync(sink.fd) == 0
-        close(sink.fd)
         guard status == ARCHIVE_OK else {
+            close(sink.fd)
             throw GalleyError("cannot finish the zip: \(sink.failure ?? message)", id: .outputUnwritable)
         }
-        guard synced else { throw GalleyError("cannot flush the zip to disk: \(String(cString: strerror(errno)))", id: .outputUnwritable) }
         return (sink.bytes, sink.hasher?.finalizeHex())
     }
 
@@ -236,6 +253,31 @@ public final class ZipWriter: @unchecked Sendable {
 
 }
 
+
+/// A finished zip's flush to disk (fsync, then close) on a worker thread. `wait()` before the
+/// zip is relied on, and on every path before its folder goes away.
+public final class ZipSync: Sendable {
+    private let flush: BackgroundMap<Int32>
+
+    init(fd: Int32) {
+        flush = BackgroundMap([fd]) { fd in
+            let failure = fsync(fd) == 0 ? 0 : errno
+            close(fd)
+            return failure
+        }
+    }
+
+    /// Waits for the flush; throws if it failed.
+    public func wait() throws {
+        try Self.check(flush.results().first ?? 0)
+    }
+
+    static func check(_ failure: Int32) throws {
+        guard failure == 0 else {
+            throw GalleyError("cannot flush the zip to disk: \(String(cString: strerror(failure)))", id: .outputUnwritable)
+        }
+    }
+}
 
 extension ZipWriter {
     /// An entry whose bytes a thread of its own writes (deflating them) as the caller hands

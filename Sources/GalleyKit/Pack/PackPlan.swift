@@ -154,7 +154,11 @@ public struct PackPlanner {
         record.dek = article.dek
         record.authorURL = article.authorURL
         record.authorBio = article.authorBio
-        record.keywords = article.keywords.map { $0.replacingOccurrences(of: ",", with: " ") }.joined(separator: ",")
+        // A comma inside a keyword becomes a space (commas separate them). Most have none, and
+        // Foundation's `replacingOccurrences` is slow even then (0.08 s at 30,000 articles).
+        record.keywords = article.keywords.map {
+            $0.utf8.contains(UInt8(ascii: ",")) ? $0.replacingOccurrences(of: ",", with: " ") : $0
+        }.joined(separator: ",")
         record.commentary = article.commentary
         record.type = article.type
         record.sku = article.sku

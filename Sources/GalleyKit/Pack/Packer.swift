@@ -247,7 +247,8 @@ public struct Packer {
         })
         // Not needed past here; let go before the written zip's directory is read back.
         entries = []
-        let (bytes, sha256) = try writer.finish()
+        let (bytes, sha256, synced) = try writer.finishSyncingInBackground()
+        defer { try? synced.wait() }  // a read-back that throws leaves no flush behind
         progress?(state)
         // The written zip's central directory through validate's own container checks: what
         // only compression tells (an entry deflating past the ratio limit) shows here.
@@ -257,7 +258,9 @@ public struct Packer {
         let refused = Self.refusals(written, allowZip64: options.allowZip64)
         if !refused.isEmpty { throw DiagnosticsError(diagnostics + refused) }
 
-        // 4. Into place, atomically; never over an existing file without --force.
+        // 4. On disk (the flush begun at `finishSyncingInBackground`, done while the zip was
+        // read back), then into place, atomically; never over an existing file without --force.
+        try synced.wait()
         try moveIntoPlace(zipURL, output, replace: options.force)
         succeeded = true
         return PackSummary(
