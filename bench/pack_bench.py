@@ -160,14 +160,25 @@ def main():
         zip_cmd = ["zip", "-r", "-X", "-q", "-n", ".jpg:.jpeg:.png:.gif:.mp3:.m4a:.mp4", peer, "."]
         # --thumbnails none: zip makes no thumbnails, and the synthetic pictures (random bytes
         # behind a JPEG header) cannot be decoded, so libvips would only fail on each of them.
-        g_time, g_rss = measure([args.galley, "pack", source, "--output", out, "--thumbnails", "none"], args.runs, clean)
-        z_time, z_rss = measure(zip_cmd, args.runs, clean, cwd=source)
-        s_time, _ = measure(["sh", "-c", " ".join(zip_cmd) + f" && sync {peer}"], args.runs, clean, cwd=source)
+        # The three in turn, run after run: this machine's speed drifts by minutes, and three
+        # galley runs followed by three of zip's measured the drift as much as the tools.
+        runs = {"galley": [], "zip": [], "sync": []}
+        for _ in range(args.runs):
+            for key, cmd, cwd in (("galley", [args.galley, "pack", source, "--output", out, "--thumbnails", "none"], None),
+                                  ("zip", zip_cmd, source),
+                                  ("sync", ["sh", "-c", " ".join(zip_cmd) + f" && sync {peer}"], source)):
+                clean()
+                runs[key].append(timed(cmd, cwd))
         clean()
+        g_time, g_rss = statistics.median(t for t, _ in runs["galley"]), max(p for _, p in runs["galley"])
+        z_time, z_rss = statistics.median(t for t, _ in runs["zip"]), max(p for _, p in runs["zip"])
+        s_time = statistics.median(t for t, _ in runs["sync"])
         ratio, ratio_sync = g_time / z_time, g_time / s_time
         label = f"{count} articles, {2 * count + 1} images"
         print(f"{label:>26} {size / 1e6:6.0f}M {g_time:7.2f}s {z_time:7.2f}s {s_time:7.2f}s {ratio:6.2f} {ratio_sync:10.2f} "
               f"{g_rss:9.1f}M {z_rss:7.1f}M")
+        print(f"{'':>26} runs: galley {' '.join(f'{t:.2f}' for t, _ in runs['galley'])}; "
+              f"zip -n + sync {' '.join(f'{t:.2f}' for t, _ in runs['sync'])}")
         ok = ok and ratio_sync <= 1.0 and g_rss < 64
     print("goal (ratio+sync <= 1.00 and galley RSS < 64 MB at every size): " + ("met" if ok else "NOT met"))
 
