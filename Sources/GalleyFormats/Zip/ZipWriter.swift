@@ -225,7 +225,7 @@ public final class ZipWriter: @unchecked Sendable {
     /// `finish()`, with the flush to disk begun on a worker thread instead of waited for: the
     /// caller reads the zip back meanwhile (pack's container checks on what it wrote) and
     /// waits for `synced` before moving the zip into place. The fsync of a 30,000-article
-    /// issue's 600 MB took 0.19 s that the read-back can have.
+    /// issue's 650 MB took 0.19 s that the read-back can have.
     public func finishSyncingInBackground() throws -> (bytes: Int64, sha256: String?, synced: ZipSync) {
         let (bytes, sha256) = try end()
         return (bytes, sha256, ZipSync(fd: sink.fd))
