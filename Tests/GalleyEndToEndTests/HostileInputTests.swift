@@ -9,6 +9,34 @@ import Testing
 @Suite struct HostileInputTests {
     static let bomb = Harness.fixtures.appending(path: "sources/yaml-alias-bomb-error")
 
+    /// Hundreds of missing files beside a thousand others: each missing file's "did you mean"
+    /// read the whole folder and compared every name with it, twice, for minutes at 3,000 of
+    /// each (2026-11-29). A folder of more than 1,000 entries now gives no suggestion; a small
+    /// one still does.
+    @Test(.timeLimit(.minutes(1)))
+    func missingFilesInAFolderOfThousandsAreReportedWithoutAHang() throws {
+        let root = try Harness.copy(Harness.fixtures.appending(path: "sources/minimal-valid"))
+        let crowded = root.appending(path: "articles/01-first")
+        for number in 0..<1_200 {
+            try Data("x".utf8).write(to: crowded.appending(path: "file-\(number)-with-a-longer-name.txt"))
+        }
+        let body = (0..<400).map { "<img src=\"missing-picture-number-\($0).png\">\n" }.joined()
+        try Data("---\ntitle: First\n---\n\(body)".utf8).write(to: crowded.appending(path: "article.md"))
+        let small = root.appending(path: "articles/03-third")
+        try FileManager.default.createDirectory(at: small, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: crowded.appending(path: "photo.png"), to: small.appending(path: "photo.png"))
+        try Data("---\ntitle: Third\n---\n<img src=\"phot.png\">\n".utf8).write(to: small.appending(path: "article.md"))
+
+        let result = try Harness.galley(["validate", root.path, "--json"])
+        #expect(result.status == 1)
+        let diagnostics = (result.json?["inputs"] as? [[String: Any]])?.first?["diagnostics"] as? [[String: Any]] ?? []
+        #expect(diagnostics.count == 401)
+        #expect(diagnostics.allSatisfy { $0["id"] as? String == "source.file-missing" })
+        let hints = diagnostics.compactMap { $0["hint"] as? String }
+        #expect(hints.filter { $0 == "Did you mean `photo.png`?" }.count == 1)
+        #expect(hints.filter { $0.hasPrefix("Check the spelling") }.count == 400)
+    }
+
     @Test func aYAMLAliasBombIsRefusedAtOnceByValidateAndPack() throws {
         let validate = try Harness.galley(["validate", Self.bomb.path, "--format", "json"])
         #expect(validate.status == 1)

@@ -172,14 +172,15 @@ package func readFile(_ path: String, expecting size: Int) throws -> [UInt8]? {
 /// The names in a folder as the file system stores them (bytes), with `readdir(3)`: Foundation
 /// decodes names that are not UTF-8 into replacement characters, and such a name then matches
 /// no file, so a folder listed through it would be lost without a word. `nil` when the folder
-/// cannot be read. Leaves out `.` and `..`.
-package func rawDirectoryNames(_ path: String) -> [[UInt8]]? {
+/// cannot be read, or holds more than `limit` names. Leaves out `.` and `..`.
+package func rawDirectoryNames(_ path: String, limit: Int = .max) -> [[UInt8]]? {
     guard let directory = opendir(path) else { return nil }
     defer { closedir(directory) }
     var names: [[UInt8]] = []
     while let entry = readdir(directory) {
         let name = withUnsafeBytes(of: entry.pointee.d_name) { buffer in Array(buffer.prefix { $0 != 0 }) }
         if name == [0x2E] || name == [0x2E, 0x2E] { continue }
+        if names.count == limit { return nil }
         names.append(name)
     }
     return names

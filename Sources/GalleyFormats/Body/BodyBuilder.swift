@@ -60,15 +60,16 @@ public struct BodyBuilder: Sendable {
         _ prepared: PreparedBody, ids: [String: String], links: [String: PreparedBody.Target] = [:]
     ) -> (body: String, diagnostics: [Diagnostic]) {
         var diagnostics: [Diagnostic] = []
+        var sortedKeys: [String]?  // sorted once, at the first unknown placeholder
         for match in Placeholder.scan(prepared.source) {
             let location = SourceLocation(path: prepared.file, line: prepared.lineOffset + match.line, column: match.column)
             if ids[match.key] == nil {
-                let known = ids.keys.sorted()
+                let known = sortedKeys ?? ids.keys.sorted()
+                sortedKeys = known
                 var hint = known.isEmpty
                     ? "This article lists no assets: add the file under `assets:` in its fields."
                     : "Known keys: \(known.prefix(8).map { "`\($0)`" }.joined(separator: ", "))."
-                if let near = known.min(by: { editDistance($0, match.key) < editDistance($1, match.key) }),
-                   editDistance(near, match.key) <= max(2, match.key.count / 3) {
+                if let near = nearest(to: match.key, among: known, within: max(2, match.key.count / 3)) {
                     hint = "Did you mean `\(near)`?"
                 }
                 diagnostics.append(Diagnostic(

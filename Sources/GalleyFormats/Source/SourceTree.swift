@@ -185,12 +185,16 @@ package struct SourceTree: Sendable {
         return .file(SourceFile(relativePath: relative, path: resolvedPath, size: status.size))
     }
 
+    /// The file in `directory` whose name is nearest to `name` (case aside), for a hint: none
+    /// from a folder of more than `hintFolderLimit` entries, nor past `nearest`'s budget.
     private func nearestName(to name: String, in directory: String) -> String? {
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: url(directory).path) else { return nil }
-        let best = names.min { editDistance($0.lowercased(), name.lowercased()) < editDistance($1.lowercased(), name.lowercased()) }
-        guard let best, editDistance(best.lowercased(), name.lowercased()) <= max(2, name.count / 4) else { return nil }
-        return best
+        guard let names = rawDirectoryNames(path(directory), limit: Self.hintFolderLimit) else { return nil }
+        return nearest(to: name, among: names.lazy.map { String(decoding: $0, as: UTF8.self) },
+                       within: max(2, name.count / 4), folding: true)
     }
+
+    /// The most entries a folder may hold for a missing file's hint to look through it.
+    static let hintFolderLimit = 1_000
 
     /// What makes a written path unusable, if anything.
     package static func pathProblem(_ path: String) -> String? {

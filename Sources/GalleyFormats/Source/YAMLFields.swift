@@ -194,9 +194,8 @@ struct YAMLMapping {
     /// Reports every key that is not in `known`, with a suggestion when one is close.
     func reportUnknownKeys(_ known: [String], log: inout DiagnosticLog, what: String) {
         for (index, key) in keys.enumerated() where !known.contains(key) {
-            let suggestion = known.min { editDistance($0, key) < editDistance($1, key) }
             var hint = "Remove it, or check its spelling."
-            if let suggestion, editDistance(suggestion, key) <= 2 {
+            if let suggestion = nearest(to: key, among: known, within: 2) {
                 hint = "Did you mean `\(suggestion)`?"
             }
             log.add(Diagnostic(
