@@ -220,7 +220,7 @@ public enum StoreLocation {
     /// Whether a store is there to open: a folder holding `store.sqlite`, or any PostgreSQL
     /// address (its database is the operator's; opening makes the tables it lacks).
     public static func exists(_ location: URL) -> Bool {
-        isPostgres(location) || FileStatus(location.appending(path: "store.sqlite").path)?.kind == .file
+        isPostgres(location) || FileStatus(location.appending(path: SQLiteStore.databaseName).path)?.kind == .file
     }
 
     /// Opens the store at `location`: a folder is a SQLite store, a `postgres://` address a

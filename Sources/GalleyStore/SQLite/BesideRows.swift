@@ -79,7 +79,7 @@ final class BesideRows: @unchecked Sendable {
         Thread { [self] in
             let result = Result {
                 // The write-ahead log is left as empty as it was found (`SQLiteStore.emptyLog`).
-                let logWasEmpty = (FileStatus(root.appending(path: "store.sqlite-wal").path)?.size ?? 0) == 0
+                let logWasEmpty = (FileStatus(root.appending(path: SQLiteStore.logName).path)?.size ?? 0) == 0
                 let connection = try SQLiteStore.importConnection(root)
                 defer {
                     if logWasEmpty { SQLiteStore.emptyLog(connection) }

@@ -156,14 +156,17 @@ public final class SQLiteStore: IssueStore {
         }
     }
 
-    /// The store's folders, made again when missing.
     /// The store's database file, beside its folders (`folders`); SQLite adds `-wal` and `-shm`.
     static let databaseName = "store.sqlite"
+    /// The database's write-ahead log.
+    static let logName = databaseName + "-wal"
     /// The store's folders: issues' files, imports on their way in, kept zips.
-    static let folders = ["issues", "staging", "packages"]
+    static let issuesName = "issues", stagingName = "staging", packagesName = "packages"
+    static let folders = [issuesName, stagingName, packagesName]
     /// Held while a store is made or migrated, so that two processes do not both do it.
     static let migrationLockName = ".migration-lock"
 
+    /// The store's folders, made again when missing.
     static func makeFolders(_ root: URL) throws {
         for folder in folders {
             try FileManager.default.createDirectory(at: root.appending(path: folder), withIntermediateDirectories: true)
@@ -210,7 +213,7 @@ public final class SQLiteStore: IssueStore {
     /// store meanwhile and imports into it: each import stages in `staging/` first).
     private static func abandonNew(_ root: URL, made: [URL]) {
         let manager = FileManager.default
-        for folder in ["issues", "staging"] {
+        for folder in [issuesName, stagingName] {
             if let names = try? manager.contentsOfDirectory(atPath: root.appending(path: folder).path), !names.isEmpty { return }
         }
         if let outermost = made.last {
@@ -218,14 +221,14 @@ public final class SQLiteStore: IssueStore {
             return
         }
         // A folder that was there already (an empty one given as the store): only the store's own.
-        for name in ["", "-wal", "-shm"].map({ databaseName + $0 }) + [migrationLockName] {
+        for name in [databaseName, logName, databaseName + "-shm", migrationLockName] {
             try? manager.removeItem(at: root.appending(path: name))
         }
         FolderMaker.removeEmpty(folders.map { root.appending(path: $0) })
     }
 
-    var issuesFolder: URL { root.appending(path: "issues") }
-    var stagingFolder: URL { root.appending(path: "staging") }
+    var issuesFolder: URL { root.appending(path: Self.issuesName) }
+    var stagingFolder: URL { root.appending(path: Self.stagingName) }
 
     /// The names in `staging/`, the folders in `issues/` no issue row points at, and the zips in
     /// `packages/` no issue row names.

@@ -7,7 +7,7 @@ import GalleyKit
 /// (or two versions) with the same bytes share one file. An issue row names its zip; a zip no
 /// row names is a leftover of an interrupted import, removed by `gc`.
 extension SQLiteStore {
-    var packagesFolder: URL { root.appending(path: "packages") }
+    var packagesFolder: URL { root.appending(path: Self.packagesName) }
 
     func packageURL(_ sha256: String) -> URL { packagesFolder.appending(path: "\(sha256).zip") }
 
