@@ -25,7 +25,7 @@ import Foundation
 /// articles 4.06 -> 3.65 s, 30,000 articles 5.26 -> 4.67 s; 300 articles 0.30 -> 0.37 s, whose
 /// light pass ends before the files leave gaps for the copy, hashed alone after it. So an
 /// import opens the copy lane here only for a zip whose files hold 1 GiB or more
-/// (`ImportPass.copyHashedAloneBelow`); a smaller zip's copy is hashed on its own thread.
+/// (`ImportPass.CopyHashing`); a smaller zip's copy is hashed on its own thread.
 ///
 /// Each lane is a queue guarded by one condition. The file lane wakes the thread in batches,
 /// not at every small file: a thread that finds nothing to do sleeps until a quarter of the

@@ -55,16 +55,31 @@ struct ImportPass {
         return (pass, issue)
     }
 
-    /// Where pairing does not pay, the files' bytes (`total`) below which the kept zip's copy
-    /// is hashed on the copy's own thread instead of in the gaps the files leave the hashing
-    /// thread. A pass that writes into memory is short and busy and leaves few gaps: the copy
-    /// was then hashed after it, one stream on one core, while the other idled. A pass that
-    /// waits on the disk leaves gaps, and a third busy thread would take the inflating thread's
-    /// core. Side by side on a 2-core machine whose SHA unit does not pair (2026-11-29): 300
-    /// articles (190 MB) 0.377 s in the gaps, 0.298 s on its own thread; 800 articles (510 MB)
-    /// 0.905 s and 0.726 s; 30,000 small files (730 MB) 4.98 s both ways; 3,000 articles
-    /// (1.9 GB) 3.86 s in the gaps, 3.98 s on its own thread.
-    static let copyHashedAloneBelow: Int64 = 1 << 30
+    /// Where the kept zip's copy is hashed.
+    enum CopyHashing: Equatable {
+        /// On the pass's hashing thread, paired with the files' bytes (two streams on one core
+        /// at up to twice the speed of one): where the CPU gains by it (`SHA256Hasher.pairingPays`).
+        case pairedWithFiles
+        /// On the pass's hashing thread, in the gaps the files leave (see `HashingThread`).
+        case inTheFilesGaps
+        /// On the copy's own thread.
+        case onItsOwnThread
+
+        /// The way for an import whose files hold `total` bytes. Where pairing does not pay, a
+        /// pass that writes into memory is short and busy and leaves few gaps: the copy was then
+        /// hashed after it, one stream on one core, while the other idled. A pass that waits on
+        /// the disk leaves gaps, and a third busy thread would take the inflating thread's core.
+        /// Side by side on a 2-core machine whose SHA unit does not pair (2026-11-29): 300
+        /// articles (190 MB) 0.377 s in the gaps, 0.298 s on its own thread; 800 articles (510
+        /// MB) 0.905 s and 0.726 s; 30,000 small files (730 MB) 4.98 s both ways; 3,000 articles
+        /// (1.9 GB) 3.86 s in the gaps, 3.98 s on its own thread. Hence `inGapsFrom`.
+        static func of(total: Int64, pairingPays: Bool = SHA256Hasher.pairingPays) -> CopyHashing {
+            if pairingPays { return .pairedWithFiles }
+            return total >= inGapsFrom ? .inTheFilesGaps : .onItsOwnThread
+        }
+
+        static let inGapsFrom: Int64 = 1 << 30
+    }
 
     /// Staging, the extracting sink and the kept zip's copy around `check`, which runs the
     /// content pass through the sink and returns its warnings (its errors refuse the zip).
@@ -84,16 +99,15 @@ struct ImportPass {
         try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
         var succeeded = false
         defer { if !succeeded { try? FolderRemoval.remove(staging.path) } }
-        let sink = try ExtractingSink(root: staging, total: total, files: files, ledger: ledger, progress: progress)
+        let copyHashing = CopyHashing.of(total: total)
+        let sink = try ExtractingSink(root: staging, total: total, files: files, ledger: ledger,
+                                      pairs: copyHashing == .pairedWithFiles, progress: progress)
         // Once the pass has ended, the copy is all the import waits for: from a slow disk the
         // rest of it goes to the page cache instead; a pass that refused the zip stops it.
         let urgency = CopyUrgency()
-        // The copy is hashed on the sink's hashing thread, paired with the files (two streams
-        // on one core at twice the speed of one) where the CPU gains by it; else the thread
-        // hashes the files first and the copy whenever none waits (see `HashingThread`), except
-        // for a small zip (`copyHashedAloneBelow`). Once the pass has ended the copy goes on alone.
+        // The copy is hashed as `copyHashing` says; once the pass has ended it goes on alone.
         let hashing = sink.hashing
-        let beside = SHA256Hasher.pairingPays || total >= Self.copyHashedAloneBelow ? hashing : nil
+        let beside = copyHashing == .onItsOwnThread ? nil : hashing
         let (pass, keeping) = alongside({
             try stagePackage(path, token: token, adoptable: adoptable, stagingFolder: stagingFolder, root: root, urgency: urgency,
                              hashingBeside: beside)
@@ -241,11 +255,12 @@ extension ImportPass {
         private let ledger: FileLedger
 
         /// `files`: how many files the zip declares, so the lists are made at their final size.
-        init(root: URL, total: Int64, files: Int, ledger: FileLedger, progress: ((Int64, Int64) -> Void)?) throws {
+        /// `pairs`: whether a copy lane opened on its hashing thread pairs the copy with the files.
+        init(root: URL, total: Int64, files: Int, ledger: FileLedger, pairs: Bool, progress: ((Int64, Int64) -> Void)?) throws {
             writer = try SecureDiskWriter(root: root)
             ledger.reserveCapacity(files)
             self.ledger = ledger
-            hashing = HashingThread(pairs: SHA256Hasher.pairingPays, deliver: { ledger.hashed($0) })
+            hashing = HashingThread(pairs: pairs, deliver: { ledger.hashed($0) })
             self.progress = progress.map { ProgressSink(total: total, $0) }
         }
 
