@@ -95,9 +95,9 @@ import Testing
 
     /// `SourceTree.pathProblem` and `nameProblem` before they read bytes: the oracles.
     static func scalarPathProblem(_ path: String) -> String? {
-        if path.hasPrefix("/") || path.hasPrefix("~") { return "is absolute" }
-        // By scalar: the check by character (`contains("\\")`) missed a backslash that a
-        // combining mark follows, which the bytes do not.
+        // By scalar: the checks by character (`hasPrefix("/")`, `contains("\\")`) missed a `/`
+        // or a backslash that a combining mark follows, which the bytes do not.
+        if let first = path.unicodeScalars.first, first == "/" || first == "~" { return "is absolute" }
         if path.unicodeScalars.contains("\\") { return "contains a backslash" }
         if path.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) { return "contains a control character" }
         if path.count >= 2, path.dropFirst().first == ":", path.first?.isLetter == true { return "is a drive path" }
@@ -136,6 +136,7 @@ import Testing
         #expect(names.count == 4 + 8)
         #expect(SourceTree.nameProblem(String(repeating: "é", count: 128)) == "is longer than 255 bytes")
         #expect(SourceTree.pathProblem("a\\\u{301}b.jpg") == "contains a backslash")
+        #expect(SourceTree.pathProblem("/\u{301}x.jpg") == "is absolute")
     }
 
     @Test func componentLengthsKeepEmptyParts() {

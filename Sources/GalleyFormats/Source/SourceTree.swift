@@ -198,12 +198,13 @@ package struct SourceTree: Sendable {
 
     /// What makes a written path unusable, if anything.
     package static func pathProblem(_ path: String) -> String? {
-        if path.hasPrefix("/") || path.hasPrefix("~") { return "is absolute" }
-        // On the UTF-8 bytes: a backslash and the control characters are single bytes that no
-        // other character's encoding contains (Foundation's `contains` and a scan of scalars
-        // were a tenth of resolving a file). The drive-path test counts characters, so it runs
-        // only on a path that has a colon.
+        // On the UTF-8 bytes: `/`, `~`, a backslash and the control characters are single bytes
+        // that no other character's encoding contains (Foundation's `contains` and a scan of
+        // scalars were a tenth of resolving a file), and a character check misses one that a
+        // combining mark follows (`/\u{301}x.jpg` is still absolute to the file system). The
+        // drive-path test counts characters, so it runs only on a path that has a colon.
         let bytes = path.utf8
+        if let first = bytes.first, first == UInt8(ascii: "/") || first == UInt8(ascii: "~") { return "is absolute" }
         if bytes.contains(UInt8(ascii: "\\")) { return "contains a backslash" }
         if bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) { return "contains a control character" }
         if bytes.contains(UInt8(ascii: ":")), path.count >= 2, path.dropFirst().first == ":", path.first?.isLetter == true {

@@ -75,7 +75,7 @@ struct YAMLMapping {
     /// not one of tuples: a lookup compares strings only and copies one `Node` (each copy of a
     /// Yams node is several reference counts; scanning tuples copied every entry it passed,
     /// 0.25 s of packing 30,000 articles).
-    private(set) var keys: [String] = []
+    private var keys: [String] = []
     private var keyNodes: [Node] = []
     private var values: [Node] = []
 
