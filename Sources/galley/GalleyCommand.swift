@@ -58,6 +58,8 @@ struct GalleyCommand: ParsableCommand {
         // Process-wide settings (docs/architecture.md, rule 10). libarchive's zip times and name
         // conversion read TZ and LC_CTYPE, so they are fixed here, once, before any thread starts.
         ProcessEnvironment.configureForArchives()
+        // libvips would set VIPSHOME itself on a pack thread, and load modules Galley has no use for.
+        ProcessEnvironment.configureForThumbnails()
         // Large blocks go back to the system when freed, before any thread allocates one.
         FreedMemory.mapLargeBlocks()
         // A file-size limit (`ulimit -f`, a quota) makes a write fail with EFBIG, which Galley

@@ -115,6 +115,45 @@ import Testing
         #expect(index.contains("<img src=\"assets/first-speaker.jpg\""), "\(index)")
     }
 
+    /// HEIC and AVIF pictures (libvips's HEIF module) get thumbnails, and that module is the
+    /// only one of libvips's that galley loads: the others (ImageMagick's, PDF, OpenSlide, JPEG
+    /// XL) read nothing Galley hands libvips and cost 4.6 MB of a thumbnailing pack. The
+    /// loader's own record (glibc's `LD_DEBUG=files`) names every library the process opened.
+    @Test func heifAndAVIFPicturesGetThumbnailsAndNoOtherLibvipsModuleIsLoaded() throws {
+        let media = Harness.fixtures.appending(path: "media")
+        let root = try source(
+            article: "---\ntitle: Formats\n---\nText.\n\n![One](photo.heic)\n\n![Two](photo.avif)\n\n![Three](lamp.jpg)\n",
+            files: ["photo.heic": try Data(contentsOf: media.appending(path: "photo.heic")),
+                    "photo.avif": try Data(contentsOf: media.appending(path: "photo.avif")),
+                    "lamp.jpg": try Self.picture()])
+        let out = try Harness.temporaryDirectory()
+        let record = out.appending(path: "loaded")
+        let packed = try Harness.galley(["pack", root.path, "-o", out.path + "/", "--json"],
+                                        environment: ["LD_DEBUG": "files", "LD_DEBUG_OUTPUT": record.path])
+        #expect(packed.status == 0, "\(packed.stderr)")
+        #expect(Harness.diagnosticIDs(packed).isEmpty, "\(packed.stdout)")
+        let zip = out.appending(path: "org.example.fixture.zip")
+        let unpacked = out.appending(path: "unpacked")
+        #expect(try Harness.tool("unzip", ["-q", zip.path, "-d", unpacked.path]).status == 0)
+        let folder = unpacked.appending(path: "org.example.fixture")
+        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appending(path: "latest.json")))
+        let assets = Self.assets(try #require(manifest as? [String: Any]))
+        #expect(assets.count == 3)
+        for asset in assets {
+            let crop = try #require(asset["crop_350_350"] as? String)
+            #expect(crop != asset["file_name"] as? String, "\(asset)")
+            let size = Self.jpegSize(try Data(contentsOf: folder.appending(path: crop)))
+            #expect(size?.width == 350 && size?.height == 350, "\(crop): \(String(describing: size))")
+        }
+        // LD_DEBUG_OUTPUT's file is named with the process id after it.
+        let logs = try FileManager.default.contentsOfDirectory(atPath: out.path).filter { $0.hasPrefix("loaded") }
+        let loaded = try logs.map { try String(contentsOf: out.appending(path: $0), encoding: .utf8) }.joined()
+        #expect(loaded.contains("vips-heif.so"), "the HEIF module is loaded")
+        for module in ["vips-magick.so", "vips-poppler.so", "vips-openslide.so", "vips-jxl.so", "libMagickCore"] {
+            #expect(!loaded.contains(module), "\(module) is not loaded")
+        }
+    }
+
     @Test func aPictureTooLargeOrUndecodableKeepsItsOwnFileWithAWarning() throws {
         // A PNG header claiming 30,000 x 30,000 pixels: a decompression bomb's shape.
         var png = Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0, 0, 13] + Array("IHDR".utf8))

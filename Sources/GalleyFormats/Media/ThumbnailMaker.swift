@@ -103,6 +103,21 @@ public struct ThumbnailMaker: Sendable {
     }
 }
 
+extension ProcessEnvironment {
+    /// Sets `VIPSHOME=/dev/null` unless it is set, so that libvips, when a thumbnail first
+    /// starts it, loads none of its modules and writes nothing into the environment. Left
+    /// unset, `vips_init` sets `VIPSHOME` itself, from whichever pack thread makes the first
+    /// thumbnail, while other threads may read the environment (undefined in C, as for
+    /// `configureForArchives`), and loads every module beside it: ImageMagick's, PDF,
+    /// OpenSlide and JPEG XL loaders, 4.6 MB of resident pages for formats Galley never hands
+    /// libvips. The HEIF module, which Galley's HEIC and AVIF pictures need, is then loaded on
+    /// its own (`galley_vips_load_heif`). A `VIPSHOME` the user set is kept. Call it before
+    /// other threads start (the CLI's `main` does); the setting is made once.
+    public static func configureForThumbnails() { _ = thumbnailSettings }
+
+    private static let thumbnailSettings: Void = { setenv("VIPSHOME", "/dev/null", 0) }()
+}
+
 /// A C message buffer's text up to its NUL, decoded leniently (libvips may quote file bytes).
 private func text(of buffer: [CChar]) -> String {
     String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
