@@ -18,4 +18,38 @@ struct DiagnosticLogTests {
         #expect(log.errorCount == log.errors.count)
         #expect(log.warnings.count == 3)
     }
+
+    @Test func takingTheFindingsLeavesTheLogEmptyAndHandsOverTheSameList() {
+        var log = DiagnosticLog()
+        let found = (0..<5).map { Diagnostic(.mediaSVGMalformed, "warning \($0)") } + [Diagnostic(.manifestIdDuplicate, "an error")]
+        log.add(contentsOf: found)
+        let taken = log.take()
+        #expect(taken.map(\.message) == found.map(\.message))
+        #expect(log.items.isEmpty && log.errorCount == 0 && !log.hasErrors)
+        log.add(found[5])
+        #expect(log.errorCount == 1, "the log goes on counting after")
+    }
+
+    /// Errors first, each group in the order found; a list already in that order is left as
+    /// it is (no sort, no buffer).
+    @Test func errorsGoFirstAndEachGroupKeepsItsOrder() {
+        func finding(_ severity: Severity, _ n: Int) -> Diagnostic {
+            var d = Diagnostic(.mediaSVGMalformed, "\(severity) \(n)")
+            d.severity = severity
+            return d
+        }
+        var mixed = [finding(.warning, 1), finding(.error, 1), finding(.info, 1), finding(.warning, 2), finding(.error, 2)]
+        mixed.putErrorsFirst()
+        #expect(mixed.map(\.message) == ["error 1", "error 2", "warning 1", "info 1", "warning 2"])
+        var sorted = [finding(.error, 1), finding(.warning, 1), finding(.info, 1)]
+        sorted.putErrorsFirst()
+        #expect(sorted.map(\.message) == ["error 1", "warning 1", "info 1"])
+        var none: [Diagnostic] = []
+        none.putErrorsFirst()
+        #expect(none.isEmpty)
+        var random = (0..<500).map { finding([Severity.info, .warning, .error][$0 * 7 % 3], $0) }
+        let expected = random.filter { $0.severity == .error } + random.filter { $0.severity != .error }
+        random.putErrorsFirst()
+        #expect(random.map(\.message) == expected.map(\.message))
+    }
 }

@@ -335,4 +335,25 @@ import Testing
         #expect(map.results() == items.map { $0 * $0 }, "asked again, the same")
         #expect(BackgroundMap([Int]()) { $0 }.results().isEmpty)
     }
+
+    /// A render's copy into its site: every item is tried until a failure, and the answer is
+    /// the first failure in the items' order, whichever thread met it first; items of a run
+    /// after its failure are not tried.
+    @Test(arguments: [1, 3, 256])
+    func theFirstFailureIsTheFirstInTheItemsOrder(run: Int) {
+        let items = Array(0..<1_000)
+        let tried = Counter()
+        #expect(parallelFirstFailure(items, run: run) { item -> String? in tried.increment(); return nil } == nil)
+        #expect(tried.value == items.count, "with no failure every item is tried")
+        let failing: Set<Int> = [997, 411, 412, 730]
+        for _ in 0..<20 {
+            let answer = parallelFirstFailure(items, run: run) { failing.contains($0) ? "item \($0)" : nil }
+            #expect(answer == "item 411")
+        }
+        let stopped = Counter()
+        _ = parallelFirstFailure(Array(0..<10), run: 10) { item -> Int? in stopped.increment(); return item == 2 ? item : nil }
+        #expect(stopped.value == 3, "a run stops at its failure")
+        #expect(parallelFirstFailure([Int](), run: run) { $0 } == nil)
+        #expect(parallelFirstFailure([5], run: 0) { $0 } == 5, "a run of at least one")
+    }
 }

@@ -90,9 +90,27 @@ public struct DiagnosticLog: Sendable {
         errorCount += other.count { $0.severity == .error }
     }
 
+    /// The findings, handed over rather than copied (a source whose 60,000 pictures libvips
+    /// cannot read has 60,000 warnings, 7.9 MB of them): the log is empty after.
+    public mutating func take() -> [Diagnostic] {
+        defer { items = []; errorCount = 0 }
+        return items
+    }
+
     public var hasErrors: Bool { errorCount > 0 }
     public var errors: [Diagnostic] { items.filter { $0.severity == .error } }
     public var warnings: [Diagnostic] { items.filter { $0.severity == .warning } }
+}
+
+extension Array where Element == Diagnostic {
+    /// Errors before everything else, each group in the order found (a stable sort). Sorting
+    /// a list that is already in that order, as a list of warnings alone is, is skipped: it
+    /// took a buffer of half the list.
+    public mutating func putErrorsFirst() {
+        guard let firstOther = firstIndex(where: { $0.severity != .error }),
+              self[firstOther...].contains(where: { $0.severity == .error }) else { return }
+        sort { ($0.severity == .error ? 0 : 1) < ($1.severity == .error ? 0 : 1) }
+    }
 }
 
 /// The input has problems that stop the operation; every finding is carried.

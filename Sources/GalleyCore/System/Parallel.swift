@@ -26,6 +26,24 @@ package func parallelMap<T: Sendable, R: Sendable>(_ items: [T], _ transform: @S
     return slots.all()
 }
 
+/// Runs `body` on each of `items` on every core and answers its first failure in the items'
+/// order, or nil. The items go out in runs of `run`, each stopping at its first failure, so
+/// what is held is one answer per run, not per item: a render's copy of 60,000 files into its
+/// site held 9 MB of per-item answers from `parallelMap` at its peak.
+package func parallelFirstFailure<T: Sendable, E: Sendable>(
+    _ items: [T], run: Int = 256, _ body: @Sendable (T) -> E?
+) -> E? {
+    let size = max(1, run)
+    let starts = Array(stride(from: 0, to: items.count, by: size))
+    let failures = parallelMap(starts) { start -> E? in
+        for item in items[start..<min(start + size, items.count)] {
+            if let failure = body(item) { return failure }
+        }
+        return nil
+    }
+    return failures.lazy.compactMap { $0 }.first
+}
+
 /// `parallelMap` begun now and collected later: each item is transformed on the shared worker
 /// threads (GCD's global queue, no thread of its own) while the caller does other work;
 /// `results()` waits for them all. For the next batch of a stream read while this one is

@@ -103,6 +103,9 @@ public struct PackPlanner {
     /// Taken once: the planner's name tables are let go.
     public mutating func takeEntries() -> [ZipEntryPlan] { names.takeSortedEntries() }
 
+    /// The findings so far, handed over: the planner's log is empty after.
+    public mutating func takeDiagnostics() -> [Diagnostic] { diagnostics.take() }
+
     /// The media files planned so far, their bytes, and how many of them are thumbnails made
     /// here: what the zip holds besides latest.json, which only grows as articles are planned.
     var plannedFiles: (count: Int, bytes: Int64, thumbnails: Int) { (names.count, names.payload, names.thumbnailCount) }

@@ -166,19 +166,22 @@ public struct Packer {
             let manifest = ManifestWriter(issue: planner.issue, output: stream.send)
             reading.phase = .articles
             reading.articlesTotal = source.articleFolders.count
-            diagnostics += try buildArticles(source, &planner, thumbnails: maker,
-                                             zip64Limits: options.allowZip64 ? nil : options.limits,
-                                             checkingBodies: options.configuration) { _, record, _ in
+            var built = try buildArticles(source, &planner, thumbnails: maker,
+                                          zip64Limits: options.allowZip64 ? nil : options.limits,
+                                          checkingBodies: options.configuration) { _, record, _ in
                 reading.articlesDone += 1
                 progress?(reading)
                 try manifest.append(record)
             }
+            // The source's few findings go before the articles' (maybe thousands), in place.
+            built.insert(contentsOf: diagnostics, at: 0)
+            diagnostics = built
             try manifest.finish()
             try stream.finish()
             thumbnailCount = planner.plannedFiles.thumbnails
             return (PlannedIssue(planner), planner.takeEntries(), manifest)
         }
-        diagnostics.sort { ($0.severity == .error ? 0 : 1) < ($1.severity == .error ? 0 : 1) }
+        diagnostics.putErrorsFirst()
         if diagnostics.contains(where: { $0.severity == .error }) { throw DiagnosticsError(diagnostics) }
         if output.deletingPathExtension().lastPathComponent != planned.issue.appleID {
             diagnostics.append(Diagnostic(
@@ -497,7 +500,7 @@ public struct Packer {
                 entries: files.count + 1, payload: files.bytes, appleID: source.appleID, limits: zip64Limits,
                 planned: (min(starts[index] + Self.batchSize, folders.count), folders.count), thumbnails: files.thumbnails) {
                 var found = diagnostics + planner.diagnostics.items
-                found.sort { ($0.severity == .error ? 0 : 1) < ($1.severity == .error ? 0 : 1) }
+                found.putErrorsFirst()
                 throw DiagnosticsError(found + [needed])
             }
             // 3. Bodies, on every core.
@@ -514,9 +517,11 @@ public struct Packer {
                 try sink(item.article, item.record, item.body.lineOffset)
             }
         }
-        diagnostics += planner.diagnostics.items
-        diagnostics.sort { ($0.severity == .error ? 0 : 1) < ($1.severity == .error ? 0 : 1) }
-        return diagnostics
+        // The planner's findings are handed over, not copied: they can be most of them.
+        var all = planner.takeDiagnostics()
+        all.insert(contentsOf: diagnostics, at: 0)
+        all.putErrorsFirst()
+        return all
     }
 
     /// One article read for planning: its fields, its body prepared and the files it names,
