@@ -341,15 +341,6 @@ public struct Renderer: Sendable {
             maker = ThumbnailMaker(folder: scratch)
         }
         defer { if let maker { AtomicFile.removeFolderOrFile(maker.folder) } }
-        // The planner (its id tables: 6 MB at 30,000 articles) lives only as long as the
-        // planning; what comes after needs only the issue, the files and the findings.
-        let plannedIssue = Packer.issuePlanner(source, sourceDateEpoch: nil, thumbnails: maker).issue
-        let shared = Dictionary(plannedIssue.images.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-        let issueTitle = plannedIssue.title
-        func reading(_ record: ArticleRecord) -> ReadArticle {
-            let own = Dictionary(record.assets.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
-            return ReadArticle(record: record, lookup: { own[$0] ?? shared[$0] }, issueTitle: issueTitle)
-        }
         var stop = false
         // A site is rendered as the articles are built: its pages name their pictures by the
         // site's own assets folder, and a finding that refuses the issue throws below, before
@@ -358,8 +349,17 @@ public struct Renderer: Sendable {
         // only the article asked for (`wanted`; all of them without one). At 30,000 articles
         // every article kept for after took a site's render to 288 MB.
         var pending: [(ArticleSource, ArticleRecord)] = []
-        let (diagnostics, entries, issue) = try { () throws -> ([Diagnostic], [ZipEntryPlan], IssueRecord) in
+        // The planner (its id tables: 6 MB at 30,000 articles) lives only as long as the
+        // planning; what comes after needs the issue, the files, the findings and `reading`.
+        let (diagnostics, entries, issue, reading) = try {
+            () throws -> ([Diagnostic], [ZipEntryPlan], IssueRecord, (ArticleRecord) -> ReadArticle) in
             var planner = Packer.issuePlanner(source, sourceDateEpoch: nil, thumbnails: maker)
+            let shared = Dictionary(planner.issue.images.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+            let issueTitle = planner.issue.title
+            let reading = { (record: ArticleRecord) -> ReadArticle in
+                let own = Dictionary(record.assets.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a })
+                return ReadArticle(record: record, lookup: { own[$0] ?? shared[$0] }, issueTitle: issueTitle)
+            }
             let diagnostics = try Packer().buildArticles(source, &planner, thumbnails: maker) { article, record, _ in
                 if extractTo != nil {
                     if !stop { stop = try !sink(reading(record), Self.names(of: article), nil) }
@@ -367,7 +367,7 @@ public struct Renderer: Sendable {
                     pending.append((article, record))
                 }
             }
-            return (diagnostics, planner.takeEntries(), planner.issue)
+            return (diagnostics, planner.takeEntries(), planner.issue, reading)
         }()
         if diagnostics.contains(where: { $0.severity == .error }) { throw DiagnosticsError(diagnostics) }
         if let extractTo {
