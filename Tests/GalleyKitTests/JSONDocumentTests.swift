@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import GalleyCore
+@testable import GalleyKit
 
 /// `JSONDocument.streamList` writes, piece by piece, the bytes `encode` makes of the whole list.
 struct JSONDocumentTests {
@@ -147,5 +148,86 @@ struct JSONDocumentTests {
             // A piece a value, an item, a list's end and the document's end: 3 items, 2 lists, 5 values.
             #expect(pieces.count == 3 + 2 + 5 + 1)
         }
+    }
+
+    // MARK: Writing a whole document in pieces
+
+    struct Nested: Encodable {
+        struct Inner: Encodable {
+            var names: [String]
+            var empty: [Int] = []
+            @JSONNullable var note: String?
+            var table: [String: [Int]]
+        }
+        var count = 3
+        var ratio = 0.1 + 0.2
+        var path = "a/b/ü \"quoted\"\n"
+        var flag = true
+        var missing: Int? = nil
+        var items: [Inner]
+        var groups: [[Int]] = [[1, 2], [], [3]]
+        var maybe: [String?] = ["x", nil]
+        var set: Set<Int> = [5]
+        var emptyTable: [String: Int] = [:]
+        var pairs: [Int: String] = [2: "b", 10: "a"]
+        @JSONNullable var nothing: Int?
+        @JSONNullable var wrappedItems: [Int]?
+        enum CodingKeys: String, CodingKey {
+            case count, ratio, path, flag, missing, items, groups, maybe, set, pairs, nothing
+            case emptyTable = "empty_table"
+            case wrappedItems = "wrapped_items"
+        }
+    }
+
+    /// A value made by hand with nested containers, which the writer does not follow.
+    struct HandMade: Encodable {
+        enum Keys: String, CodingKey { case outer, inner }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Keys.self)
+            var nested = container.nestedContainer(keyedBy: Keys.self, forKey: .outer)
+            try nested.encode([1, 2], forKey: .inner)
+        }
+    }
+
+    struct Report: Encodable {
+        var inputs: [Nested]
+        var hand = HandMade()
+        var warnings: [Diagnostic]
+    }
+
+    static func document(items: Int) -> Report {
+        let inner = (0..<items).map { n in
+            Nested.Inner(names: (0..<n).map { "name \($0)" }, note: n % 2 == 0 ? nil : "odd", table: n == 0 ? [:] : ["k\(n)": [n], "a": []])
+        }
+        var nested = Nested(items: inner)
+        nested.wrappedItems = items == 0 ? nil : Array(0..<items)
+        let warnings = (0..<items).map { n in
+            Diagnostic(.mediaSVGMalformed, "warning \(n) in `a/b.svg`", at: SourceLocation(path: "a/b.svg", line: n == 1 ? nil : n), hint: n == 2 ? nil : "Fix it.")
+        }
+        return Report(inputs: items == 0 ? [] : [nested, Nested(items: [])], warnings: warnings)
+    }
+
+    /// The pieces make the bytes `encode` makes, for objects, lists (empty, nested, of
+    /// optionals), dictionaries, sets, property wrappers, values made by hand and findings;
+    /// every piece but the last is at least 64 KB.
+    @Test(arguments: [0, 1, 3, 40])
+    func writingInPiecesGivesTheBytesOfEncode(items: Int) {
+        let document = Self.document(items: items)
+        var pieces: [String] = []
+        JSONDocument.write(document) { pieces.append($0) }
+        #expect(pieces.joined() == JSONDocument.encode(document))
+        #expect(pieces.dropLast().allSatisfy { $0.utf8.count >= 1 << 16 })
+    }
+
+    @Test func aLongListGoesOutInPiecesOfAboutSixtyFourKilobytes() {
+        struct Summary: Encodable { var path = "out"; var warnings: [Diagnostic] }
+        let summary = Summary(warnings: (0..<3_000).map {
+            Diagnostic(.mediaSVGMalformed, "picture \($0) cannot be read", at: SourceLocation(path: "articles/\($0)/a.jpg", line: 4), hint: "Check it.")
+        })
+        var pieces: [String] = []
+        JSONDocument.write(summary) { pieces.append($0) }
+        #expect(pieces.count > 5, "\(pieces.count) pieces")
+        #expect(pieces.allSatisfy { $0.utf8.count < (1 << 16) + 4_096 })
+        #expect(pieces.joined() == JSONDocument.encode(summary))
     }
 }

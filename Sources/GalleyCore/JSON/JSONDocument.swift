@@ -169,6 +169,10 @@ public enum JSONDocument {
     /// pretty-printed text's only line breaks are its own (a string's are escaped), and an
     /// empty line (inside an empty object or array) stays empty, as `encode` leaves it.
     private static func indented(_ text: Data, by indent: String) -> String {
+        indentedText(text, by: indent)
+    }
+
+    static func indentedText(_ text: Data, by indent: String) -> String {
         let indent = Array(indent.utf8)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.count + text.count / 8)
@@ -200,6 +204,9 @@ public enum JSONDocument {
     }
 
 
+    /// `text` as a JSON string literal (an object's key).
+    static func literalKey(_ text: String) -> String { literal(text) }
+
     /// `text` as a JSON string literal.
     private static func literal(_ text: String) -> String {
         let encoder = JSONEncoder()
@@ -214,7 +221,7 @@ public enum JSONDocument {
         return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "null"
     }
 
-    private struct Versioned<Wrapped: Encodable>: Encodable {
+    struct Versioned<Wrapped: Encodable>: Encodable {
         var body: Wrapped
 
         func encode(to encoder: any Encoder) throws {

@@ -98,7 +98,7 @@ struct ValidateCommand: ParsableCommand {
         for failure in run.failures { console.err.report(failure) }
         switch format {
         case .text: console.data(console.out.textReport.render(run, summary: console.verbosity > .quiet))
-        case .json: console.data(run.json())
+        case .json: run.writeJSON(to: console.data)
         case .junit: console.data(run.junit())
         case .github: console.data(run.github())
         case .sarif: console.data(run.sarif())

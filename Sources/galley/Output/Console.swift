@@ -91,8 +91,9 @@ struct Console {
     /// Text that is the command's result, on standard output.
     func data(_ text: String) { out.write(text) }
 
-    /// The command's JSON document on standard output (docs/json.md).
-    func emit<T: Encodable>(_ document: T) { out.write(JSONDocument.encode(document)) }
+    /// The command's JSON document on standard output (docs/json.md), written in pieces as it
+    /// is encoded (`JSONDocument.write`), not encoded whole first.
+    func emit<T: Encodable>(_ document: T) { JSONDocument.write(document, to: out.write) }
 
     /// A progress bar on standard error when it is a terminal, not under --quiet or --json.
     func progressBar(_ label: String) -> ProgressBar? {
