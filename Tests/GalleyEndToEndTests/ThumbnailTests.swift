@@ -196,6 +196,65 @@ import Testing
         #expect(Harness.diagnosticIDs(json).count == count, "\(json.stdout)")
     }
 
+    /// Pictures libvips cannot decode, each for its own reason: each warning gives that
+    /// picture's own words, the same run after run, as when it is packed alone. (libvips keeps
+    /// one error buffer for the process; with thumbnails made on several threads, a failure
+    /// read another picture's words, or none.)
+    @Test func eachUndecodablePictureIsReportedWithItsOwnWordsEveryRun() throws {
+        // A JPEG's start and then bytes that differ from file to file (SplitMix64, seeded).
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func noise(_ count: Int) -> [UInt8] {
+            (0..<count).map { _ in
+                state &+= 0x9E37_79B9_7F4A_7C15
+                var z = state
+                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+                return UInt8(truncatingIfNeeded: z ^ (z >> 31))
+            }
+        }
+        let head: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 0x4A, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00]
+        // One picture an article, in as many articles: pack makes the articles' thumbnails on
+        // several threads at once (an article's own, one after the other).
+        let count = 24
+        let pictures = (0..<count).map { _ in Data(head + noise(4_096)) }
+        func issue(_ numbers: [Int]) throws -> URL {
+            let root = try Harness.temporaryDirectory().appending(path: "issue")
+            try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+            try Data("title: T\napple_id: org.example.fixture\npublish_date: 2020-03-01\n".utf8).write(to: root.appending(path: "issue.yaml"))
+            for number in numbers {
+                let folder = root.appending(path: "articles/\(Self.slug(number))")
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                try Data("---\ntitle: A\(number)\nassets: [broken-\(number).jpg]\n---\n<!-- [ASSET: broken-\(number).jpg] -->\n".utf8)
+                    .write(to: folder.appending(path: "article.md"))
+                try pictures[number].write(to: folder.appending(path: "broken-\(number).jpg"))
+            }
+            return root
+        }
+        /// Each picture's warning message, by its article's number.
+        func messages(_ root: URL) throws -> [Int: String] {
+            let result = try Harness.galley(["pack", root.path, "-o", try Harness.temporaryDirectory().path, "--json"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+            var found: [Int: String] = [:]
+            for warning in document["warnings"] as? [[String: Any]] ?? [] {
+                let message = try #require(warning["message"] as? String)
+                let number = try #require((0..<count).first { message.contains("`articles/\(Self.slug($0))/broken-\($0).jpg`") })
+                found[number] = message
+            }
+            return found
+        }
+        let all = try issue(Array(0..<count))
+        let first = try messages(all)
+        #expect(first.count == count)
+        #expect(Set(first.values).count > 1, "the pictures fail for different reasons")
+        for run in 2...4 { #expect(try messages(all) == first, "the same words on run \(run)") }
+        for number in [0, 7, 23] {
+            #expect(try messages(issue([number]))[number] == first[number], "picture \(number) packed alone")
+        }
+    }
+
+    static func slug(_ number: Int) -> String { String(format: "%02d-article-%d", number, number) }
+
     @Test func aPosterThatIsNotAPictureIsAnErrorWhereItIsListed() throws {
         let root = try source(
             article: "---\ntitle: Clip\nassets:\n  - file: clip.mp4\n    poster: talk.mp3\n---\n<!-- [ASSET: clip.mp4] -->\n",

@@ -46,4 +46,34 @@ import Testing
         #expect(most >= 1 && most <= allowed)
         #expect(counter.active.load(ordering: .sequentiallyConsistent) == 0)
     }
+
+    /// A thumbnail made again alone (to read libvips's one error buffer undisturbed) runs
+    /// while no other turn is taken, and two such never wait on each other's turns.
+    @Test func aTurnTakenAloneRunsWithNoOtherTurnTaken() {
+        let turns = ThumbnailMaker.Turns(3)
+        let counter = Counter()
+        let overlapped = Atomic<Int>(0)
+        let alone = Atomic<Int>(0)
+        onThreads(12) {
+            let isAlone = counter.done.add(1, ordering: .sequentiallyConsistent).newValue % 4 == 0
+            if isAlone {
+                turns.takeAlone {
+                    alone.add(1, ordering: .sequentiallyConsistent)
+                    if counter.active.load(ordering: .sequentiallyConsistent) != 0 { overlapped.add(1, ordering: .sequentiallyConsistent) }
+                    usleep(10_000)
+                    if counter.active.load(ordering: .sequentiallyConsistent) != 0 { overlapped.add(1, ordering: .sequentiallyConsistent) }
+                    alone.subtract(1, ordering: .sequentiallyConsistent)
+                }
+            } else {
+                turns.take {
+                    counter.active.add(1, ordering: .sequentiallyConsistent)
+                    if alone.load(ordering: .sequentiallyConsistent) != 0 { overlapped.add(1, ordering: .sequentiallyConsistent) }
+                    usleep(10_000)
+                    counter.active.subtract(1, ordering: .sequentiallyConsistent)
+                }
+            }
+        }
+        #expect(counter.done.load(ordering: .sequentiallyConsistent) == 12)
+        #expect(overlapped.load(ordering: .sequentiallyConsistent) == 0)
+    }
 }

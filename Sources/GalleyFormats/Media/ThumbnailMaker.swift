@@ -55,10 +55,27 @@ public struct ThumbnailMaker: Sendable {
     /// A counting semaphore shared by the copies of one maker.
     final class Turns: Sendable {
         private let semaphore: DispatchSemaphore
-        init(_ count: Int) { semaphore = DispatchSemaphore(value: max(1, count)) }
+        private let count: Int
+        /// Held by whoever is taking every turn, so that two such takers never hold some each.
+        private let alone = NSLock()
+
+        init(_ count: Int) {
+            self.count = max(1, count)
+            semaphore = DispatchSemaphore(value: self.count)
+        }
+
         func take<T>(_ body: () -> T) -> T {
             semaphore.wait()
             defer { semaphore.signal() }
+            return body()
+        }
+
+        /// Runs `body` while no other turn is taken (it waits for those taken to end).
+        func takeAlone<T>(_ body: () -> T) -> T {
+            alone.lock()
+            defer { alone.unlock() }
+            for _ in 0..<count { semaphore.wait() }
+            defer { for _ in 0..<count { semaphore.signal() } }
             return body()
         }
     }
@@ -82,24 +99,41 @@ public struct ThumbnailMaker: Sendable {
         if let status = FileStatus(output.path), status.kind == .file {
             return .made(SourceFile(relativePath: source.relativePath, path: output.path, size: status.size))
         }
-        let fd = open(source.path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return .failed(String(cString: strerror(errno))) }
-        defer { close(fd) }
         // Written under a temporary name and renamed: a thumbnail file is whole or absent.
-        let partial = folder.appending(path: "\(output.lastPathComponent).\(UInt32.random(in: 0...UInt32.max)).part.jpg")
         var message = [CChar](repeating: 0, count: 512)
-        let status = turns.take {
-            withUnsafePointer(to: vips) { table in
+        func attempt() -> SourceFile? {
+            let fd = open(source.path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else {
+                _ = strerror(errno).map { strncpy(&message, $0, message.count - 1) }
+                return nil
+            }
+            defer { close(fd) }
+            let partial = folder.appending(path: "\(output.lastPathComponent).\(UInt32.random(in: 0...UInt32.max)).part.jpg")
+            let status = withUnsafePointer(to: vips) { table in
                 galley_vips_square_jpeg(table, fd, partial.path, Int32(Self.side), crop == .attention ? 1 : 0, Self.quality,
                                         &message, message.count)
             }
+            guard status == 0, rename(partial.path, output.path) == 0, let written = FileStatus(output.path) else {
+                unlink(partial.path)
+                return nil
+            }
+            return SourceFile(relativePath: source.relativePath, path: output.path, size: written.size)
         }
-        guard status == 0, rename(partial.path, output.path) == 0, let written = FileStatus(output.path) else {
-            unlink(partial.path)
-            let words = text(of: message).split(separator: "\n").first.map(String.init) ?? "libvips failed"
-            return .failed(words.isEmpty ? "libvips failed" : words)
+        if let made = turns.take(attempt) { return .made(made) }
+        // libvips keeps one error buffer for the whole process: a thumbnail that failed while
+        // others were being made may have read their words (another picture's "Corrupt JPEG
+        // data: 55 extraneous bytes"), or none when another thread had just cleared it, so the
+        // same pack reported different causes run to run. It is made again with no other
+        // thumbnail under way, from a clear buffer: its own words, the same every run. (A
+        // picture that fails is rare; the bench's undecodable ones cost twice.)
+        message = [CChar](repeating: 0, count: 512)
+        let alone = turns.takeAlone { () -> SourceFile? in
+            vips.error_clear()
+            return attempt()
         }
-        return .made(SourceFile(relativePath: source.relativePath, path: output.path, size: written.size))
+        if let alone { return .made(alone) }
+        let words = text(of: message).split(separator: "\n").first.map(String.init) ?? "libvips failed"
+        return .failed(words.isEmpty ? "libvips failed" : words)
     }
 }
 
