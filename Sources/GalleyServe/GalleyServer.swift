@@ -702,12 +702,6 @@ struct JSONBody: Encodable {
     }
 }
 
-/// Lets `resource` encode whichever answer a route gives.
-struct AnyEncodable: Encodable {
-    let value: any Encodable
-    init(_ value: any Encodable) { self.value = value }
-    func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
-}
 
 extension GalleyServer {
     /// Runs the process's Swift tasks on the server's event loops (NIO's singleton group, which

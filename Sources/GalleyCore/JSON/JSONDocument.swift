@@ -104,7 +104,7 @@ public enum JSONDocument {
         private func encoded(_ value: any Encodable) -> Data {
             // Galley's own output types always encode; should a member fail, it is null rather
             // than a document cut short.
-            (try? encoder.encode(AnyValue(value))) ?? Data("null".utf8)
+            (try? encoder.encode(AnyEncodable(value))) ?? Data("null".utf8)
         }
 
         /// What opens the member `key` (its comma, its name), after `schema_version`'s member
@@ -137,7 +137,7 @@ public enum JSONDocument {
         /// The next item of the list begun; throws what encoding it threw (nothing is written).
         public func item(_ value: any Encodable) throws {
             guard let count = listItems else { preconditionFailure("an item outside a list") }
-            let text = indented(try encoder.encode(AnyValue(value)), by: "    ")
+            let text = indented(try encoder.encode(AnyEncodable(value)), by: "    ")
             write(pendingOpening + (count == 0 ? "[\n    " : ",\n    ") + text)
             pendingOpening = ""
             listItems = count + 1
@@ -168,11 +168,7 @@ public enum JSONDocument {
     /// A pretty-printed JSON text with every line after its first moved in by `indent`: a
     /// pretty-printed text's only line breaks are its own (a string's are escaped), and an
     /// empty line (inside an empty object or array) stays empty, as `encode` leaves it.
-    private static func indented(_ text: Data, by indent: String) -> String {
-        indentedText(text, by: indent)
-    }
-
-    static func indentedText(_ text: Data, by indent: String) -> String {
+    static func indented(_ text: Data, by indent: String) -> String {
         let indent = Array(indent.utf8)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.count + text.count / 8)
@@ -196,19 +192,10 @@ public enum JSONDocument {
 
     private enum CodingKeys: String, CodingKey { case schemaVersion = "schema_version" }
 
-    /// Any encodable value, for the encoder's generic calls.
-    private struct AnyValue: Encodable {
-        let value: any Encodable
-        init(_ value: any Encodable) { self.value = value }
-        func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
-    }
 
-
-    /// `text` as a JSON string literal (an object's key).
-    static func literalKey(_ text: String) -> String { literal(text) }
 
     /// `text` as a JSON string literal.
-    private static func literal(_ text: String) -> String {
+    static func literal(_ text: String) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
         return (try? encoder.encode(text)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
@@ -230,6 +217,13 @@ public enum JSONDocument {
             try container.encode(JSONDocument.schemaVersion, forKey: .schemaVersion)
         }
     }
+}
+
+/// Any encodable value, for an encoder's generic calls (a route's answer, a document's member).
+package struct AnyEncodable: Encodable {
+    let value: any Encodable
+    package init(_ value: any Encodable) { self.value = value }
+    package func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
 }
 
 /// `{"error": {"id", "message", "path", "hint"}}`, and the findings when the error is that

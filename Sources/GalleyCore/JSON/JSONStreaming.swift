@@ -90,7 +90,7 @@ extension JSONDocument {
             let inner = indent + "  "
             emit("{\n")
             for (position, entry) in sorted.enumerated() {
-                emit((position == 0 ? "" : ",\n") + inner + JSONDocument.literalKey(entry.key) + " : ")
+                emit((position == 0 ? "" : ",\n") + inner + JSONDocument.literal(entry.key) + " : ")
                 switch members[entry.value].value {
                 case .null: emit("null")
                 case .value(let value): self.value(value, indent: inner, depth: depth + 1)
@@ -115,7 +115,7 @@ extension JSONDocument {
             // Galley's own output types always encode; should a value fail, it is null rather
             // than a document cut short.
             let data = (try? encoder.encode(AnyEncodable(value))) ?? Data("null".utf8)
-            emit(JSONDocument.indentedText(data, by: indent))
+            emit(JSONDocument.indented(data, by: indent))
         }
     }
 
@@ -294,13 +294,6 @@ extension JSONDocument {
         mutating func encode(_ value: UInt16) throws { primitive() }
         mutating func encode(_ value: UInt32) throws { primitive() }
         mutating func encode(_ value: UInt64) throws { primitive() }
-    }
-
-    /// Any encodable value, for the encoder's generic calls.
-    private struct AnyEncodable: Encodable {
-        let value: any Encodable
-        init(_ value: any Encodable) { self.value = value }
-        func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
     }
 }
 

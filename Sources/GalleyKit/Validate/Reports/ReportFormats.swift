@@ -53,11 +53,8 @@ public struct ValidationRun: Sendable {
 
     // MARK: JSON (docs/json.md and docs/json/validate.schema.json)
 
-    /// The report as one JSON document of Galley's contract.
-    public func json() -> String { JSONDocument.encode(JSONReport(run: self)) }
-
-    /// The same document through `write`, in pieces (`JSONDocument.write`): a report of
-    /// thousands of findings is not encoded whole first.
+    /// The report as one JSON document of Galley's contract, through `write` in pieces
+    /// (`JSONDocument.write`): a report of thousands of findings is not encoded whole first.
     public func writeJSON(to write: (String) -> Void) { JSONDocument.write(JSONReport(run: self), to: write) }
 
     private struct JSONReport: Encodable {
