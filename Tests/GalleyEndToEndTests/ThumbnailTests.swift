@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import GalleyTestSupport
 
 /// Square thumbnails (issue 11, point 5): pack makes a real 350x350 JPEG `crop_350_350` for
 /// every picture with libvips, the same bytes every run; the source's own thumbnail wins; a
@@ -201,18 +202,10 @@ import Testing
     /// one error buffer for the process; with thumbnails made on several threads, a failure
     /// read another picture's words, or none.)
     @Test func eachUndecodablePictureIsReportedWithItsOwnWordsEveryRun() throws {
-        // A JPEG's start and then bytes that differ from file to file (SplitMix64, seeded).
-        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-        func noise(_ count: Int) -> [UInt8] {
-            (0..<count).map { _ in
-                state &+= 0x9E37_79B9_7F4A_7C15
-                var z = state
-                z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-                z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-                return UInt8(truncatingIfNeeded: z ^ (z >> 31))
-            }
-        }
-        let head: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x10, 0x4A, 0x46, 0x49, 0x46, 0x00, 0x01, 0x01, 0x00, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00]
+        // A JPEG's start and then bytes that differ from file to file.
+        var random = SeededGenerator(state: 0x9E37_79B9_7F4A_7C15)
+        func noise(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8(truncatingIfNeeded: random.next()) } }
+        let head = LargeManifestImportTests.jpeg
         // One picture an article, in as many articles: pack makes the articles' thumbnails on
         // several threads at once (an article's own, one after the other).
         let count = 24

@@ -99,15 +99,14 @@ public struct ThumbnailMaker: Sendable {
         if let status = FileStatus(output.path), status.kind == .file {
             return .made(SourceFile(relativePath: source.relativePath, path: output.path, size: status.size))
         }
+        let fd = open(source.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return .failed(String(cString: strerror(errno))) }
+        defer { close(fd) }
         // Written under a temporary name and renamed: a thumbnail file is whole or absent.
         var message = [CChar](repeating: 0, count: 512)
         func attempt() -> SourceFile? {
-            let fd = open(source.path, O_RDONLY | O_CLOEXEC)
-            guard fd >= 0 else {
-                _ = strerror(errno).map { strncpy(&message, $0, message.count - 1) }
-                return nil
-            }
-            defer { close(fd) }
+            // libvips reads the picture through the descriptor: from its start, each attempt.
+            guard lseek(fd, 0, SEEK_SET) == 0 else { return nil }
             let partial = folder.appending(path: "\(output.lastPathComponent).\(UInt32.random(in: 0...UInt32.max)).part.jpg")
             let status = withUnsafePointer(to: vips) { table in
                 galley_vips_square_jpeg(table, fd, partial.path, Int32(Self.side), crop == .attention ? 1 : 0, Self.quality,
