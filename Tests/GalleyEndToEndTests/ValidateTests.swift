@@ -260,6 +260,19 @@ import Testing
         #expect(try Harness.galley(["validate", "--strict", "--ignore", "zip.file-name", warning]).status == 0)
     }
 
+    /// An unknown check id is refused with a near id when there is one, and never with a far one.
+    @Test func anUnknownCheckIdSuggestsOnlyANearOne() throws {
+        let warning = Harness.fixtures.appending(path: "zips/renamed-warning.zip").path
+        let typo = try Harness.galley(["validate", "--ignore", "zip.file-nam", warning])
+        #expect(typo.status == 2)
+        #expect(typo.stderr.contains("unknown check id `zip.file-nam`"), "\(typo.stderr)")
+        #expect(typo.stderr.contains("Did you mean `zip.file-name`? `galley validate --list-checks` lists them all."), "\(typo.stderr)")
+        let far = try Harness.galley(["validate", "--ignore", "xyz", warning])
+        #expect(far.status == 2)
+        #expect(!far.stderr.contains("Did you mean"), "\(far.stderr)")
+        #expect(far.stderr.contains("`galley validate --list-checks` lists them all."), "\(far.stderr)")
+    }
+
     @Test func aGalleyYmlChangesSeverities() throws {
         let folder = try Harness.temporaryDirectory()
         try Data("checks:\n  zip.file-name: error\n".utf8).write(to: folder.appending(path: ".galley.yml"))

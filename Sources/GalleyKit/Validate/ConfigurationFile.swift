@@ -77,9 +77,10 @@ extension ValidationConfiguration {
     /// Sets one check (from `--ignore` or a file).
     public mutating func set(_ id: String, _ value: String, source: String) throws {
         guard let check = CheckCatalog.check(CheckID(rawValue: id)) else {
-            let near = CheckCatalog.all.map(\.id.rawValue).min { editDistance($0, id) < editDistance($1, id) }
+            // A near id only: the nearest of any is no help for `xyz` (as for placeholders and keys).
+            let near = nearest(to: id, among: CheckCatalog.all.map(\.id.rawValue), within: max(2, id.count / 3))
             throw GalleyError("unknown check id `\(id)`", id: .configuration, path: source,
-                              hint: near.map { "Did you mean `\($0)`? `galley validate --list-checks` lists them all." })
+                              hint: (near.map { "Did you mean `\($0)`? " } ?? "") + "`galley validate --list-checks` lists them all.")
         }
         guard let setting = Setting(rawValue: value.lowercased()) else {
             throw GalleyError("`\(id)` must be off, info, warning or error, not `\(value)`", id: .configuration, path: source)
