@@ -41,6 +41,8 @@ struct galley_vips_table {
     void (*error_clear)(void);
     void (*object_unref)(void *);
     void (*vector_set_enabled)(int);
+    /* libvips's handle from dlopen, for galley_vips_load_heif_module. */
+    void *library;
 };
 
 /* A GLib log handler that drops the message. */
@@ -60,7 +62,10 @@ struct galley_dl_info { const char *dli_fname; void *dli_fbase; const char *dli_
    photos, 91.4 -> 86.8 MB) and put their parsers within reach of the pictures. When vips_init did load the
    modules (VIPSHOME set by the user, or a program that embeds Galley without the setting),
    g_module_open hands back the module already open. A module that cannot be found or loaded
-   leaves HEIF pictures without thumbnails, each reported as libvips's failure to read it. */
+   leaves HEIF pictures without thumbnails, each reported as libvips's failure to read it.
+   It is loaded only once a HEIF picture comes (galley_vips_load_heif_module, from
+   ThumbnailMaker): the module and libheif's decoders and encoders (libde265, x265, aom, dav1d)
+   are 2.1 MB of resident pages that an issue of JPEG and PNG pictures never uses. */
 static inline void galley_vips_load_heif(void *library, const void *symbol) {
     int (*find)(const void *, struct galley_dl_info *);
     int (*version)(int);
@@ -118,7 +123,7 @@ static inline int galley_vips_start(struct galley_vips_table *table, char *messa
     }
     table->cache_set_max(0);
     table->concurrency_set(1);
-    galley_vips_load_heif(library, (const void *)table->init);
+    table->library = library;
     /* No run-time generated vector code (liborc): with the cache off, each thumbnail's resize
        compiles its ORC programs anew, and two thumbnails made at once on pack's two threads
        crashed inside liborc 0.4.33 (SIGSEGV, found by scripts/fuzz.py sources, 2026-11-27).
@@ -133,6 +138,12 @@ static inline int galley_vips_start(struct galley_vips_table *table, char *messa
     *(void **)&set_handler = dlsym(library, "g_log_set_handler");
     if (set_handler) set_handler("VIPS", 1 << 4 /* G_LOG_LEVEL_WARNING */, galley_vips_quiet, NULL);
     return 0;
+}
+
+/* galley_vips_load_heif for a table galley_vips_start filled. Registers the module's loaders
+   with GLib's type system: the caller makes sure no thumbnail is under way meanwhile. */
+static inline void galley_vips_load_heif_module(const struct galley_vips_table *table) {
+    galley_vips_load_heif(table->library, (const void *)table->init);
 }
 
 /* A size x size JPEG of the picture read from `fd` (streamed: JPEG and WebP shrink while they

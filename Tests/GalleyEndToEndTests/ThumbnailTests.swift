@@ -127,10 +127,7 @@ import GalleyTestSupport
             files: ["photo.heic": try Data(contentsOf: media.appending(path: "photo.heic")),
                     "photo.avif": try Data(contentsOf: media.appending(path: "photo.avif")),
                     "lamp.jpg": try Self.picture()])
-        let out = try Harness.temporaryDirectory()
-        let record = out.appending(path: "loaded")
-        let packed = try Harness.galley(["pack", root.path, "-o", out.path + "/", "--json"],
-                                        environment: ["LD_DEBUG": "files", "LD_DEBUG_OUTPUT": record.path])
+        let (packed, loaded, out) = try packRecordingLibraries(root)
         #expect(packed.status == 0, "\(packed.stderr)")
         #expect(Harness.diagnosticIDs(packed).isEmpty, "\(packed.stdout)")
         let zip = out.appending(path: "org.example.fixture.zip")
@@ -146,12 +143,64 @@ import GalleyTestSupport
             let size = Self.jpegSize(try Data(contentsOf: folder.appending(path: crop)))
             #expect(size?.width == 350 && size?.height == 350, "\(crop): \(String(describing: size))")
         }
-        // LD_DEBUG_OUTPUT's file is named with the process id after it.
-        let logs = try FileManager.default.contentsOfDirectory(atPath: out.path).filter { $0.hasPrefix("loaded") }
-        let loaded = try logs.map { try String(contentsOf: out.appending(path: $0), encoding: .utf8) }.joined()
         #expect(loaded.contains("vips-heif.so"), "the HEIF module is loaded")
         for module in ["vips-magick.so", "vips-poppler.so", "vips-openslide.so", "vips-jxl.so", "libMagickCore"] {
             #expect(!loaded.contains(module), "\(module) is not loaded")
+        }
+    }
+
+    /// The libraries a pack opened, from glibc's loader record (`LD_DEBUG=files`; its file is
+    /// named with the process id after `loaded`).
+    func packRecordingLibraries(_ root: URL) throws -> (result: Harness.Result, loaded: String, out: URL) {
+        let out = try Harness.temporaryDirectory()
+        let record = out.appending(path: "loaded")
+        let packed = try Harness.galley(["pack", root.path, "-o", out.path + "/", "--json"],
+                                        environment: ["LD_DEBUG": "files", "LD_DEBUG_OUTPUT": record.path])
+        let logs = try FileManager.default.contentsOfDirectory(atPath: out.path).filter { $0.hasPrefix("loaded") }
+        let loaded = try logs.map { try String(contentsOf: out.appending(path: $0), encoding: .utf8) }.joined()
+        return (packed, loaded, out)
+    }
+
+    /// libvips's HEIF module is loaded only once a HEIC or AVIF picture comes: the module and
+    /// libheif's codecs are 2.1 MB of resident pages that an issue of JPEG and PNG pictures
+    /// never uses. Among JPEGs whose thumbnails are made on every core, a HEIC picture in a
+    /// middle article loads it with no other thumbnail under way, and every picture, that one
+    /// included, gets its thumbnail with no finding.
+    @Test func theHEIFModuleIsLoadedOnlyWhenAHEIFPictureComes() throws {
+        let example = try packRecordingLibraries(Harness.example)
+        #expect(example.result.status == 0, "\(example.result.stderr)")
+        #expect(example.loaded.contains("libvips.so"), "the example's pictures get thumbnails from libvips")
+        #expect(!example.loaded.contains("vips-heif.so") && !example.loaded.contains("libheif"), "no HEIF module for JPEG and PNG")
+
+        let root = try Harness.temporaryDirectory().appending(path: "issue")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try Data("title: T\napple_id: org.example.fixture\npublish_date: 2020-03-01\n".utf8).write(to: root.appending(path: "issue.yaml"))
+        let jpeg = try Self.picture()
+        let heic = try Data(contentsOf: Harness.fixtures.appending(path: "media/photo.heic"))
+        for index in 1...12 {
+            let folder = root.appending(path: String(format: "articles/%02d-article-%d", index, index))
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            var files = ["a.jpg": jpeg, "b.jpg": jpeg]
+            if index == 7 { files["c.heic"] = heic }
+            let article = "---\ntitle: Article \(index)\nassets: [\(files.keys.sorted().joined(separator: ", "))]\n---\nText.\n"
+            try Data(article.utf8).write(to: folder.appending(path: "article.md"))
+            for (name, data) in files { try data.write(to: folder.appending(path: name)) }
+        }
+        let mixed = try packRecordingLibraries(root)
+        #expect(mixed.result.status == 0, "\(mixed.result.stderr)")
+        #expect(Harness.diagnosticIDs(mixed.result).isEmpty, "\(mixed.result.stdout)")
+        #expect(mixed.loaded.contains("vips-heif.so"), "the HEIF module is loaded for the HEIC picture")
+        let unpacked = mixed.out.appending(path: "unpacked")
+        #expect(try Harness.tool("unzip", ["-q", mixed.out.appending(path: "org.example.fixture.zip").path, "-d", unpacked.path]).status == 0)
+        let folder = unpacked.appending(path: "org.example.fixture")
+        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appending(path: "latest.json")))
+        let assets = Self.assets(try #require(manifest as? [String: Any]))
+        #expect(assets.count == 25)
+        for asset in assets {
+            let crop = try #require(asset["crop_350_350"] as? String)
+            #expect(crop != asset["file_name"] as? String, "\(asset)")
+            let size = Self.jpegSize(try Data(contentsOf: folder.appending(path: crop)))
+            #expect(size?.width == 350 && size?.height == 350, "\(crop): \(String(describing: size))")
         }
     }
 
