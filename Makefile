@@ -27,8 +27,12 @@ build: setup
 # pack of the example with its thumbnails 62.8 -> 58.7 MB) and 0.8 ms quicker to start. Nothing
 # loaded looks a symbol up in galley: libvips and its modules are dlopen'ed, and crash
 # backtraces read the binary's own symbol table.
+# Nor does it look for libraries in its own folder (--disable-local-rpath: SwiftPM's default
+# RUNPATH of $ORIGIN, which a binary with the Swift runtime linked in has no use for): installed
+# as /usr/local/bin/galley, it would have loaded a libsqlite3.so.0 or libvips.so.42 put beside
+# it before the system's, and each start tried 29 such paths first.
 release: setup
-	$(SWIFT) build -c release --static-swift-stdlib -Xlinker --no-export-dynamic $(RELEASE_TOOLSET)
+	$(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath -Xlinker --no-export-dynamic $(RELEASE_TOOLSET)
 
 # The release binary is linked by the toolchain's lld with packed relative relocations
 # (DT_RELR, scripts/release-toolset.json): its 150,000 relocations take 30 KB instead of the
