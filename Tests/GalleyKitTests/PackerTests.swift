@@ -66,8 +66,10 @@ import Testing
 
     /// Pack stops as soon as the articles planned so far need Zip64, not after making every
     /// article's thumbnails (30,000 articles of two pictures were eight minutes of libvips for
-    /// a refusal). 100 articles of a picture each, read 32 at a time: with thumbnails the first
-    /// 32 are 64 entries, past 40; without, the first 64 are.
+    /// a refusal). 100 articles of a picture each, read 32 at a time: the first 64 are 65
+    /// entries, past 40, without thumbnails; with them, the folder holds enough files to need
+    /// Zip64, so its files are counted before any thumbnail is made, and that count refuses
+    /// the pack (it used to make the first 32 articles' thumbnails to find 64 entries).
     @Test func aPackOverTheEntriesStopsWithTheFirstArticlesOver() throws {
         let source = try outputFolder().appending(path: "many-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: source.appending(path: "articles"), withIntermediateDirectories: true)
@@ -84,24 +86,44 @@ import Testing
         let out = try outputFolder().appending(path: "out-\(UUID().uuidString)")
         var options = PackOptions(source: source, output: out)
         options.limits = ZipLimits(maxEntries: 40, maxBytes: 0xFFFF_FFFF)
-        func refusal() -> (diagnostic: Diagnostic?, articlesWritten: Int) {
-            var written = 0
+        func refusal() -> (diagnostic: Diagnostic?, articlesWritten: Int, articlesCounted: Int) {
+            var written = 0, counted = 0
+            func got(_ state: PackProgress) {
+                switch state.phase {
+                case .counting: counted = max(counted, state.articlesDone)
+                case .articles: written = max(written, state.articlesDone)
+                case .zip: break
+                }
+            }
             do {
-                _ = try Packer().pack(options) { written = max(written, $0.articlesDone) }
-                return (nil, written)
+                _ = try Packer().pack(options, progress: got)
+                return (nil, written, counted)
             } catch {
                 let diagnostics = (error as? DiagnosticsError)?.diagnostics ?? []
                 #expect(diagnostics.map(\.id) == [Check.packZip64Required.id], "\(error)")
-                return (diagnostics.last, written)
+                return (diagnostics.last, written, counted)
             }
         }
         let made = refusal()
         #expect(made.articlesWritten == 0, "stopped before the first batch went into latest.json")
+        #expect(made.articlesCounted == 32, "stopped counting with the articles over")
         #expect(made.diagnostic?.message.contains("at least 65 entries") == true, "\(String(describing: made.diagnostic))")
-        #expect(made.diagnostic?.message.contains("counted in the first 32 of its 100 articles") == true)
-        #expect(made.diagnostic?.hint?.contains("32 of the entries are the thumbnails pack makes") == true)
+        #expect(made.diagnostic?.message.contains("counted in the first 64 of its 100 articles") == true)
+        #expect(made.diagnostic?.hint?.contains("thumbnails") == false, "no thumbnail was made")
+        // Files alone within the limit (101 entries), with a thumbnail each over it: the pack
+        // stops at its first batch, whose 32 thumbnails and the whole issue's files are over
+        // (before, at its second, counting only the first 64 articles' files and thumbnails).
+        options.limits = ZipLimits(maxEntries: 120, maxBytes: 0xFFFF_FFFF)
+        let whole = refusal()
+        #expect(whole.articlesCounted == 100 && whole.articlesWritten == 0)
+        #expect(whole.diagnostic?.message.contains(
+            "at least 133 entries (the most a zip without Zip64 holds is 120), counted from all its articles' files and the 32 thumbnails made for the first 32 of its 100 articles") == true,
+                "\(String(describing: whole.diagnostic))")
+        #expect(whole.diagnostic?.hint?.contains("32 of the entries are the thumbnails pack makes") == true)
+        options.limits = ZipLimits(maxEntries: 40, maxBytes: 0xFFFF_FFFF)
         options.thumbnails = .none
         let plain = refusal()
+        #expect(plain.articlesCounted == 0, "nothing to count first without thumbnails")
         #expect(plain.articlesWritten == 32)
         #expect(plain.diagnostic?.message.contains("at least 65 entries") == true, "\(String(describing: plain.diagnostic))")
         #expect(plain.diagnostic?.message.contains("counted in the first 64 of its 100 articles") == true)

@@ -14,7 +14,7 @@ extension Check {
         clean: [.pack("sources/minimal-valid")])
     static let packZip64Required = Check(
         "pack.zip64-required", .pack, .error, "The issue needs Zip64 (over 65,535 entries or 4 GiB) and `--allow-zip64` is not given.",
-        explanation: "Dumpling's minizip 1.01h has no Zip64: such a zip cannot be opened. Pack refuses as soon as the articles planned so far are over (not after making every thumbnail), before it writes any media, and leaves nothing behind. Each thumbnail pack makes is an entry too: `--thumbnails none` makes none.",
+        explanation: "Dumpling's minizip 1.01h has no Zip64: such a zip cannot be opened. Pack refuses as soon as the articles planned so far are over (not after making every thumbnail), before it writes any media, and leaves nothing behind. Where the issue folder holds enough files to need Zip64 once each has a thumbnail, pack counts the articles' files first without making any: files alone over are refused before a thumbnail is made, and otherwise pack stops as soon as those files and the thumbnails made so far are over. Each thumbnail pack makes is an entry too: `--thumbnails none` makes none.",
         triggering: [.pack("sources/minimal-valid", maxEntries: 1)],
         clean: [.pack("sources/minimal-valid")])
     static let packThumbnailFailed = Check(

@@ -93,6 +93,10 @@ public struct PackSummary: Sendable, Codable {
 /// How far a pack has got, for a progress bar.
 public struct PackProgress: Sendable {
     public enum Phase: String, Sendable {
+        /// Counting the zip's files before thumbnails are made, for an issue whose folder holds
+        /// enough files to need Zip64 with them (`filesWithoutThumbnails`): `articlesDone` of
+        /// `articlesTotal`.
+        case counting
         /// Reading articles and writing latest.json: `articlesDone` of `articlesTotal`.
         case articles
         /// Writing the zip: `bytesDone` of `bytesTotal`, `entriesDone` of `entriesTotal`.
@@ -143,6 +147,18 @@ public struct Packer {
             try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: false)
             maker = ThumbnailMaker(folder: scratch, crop: crop)
         }
+        // 0. With thumbnails and no Zip64, the issue's files counted without them first, where
+        // its folder holds enough files to need Zip64 once each has a thumbnail.
+        var counted: PlannedFiles?
+        if maker != nil && !options.allowZip64 {
+            var counting = PackProgress(bytesDone: 0, bytesTotal: 0, entriesDone: 0, entriesTotal: 0)
+            counting.phase = .counting
+            counted = try filesWithoutThumbnails(source, options: options) { done, total in
+                counting.articlesDone = done
+                counting.articlesTotal = total
+                progress?(counting)
+            }
+        }
         let zipURL = work.appending(path: output.lastPathComponent)
         let writer = try ZipWriter(url: zipURL, hashing: options.computeSHA256, allowZip64: options.allowZip64)
 
@@ -167,7 +183,7 @@ public struct Packer {
             reading.phase = .articles
             reading.articlesTotal = source.articleFolders.count
             var built = try buildArticles(source, &planner, thumbnails: maker,
-                                          zip64Limits: options.allowZip64 ? nil : options.limits,
+                                          zip64Limits: options.allowZip64 ? nil : options.limits, filesWithoutThumbnails: counted,
                                           checkingBodies: options.configuration) { _, record, _ in
                 reading.articlesDone += 1
                 progress?(reading)
@@ -301,15 +317,24 @@ public struct Packer {
     /// `planned`: how many of the issue's articles these counts are from, when not all (pack
     /// stops as soon as the articles planned so far are over, see `buildArticles`); `thumbnails`:
     /// how many of the entries are thumbnails pack made.
+    /// `wholeIssue`: the counts are every article's files and the thumbnails made so far for
+    /// the first of them (`filesWithoutThumbnails`).
     static func zip64Required(entries: Int, payload: Int64, appleID: String, limits: ZipLimits,
-                              planned: (articles: Int, of: Int)? = nil, thumbnails: Int = 0) -> Diagnostic? {
+                              planned: (articles: Int, of: Int)? = nil,
+                              wholeIssue: (thumbnails: Int, planned: (articles: Int, of: Int))? = nil,
+                              thumbnails: Int = 0) -> Diagnostic? {
         let overhead = Int64(entries) * Int64(2 * (46 + 24) + 2 * (appleID.utf8.count + 64))
         guard entries > limits.maxEntries || payload + overhead > limits.maxBytes else { return nil }
-        let atLeast = planned.map { $0.articles < $0.of } ?? false
+        let atLeast = wholeIssue != nil || (planned.map { $0.articles < $0.of } ?? false)
         var reason = entries > limits.maxEntries
             ? "\(atLeast ? "at least " : "")\(entries) entries (the most a zip without Zip64 holds is \(limits.maxEntries))"
             : "\(atLeast ? "at least " : "")about \(payload + overhead) bytes (the most a zip without Zip64 holds is \(limits.maxBytes))"
-        if atLeast, let planned { reason += ", counted in the first \(planned.articles) of its \(planned.of) articles" }
+        if let wholeIssue {
+            reason += ", counted from all its articles' files and the \(wholeIssue.thumbnails) thumbnails made for the first"
+                + " \(wholeIssue.planned.articles) of its \(wholeIssue.planned.of) articles"
+        } else if atLeast, let planned {
+            reason += ", counted in the first \(planned.articles) of its \(planned.of) articles"
+        }
         var hint = "Split the issue or shrink its media; --allow-zip64 packs it anyway for readers that support Zip64."
         if thumbnails > 0, entries > limits.maxEntries {
             hint += " \(thumbnails) of the entries are the thumbnails pack makes (--thumbnails none makes none, and each picture is its own crop_350_350)."
@@ -453,9 +478,15 @@ public struct Packer {
     /// the configuration to run validate's body checks with on each finished body (on the
     /// worker threads, as the bodies are built), so that pack refuses what `galley validate`
     /// would refuse in its zip; nil for none (render, which sanitises bodies itself).
+    /// `filesWithoutThumbnails`: what the whole issue's plan holds without thumbnails, when a
+    /// count made before (`filesWithoutThumbnails(_:options:progress:)`) says so: the check
+    /// then adds the thumbnails made so far to it, and stops a pack as soon as those are over.
+    /// `buildingBodies` false plans the articles without converting their bodies (for that
+    /// count; `sink` then gets each record with its body unconverted).
     func buildArticles(
         _ source: IssueSource, _ planner: inout PackPlanner, thumbnails maker: ThumbnailMaker? = nil,
-        zip64Limits: ZipLimits? = nil, checkingBodies configuration: ValidationConfiguration? = nil,
+        zip64Limits: ZipLimits? = nil, filesWithoutThumbnails: PlannedFiles? = nil,
+        checkingBodies configuration: ValidationConfiguration? = nil, buildingBodies: Bool = true,
         sink: (ArticleSource, ArticleRecord, _ bodyLineOffset: Int) throws -> Void
     ) throws -> [Diagnostic] {
         let loader = IssueSourceLoader()
@@ -496,12 +527,31 @@ public struct Packer {
             // The entries only grow: once over, the rest of the issue (and its thumbnails, some
             // 10 ms of libvips each) would be made for a pack that is refused anyway.
             let files = planner.plannedFiles
-            if let zip64Limits, let needed = Self.zip64Required(
-                entries: files.count + 1, payload: files.bytes, appleID: source.appleID, limits: zip64Limits,
-                planned: (min(starts[index] + Self.batchSize, folders.count), folders.count), thumbnails: files.thumbnails) {
+            let plannedSoFar = (min(starts[index] + Self.batchSize, folders.count), folders.count)
+            // With the whole issue's files counted before, the thumbnails made so far are added
+            // to them: 30,000 articles of two pictures are over once 5,534 thumbnails are made
+            // (a minute), where the first articles' own files and thumbnails were over only at
+            // the 16,384th article (ten minutes of libvips).
+            let counted = filesWithoutThumbnails.map {
+                (entries: $0.count + files.thumbnails + 1, bytes: max($0.bytes, files.bytes))
+            }
+            if let zip64Limits, let counted, counted.entries > files.count + 1, let needed = Self.zip64Required(
+                entries: counted.entries, payload: counted.bytes, appleID: source.appleID, limits: zip64Limits,
+                wholeIssue: (files.thumbnails, plannedSoFar), thumbnails: files.thumbnails) {
                 var found = diagnostics + planner.diagnostics.items
                 found.putErrorsFirst()
                 throw DiagnosticsError(found + [needed])
+            }
+            if let zip64Limits, let needed = Self.zip64Required(
+                entries: files.count + 1, payload: files.bytes, appleID: source.appleID, limits: zip64Limits,
+                planned: plannedSoFar, thumbnails: files.thumbnails) {
+                var found = diagnostics + planner.diagnostics.items
+                found.putErrorsFirst()
+                throw DiagnosticsError(found + [needed])
+            }
+            guard buildingBodies else {
+                for item in planned { try sink(item.article, item.record, item.body.lineOffset) }
+                continue
             }
             // 3. Bodies, on every core.
             let built = parallelMap(planned) { item -> (PlannedBody, [Diagnostic]) in

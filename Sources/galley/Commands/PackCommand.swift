@@ -92,6 +92,10 @@ struct PackCommand: ParsableCommand {
                     defer { interrupts.end() }
                     return try Packer().pack(options) { state in
                         switch state.phase {
+                        case .counting:
+                            bar?.update(
+                                done: Int64(state.articlesDone), total: Int64(state.articlesTotal),
+                                detail: "counting files, article \(state.articlesDone)/\(state.articlesTotal)")
                         case .articles:
                             bar?.update(
                                 done: Int64(state.articlesDone), total: Int64(state.articlesTotal),
