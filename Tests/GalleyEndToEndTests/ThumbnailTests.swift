@@ -130,22 +130,27 @@ import GalleyTestSupport
         let (packed, loaded, out) = try packRecordingLibraries(root)
         #expect(packed.status == 0, "\(packed.stderr)")
         #expect(Harness.diagnosticIDs(packed).isEmpty, "\(packed.stdout)")
-        let zip = out.appending(path: "org.example.fixture.zip")
+        try expectSquareThumbnails(packedInto: out, count: 3)
+        #expect(loaded.contains("vips-heif.so"), "the HEIF module is loaded")
+        for module in ["vips-magick.so", "vips-poppler.so", "vips-openslide.so", "vips-jxl.so", "libMagickCore"] {
+            #expect(!loaded.contains(module), "\(module) is not loaded")
+        }
+    }
+
+    /// Unzips the fixture issue packed into `out`: its `count` assets each have a 350x350
+    /// thumbnail of their own.
+    func expectSquareThumbnails(packedInto out: URL, count: Int) throws {
         let unpacked = out.appending(path: "unpacked")
-        #expect(try Harness.tool("unzip", ["-q", zip.path, "-d", unpacked.path]).status == 0)
+        #expect(try Harness.tool("unzip", ["-q", out.appending(path: "org.example.fixture.zip").path, "-d", unpacked.path]).status == 0)
         let folder = unpacked.appending(path: "org.example.fixture")
         let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appending(path: "latest.json")))
         let assets = Self.assets(try #require(manifest as? [String: Any]))
-        #expect(assets.count == 3)
+        #expect(assets.count == count)
         for asset in assets {
             let crop = try #require(asset["crop_350_350"] as? String)
             #expect(crop != asset["file_name"] as? String, "\(asset)")
             let size = Self.jpegSize(try Data(contentsOf: folder.appending(path: crop)))
             #expect(size?.width == 350 && size?.height == 350, "\(crop): \(String(describing: size))")
-        }
-        #expect(loaded.contains("vips-heif.so"), "the HEIF module is loaded")
-        for module in ["vips-magick.so", "vips-poppler.so", "vips-openslide.so", "vips-jxl.so", "libMagickCore"] {
-            #expect(!loaded.contains(module), "\(module) is not loaded")
         }
     }
 
@@ -190,18 +195,7 @@ import GalleyTestSupport
         #expect(mixed.result.status == 0, "\(mixed.result.stderr)")
         #expect(Harness.diagnosticIDs(mixed.result).isEmpty, "\(mixed.result.stdout)")
         #expect(mixed.loaded.contains("vips-heif.so"), "the HEIF module is loaded for the HEIC picture")
-        let unpacked = mixed.out.appending(path: "unpacked")
-        #expect(try Harness.tool("unzip", ["-q", mixed.out.appending(path: "org.example.fixture.zip").path, "-d", unpacked.path]).status == 0)
-        let folder = unpacked.appending(path: "org.example.fixture")
-        let manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: folder.appending(path: "latest.json")))
-        let assets = Self.assets(try #require(manifest as? [String: Any]))
-        #expect(assets.count == 25)
-        for asset in assets {
-            let crop = try #require(asset["crop_350_350"] as? String)
-            #expect(crop != asset["file_name"] as? String, "\(asset)")
-            let size = Self.jpegSize(try Data(contentsOf: folder.appending(path: crop)))
-            #expect(size?.width == 350 && size?.height == 350, "\(crop): \(String(describing: size))")
-        }
+        try expectSquareThumbnails(packedInto: mixed.out, count: 25)
     }
 
     @Test func aPictureTooLargeOrUndecodableKeepsItsOwnFileWithAWarning() throws {
