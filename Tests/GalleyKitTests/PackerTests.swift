@@ -134,6 +134,31 @@ import Testing
         #expect(try Packer().pack(options).entries == 101)
     }
 
+    /// `galley validate` of a source warns when the thumbnails pack makes by default could take
+    /// its zip past the entry limit (pack would refuse it after making them): it counts each
+    /// picture pack would make a thumbnail of once, on the example exactly the thumbnails pack
+    /// makes (the cover and the sound have their own, the video's poster gets one), and says
+    /// nothing when they fit, or when the files alone are over (`pack.zip64-required` then).
+    @Test func validateOfASourceCountsTheThumbnailsPackWouldMake() throws {
+        let out = try outputFolder()
+        let with = try Packer().pack(PackOptions(source: Self.example, output: out.appending(path: "with-\(UUID().uuidString)"))).entries
+        var plain = PackOptions(source: Self.example, output: out.appending(path: "without-\(UUID().uuidString)"))
+        plain.thumbnails = .none
+        let without = try Packer().pack(plain).entries
+        #expect(with > without)
+        func findings(_ limit: Int) throws -> [Diagnostic] {
+            try Packer().check(Self.example, limits: ZipLimits(maxEntries: limit, maxBytes: ZipLimits.classic.maxBytes))
+                .filter { $0.id == Check.packZip64WithThumbnails.id || $0.id == Check.packZip64Required.id }
+        }
+        #expect(try findings(with).isEmpty, "fits with every thumbnail")
+        let over = try findings(with - 1)
+        #expect(over.map(\.id) == [Check.packZip64WithThumbnails.id])
+        #expect(over.first?.severity == .warning)
+        #expect(over.first?.message.contains("each of its \(with - without) pictures") == true, "\(over)")
+        #expect(over.first?.message.contains("up to \(with) entries (\(without) without;") == true, "\(over)")
+        #expect(try findings(without - 1).map(\.id) == [Check.packZip64Required.id], "the files alone are over")
+    }
+
     /// `--allow-zip64` packs past the container checks' limits where they are Zip64's (as
     /// their defaults are: 65,535 entries, 4 GiB). Here both are 10 entries, and the example is
     /// 17: without the option the finding is the one that names it, with it the issue packs; a

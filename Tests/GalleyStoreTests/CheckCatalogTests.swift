@@ -33,6 +33,9 @@ import Testing
             } catch let error as DiagnosticsError {
                 return error.diagnostics
             }
+        case .validateSource(let source, let maxEntries):
+            return try Packer().check(fixtures.appending(path: source),
+                                      limits: ZipLimits(maxEntries: maxEntries, maxBytes: ZipLimits.classic.maxBytes))
         case .render:
             let folder = try scratch()
             defer { try? FileManager.default.removeItem(at: folder) }

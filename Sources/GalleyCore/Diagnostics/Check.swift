@@ -70,6 +70,9 @@ public struct CheckExample: Sendable, Hashable {
         /// `galley pack` of a source fixture to a zip of this file name; with `maxEntries`, under
         /// that entry limit instead of Dumpling's 65,535 (so a test need not write 65,536 files).
         case pack(String, zipName: String?, maxEntries: Int?)
+        /// `galley validate` of a source fixture under this entry limit instead of Dumpling's
+        /// 65,535.
+        case validateSource(String, maxEntries: Int)
         /// `galley render` of the template with the first article's body set to this HTML.
         case render(String)
         /// `galley import` of the first zip fixture, then of the second, into a new store.
@@ -96,6 +99,9 @@ public struct CheckExample: Sendable, Hashable {
     public static func fixture(_ path: String) -> CheckExample { CheckExample(.fixture(path)) }
     public static func pack(_ source: String, zipName: String? = nil, maxEntries: Int? = nil) -> CheckExample {
         CheckExample(.pack(source, zipName: zipName, maxEntries: maxEntries))
+    }
+    public static func validateSource(_ source: String, maxEntries: Int) -> CheckExample {
+        CheckExample(.validateSource(source, maxEntries: maxEntries))
     }
     public static func render(_ body: String) -> CheckExample { CheckExample(.render(body)) }
     public static func importInOrder(_ first: String, _ second: String) -> CheckExample {
@@ -133,6 +139,8 @@ public struct CheckExample: Sendable, Hashable {
         case .pack(let source, let zipName, let maxEntries):
             "`galley pack Tests/Fixtures/\(source)`" + (zipName.map { " to `\($0)`" } ?? "")
                 + (maxEntries.map { " under an entry limit of \($0)" } ?? "")
+        case .validateSource(let source, let maxEntries):
+            "`galley validate Tests/Fixtures/\(source)` under an entry limit of \(maxEntries)"
         case .render(let html): "`galley render` of the template whose body is `\(html.replacingOccurrences(of: "\n", with: "\\n"))`"
         case .importInOrder(let first, let second):
             "`galley import` of `Tests/Fixtures/\(first)`, then of `Tests/Fixtures/\(second)`"

@@ -61,7 +61,7 @@ extension CheckExample {
             })
         case .body(let html), .render(let html):
             return writer.encode(patchArticle { $0.setting("body", .string(html)) })
-        case .fixture, .pack, .importInOrder:
+        case .fixture, .pack, .validateSource, .importInOrder:
             return nil
         }
     }

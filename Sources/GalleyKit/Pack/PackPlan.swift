@@ -57,6 +57,13 @@ public struct PackPlanner {
     public private(set) var diagnostics = DiagnosticLog()
     public private(set) var articleCount = 0
     public private(set) var assetCount = 0
+    /// The pictures (and posters) planned without a thumbnail outcome, that pack with its
+    /// default thumbnails would try to make one of: each could add an entry. Kept as hashes of
+    /// their paths (8 bytes each, not a path string), for `galley validate`'s count of a
+    /// source's entries with thumbnails (`pack.zip64-with-thumbnails`).
+    private var thumbnailCandidates = Set<Int>()
+    /// How many distinct pictures `thumbnailCandidates` holds.
+    var thumbnailCandidateCount: Int { thumbnailCandidates.count }
     private let appleID: String
     private var names = EntryNames()
     private var ids = IDRegistry()
@@ -222,7 +229,7 @@ public struct PackPlanner {
                     .packThumbnailFailed,
                     "cannot make the 350x350 thumbnail of `\(made.relativePath)`: \(reason); crop_350_350 names the picture itself",
                     at: asset.location, hint: "Check that the picture opens in an image viewer, or give the asset a `thumbnail:`."))
-            case nil: break
+            case nil: thumbnailCandidates.insert(made.relativePath.hashValue)
             }
         }
         let id = asset.explicitID ?? GlobalID.asset(appleID: appleID, owner: owner, key: asset.key)

@@ -74,4 +74,21 @@ extension Packer {
         }
         return false
     }
+
+    /// `pack.zip64-with-thumbnails` for `galley validate` of a source whose zip, of `entries`
+    /// entries without thumbnails, would be over `limits` with a thumbnail for each of its
+    /// `candidates` pictures, as pack makes by default; nil when it would not. "Up to": a
+    /// picture that cannot be decoded gets none.
+    static func zip64WithThumbnails(entries: Int, candidates: Int, limits: ZipLimits) -> Diagnostic? {
+        let most = entries + candidates
+        guard candidates > 0, most > limits.maxEntries else { return nil }
+        return Diagnostic(
+            .packZip64WithThumbnails,
+            "with a thumbnail for each of its \(candidates) pictures, as pack makes them by default, the issue needs up to \(most) entries"
+                + " (\(entries) without; the most a zip without Zip64 holds is \(limits.maxEntries)): `galley pack` refuses it as"
+                + " pack.zip64-required once enough of them are made",
+            at: SourceLocation(path: ""),
+            hint: "Pack with --thumbnails none, give the pictures thumbnails of their own (`thumbnail:`), or split the issue;"
+                + " --allow-zip64 packs it anyway for readers that support Zip64.")
+    }
 }

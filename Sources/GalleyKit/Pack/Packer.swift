@@ -395,6 +395,9 @@ public struct Packer {
                 if let needed = Self.zip64Required(entries: walked.entries.count + 1, payload: payload, appleID: issue.appleID,
                                                    limits: limits) {
                     container.adopt([needed])
+                } else if let likely = Self.zip64WithThumbnails(entries: walked.entries.count + 1,
+                                                                candidates: walked.thumbnailCandidates, limits: limits) {
+                    container.adopt([likely])
                 }
                 var written = Findings(configuration: configuration)
                 gate.run(try ZipDirectory.read(path: zip.path, maxEntries: 1), zipFileName: "", into: &written)
@@ -448,17 +451,18 @@ public struct Packer {
 
     /// Reads, plans and converts a source folder as pack does, without writing anything, handing
     /// each finished article to `sink`. Returns the issue, the files the zip would hold (with
-    /// their names in it) and every finding.
+    /// their names in it), every finding, and how many pictures pack with its default
+    /// thumbnails would try to make a thumbnail of (none is made here).
     public func walk(
         _ root: URL, checkingBodies configuration: ValidationConfiguration? = nil, onIssue: ((IssueRecord) throws -> Void)? = nil,
         sink: (ArticleSource, ArticleRecord, _ bodyLineOffset: Int) throws -> Void
-    ) throws -> (issue: IssueRecord?, entries: [ZipEntryPlan], diagnostics: [Diagnostic]) {
+    ) throws -> (issue: IssueRecord?, entries: [ZipEntryPlan], diagnostics: [Diagnostic], thumbnailCandidates: Int) {
         let loaded = try IssueSourceLoader().load(root)
-        guard let source = loaded.source else { return (nil, [], loaded.diagnostics) }
+        guard let source = loaded.source else { return (nil, [], loaded.diagnostics, 0) }
         var planner = Self.issuePlanner(source, sourceDateEpoch: nil, thumbnails: nil)
         try onIssue?(planner.issue)
         let diagnostics = try buildArticles(source, &planner, checkingBodies: configuration, sink: sink)
-        return (planner.issue, planner.takeEntries(), loaded.diagnostics + diagnostics)
+        return (planner.issue, planner.takeEntries(), loaded.diagnostics + diagnostics, planner.thumbnailCandidateCount)
     }
 
     /// Articles handled together: read and converted on every core, planned in order. Memory
