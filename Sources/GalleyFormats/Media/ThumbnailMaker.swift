@@ -89,7 +89,9 @@ public struct ThumbnailMaker: Sendable {
 
     /// The thumbnail of the picture at `source` (a path inside the issue folder, which names
     /// the thumbnail's file, so the same picture is made once however often it is used).
-    public func thumbnail(of source: SourceFile) -> Outcome {
+    /// `format`: the picture's, as `MediaProber` read it (a HEIC or AVIF picture loads libvips's
+    /// HEIF module first, `loadHEIFModule`).
+    public func thumbnail(of source: SourceFile, format: MediaFormat) -> Outcome {
         let vips: galley_vips_table
         switch Self.library {
         case .success(let functions): vips = functions.table
@@ -103,7 +105,7 @@ public struct ThumbnailMaker: Sendable {
         let fd = open(source.path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return .failed(String(cString: strerror(errno))) }
         defer { close(fd) }
-        if Self.mayBeHEIF(fd) { loadHEIFModule(vips) }
+        if format == .heif || format == .avif { loadHEIFModule(vips) }
         // Written under a temporary name and renamed: a thumbnail file is whole or absent.
         var message = [CChar](repeating: 0, count: 512)
         func attempt() -> SourceFile? {
@@ -154,15 +156,6 @@ extension ThumbnailMaker {
             withUnsafePointer(to: vips) { galley_vips_load_heif_module($0) }
             Self.heifModuleLoaded.store(true, ordering: .releasing)
         }
-    }
-
-    /// Whether the file at `fd` is an ISO media file (`ftyp` at byte 4), the container of
-    /// HEIC and AVIF pictures, whatever its brand: libheif reads brands `MediaFormat.sniff`
-    /// does not name, and loading the module for an MP4 named like a picture costs only memory.
-    static func mayBeHEIF(_ fd: Int32) -> Bool {
-        var head = [UInt8](repeating: 0, count: 8)
-        let count = head.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 8, 0) }
-        return count == 8 && head[4...] == [0x66, 0x74, 0x79, 0x70]  // "ftyp"
     }
 }
 

@@ -640,7 +640,7 @@ public struct Packer {
                     "it is \(size.width)x\(size.height) pixels, past the \(ThumbnailMaker.maxPixels / 1_000_000)-megapixel limit")
                 continue
             }
-            made[picture.relativePath] = maker.thumbnail(of: picture)
+            made[picture.relativePath] = maker.thumbnail(of: picture, format: probe.format)
         }
         return made
     }
