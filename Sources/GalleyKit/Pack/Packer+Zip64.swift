@@ -15,6 +15,28 @@ import GalleyFormats
 // so far to the whole issue's files, so it stops as soon as those are over.
 
 extension Packer {
+    /// What a count of the zip's entries is made of, when pack stops before every article is
+    /// planned (`zip64Required`'s words for it).
+    enum Zip64Count {
+        /// The files and thumbnails of the first `articles` articles planned.
+        case firstArticles((articles: Int, of: Int))
+        /// Every article's files (`filesWithoutThumbnails`) and the thumbnails made for the
+        /// first `articles` planned.
+        case wholeIssue((articles: Int, of: Int))
+
+        /// How the finding says it; nil when the count is of the whole issue's planned files
+        /// and thumbnails (every article planned: the count is exact).
+        func words(thumbnails: Int) -> String? {
+            switch self {
+            case .firstArticles(let planned):
+                planned.articles < planned.of ? "counted in the first \(planned.articles) of its \(planned.of) articles" : nil
+            case .wholeIssue(let planned):
+                "counted from all its articles' files and the \(thumbnails) thumbnails made for the first \(planned.articles)"
+                    + " of its \(planned.of) articles"
+            }
+        }
+    }
+
     /// The media files of a plan: how many, and their bytes.
     struct PlannedFiles: Sendable, Equatable {
         var count: Int
@@ -48,7 +70,8 @@ extension Packer {
     /// Whether the files under `root` could make a zip past `limits` once each has a thumbnail:
     /// twice their count and latest.json over the entries, or their bytes with a thumbnail's
     /// most for each over the bytes. A link to a folder (through which the same files could be
-    /// named twice) or a folder that cannot be read answers yes: the count then decides.
+    /// named twice), a folder that cannot be read or a name that is not UTF-8 (its path then
+    /// names nothing) answers yes: the count then decides.
     static func mayNeedZip64(withThumbnails root: URL, limits: ZipLimits) -> Bool {
         var files = 0
         var bytes: Int64 = 0

@@ -314,27 +314,19 @@ public struct Packer {
 
     /// `pack.zip64-required` for an issue of `entries` entries holding `payload` bytes, when
     /// the zip (with its headers and directory, estimated) would pass `limits`; nil when it fits.
-    /// `planned`: how many of the issue's articles these counts are from, when not all (pack
+    /// `counted`: what the counts are from, when not every article's files and thumbnails (pack
     /// stops as soon as the articles planned so far are over, see `buildArticles`); `thumbnails`:
     /// how many of the entries are thumbnails pack made.
-    /// `wholeIssue`: the counts are every article's files and the thumbnails made so far for
-    /// the first of them (`filesWithoutThumbnails`).
     static func zip64Required(entries: Int, payload: Int64, appleID: String, limits: ZipLimits,
-                              planned: (articles: Int, of: Int)? = nil,
-                              wholeIssue: (thumbnails: Int, planned: (articles: Int, of: Int))? = nil,
-                              thumbnails: Int = 0) -> Diagnostic? {
+                              counted: Zip64Count? = nil, thumbnails: Int = 0) -> Diagnostic? {
         let overhead = Int64(entries) * Int64(2 * (46 + 24) + 2 * (appleID.utf8.count + 64))
         guard entries > limits.maxEntries || payload + overhead > limits.maxBytes else { return nil }
-        let atLeast = wholeIssue != nil || (planned.map { $0.articles < $0.of } ?? false)
+        let scope = counted?.words(thumbnails: thumbnails)
+        let atLeast = scope == nil ? "" : "at least "
         var reason = entries > limits.maxEntries
-            ? "\(atLeast ? "at least " : "")\(entries) entries (the most a zip without Zip64 holds is \(limits.maxEntries))"
-            : "\(atLeast ? "at least " : "")about \(payload + overhead) bytes (the most a zip without Zip64 holds is \(limits.maxBytes))"
-        if let wholeIssue {
-            reason += ", counted from all its articles' files and the \(wholeIssue.thumbnails) thumbnails made for the first"
-                + " \(wholeIssue.planned.articles) of its \(wholeIssue.planned.of) articles"
-        } else if atLeast, let planned {
-            reason += ", counted in the first \(planned.articles) of its \(planned.of) articles"
-        }
+            ? "\(atLeast)\(entries) entries (the most a zip without Zip64 holds is \(limits.maxEntries))"
+            : "\(atLeast)about \(payload + overhead) bytes (the most a zip without Zip64 holds is \(limits.maxBytes))"
+        if let scope { reason += ", " + scope }
         var hint = "Split the issue or shrink its media; --allow-zip64 packs it anyway for readers that support Zip64."
         if thumbnails > 0, entries > limits.maxEntries {
             hint += " \(thumbnails) of the entries are the thumbnails pack makes (--thumbnails none makes none, and each picture is its own crop_350_350)."
@@ -530,25 +522,20 @@ public struct Packer {
             }
             // The entries only grow: once over, the rest of the issue (and its thumbnails, some
             // 10 ms of libvips each) would be made for a pack that is refused anyway.
-            let files = planner.plannedFiles
-            let plannedSoFar = (min(starts[index] + Self.batchSize, folders.count), folders.count)
             // With the whole issue's files counted before, the thumbnails made so far are added
-            // to them: 30,000 articles of two pictures are over once 5,534 thumbnails are made
-            // (a minute), where the first articles' own files and thumbnails were over only at
-            // the 16,384th article (ten minutes of libvips).
-            let counted = filesWithoutThumbnails.map {
-                (entries: $0.count + files.thumbnails + 1, bytes: max($0.bytes, files.bytes))
-            }
-            if let zip64Limits, let counted, counted.entries > files.count + 1, let needed = Self.zip64Required(
-                entries: counted.entries, payload: counted.bytes, appleID: source.appleID, limits: zip64Limits,
-                wholeIssue: (files.thumbnails, plannedSoFar), thumbnails: files.thumbnails) {
-                var found = diagnostics + planner.diagnostics.items
-                found.putErrorsFirst()
-                throw DiagnosticsError(found + [needed])
+            // to them (never fewer than the articles planned so far hold): 30,000 articles of two
+            // pictures are over once 5,534 thumbnails are made (a minute), where the first
+            // articles' own files and thumbnails were over only at the 16,384th article (ten
+            // minutes of libvips).
+            let files = planner.plannedFiles
+            let soFar = (articles: min(starts[index] + Self.batchSize, folders.count), of: folders.count)
+            var counted = (entries: files.count + 1, bytes: files.bytes, scope: Zip64Count.firstArticles(soFar))
+            if let whole = filesWithoutThumbnails, whole.count + files.thumbnails > files.count {
+                counted = (whole.count + files.thumbnails + 1, max(whole.bytes, files.bytes), .wholeIssue(soFar))
             }
             if let zip64Limits, let needed = Self.zip64Required(
-                entries: files.count + 1, payload: files.bytes, appleID: source.appleID, limits: zip64Limits,
-                planned: plannedSoFar, thumbnails: files.thumbnails) {
+                entries: counted.entries, payload: counted.bytes, appleID: source.appleID, limits: zip64Limits,
+                counted: counted.scope, thumbnails: files.thumbnails) {
                 var found = diagnostics + planner.diagnostics.items
                 found.putErrorsFirst()
                 throw DiagnosticsError(found + [needed])
