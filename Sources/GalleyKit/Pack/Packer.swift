@@ -345,15 +345,16 @@ public struct Packer {
     /// folder, body checks included (`configuration` applied to every finding).
     /// `limits` are what a zip without Zip64 holds, as pack's default (no Zip64) allows: the
     /// most entries, and the most bytes, for latest.json as it streams and for the whole issue;
-    /// tests give less than 65,535 entries or 4 GiB.
+    /// tests give less than 65,535 entries or 4 GiB. `temporaryFolder`: where the scratch zip's
+    /// folder is made (and removed).
     public func check(
         _ root: URL, configuration: ValidationConfiguration = ValidationConfiguration(),
-        limits: ZipLimits = .classic
+        limits: ZipLimits = .classic, temporaryFolder: URL = FileManager.default.temporaryDirectory
     ) throws -> [Diagnostic] {
         // latest.json is written and deflated as pack would (into a zip in a temporary folder,
         // removed after, deflated on a thread of its own as the articles are built): its size and
         // compression ratio are container limits too. Media files are not.
-        let scratch = FileManager.default.temporaryDirectory.appending(path: "galley-check-\(UUID().uuidString)")
+        let scratch = temporaryFolder.appending(path: "galley-check-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let zip = scratch.appending(path: "latest.zip")
