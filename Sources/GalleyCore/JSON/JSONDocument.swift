@@ -192,8 +192,6 @@ public enum JSONDocument {
 
     private enum CodingKeys: String, CodingKey { case schemaVersion = "schema_version" }
 
-
-
     /// `text` as a JSON string literal.
     static func literal(_ text: String) -> String {
         let encoder = JSONEncoder()
