@@ -60,8 +60,10 @@ public struct PackPlanner {
     /// The pictures (and posters) planned without a thumbnail outcome, that pack with its
     /// default thumbnails would try to make one of: each could add an entry. Kept as hashes of
     /// their paths (8 bytes each, not a path string), for `galley validate`'s count of a
-    /// source's entries with thumbnails (`pack.zip64-with-thumbnails`).
+    /// source's entries with thumbnails (`pack.zip64-with-thumbnails`), and only when it asks
+    /// (`countsThumbnailCandidates`): pack and render have no use for them.
     private var thumbnailCandidates = Set<Int>()
+    private let countsThumbnailCandidates: Bool
     /// How many distinct pictures `thumbnailCandidates` holds.
     var thumbnailCandidateCount: Int { thumbnailCandidates.count }
     private let appleID: String
@@ -74,10 +76,13 @@ public struct PackPlanner {
     /// given, replaces the source's `last_updated` (`pack --bump`).
     /// `probed` and `thumbnails` hold what was read of the issue's own images, and the square
     /// thumbnails made for them, by path (`Packer.issuePlanner` does both).
+    /// `countingThumbnailCandidates`: keep `thumbnailCandidateCount` (validate of a source).
     public init(
         _ source: IssueSource, sourceDateEpoch: Int64?, lastUpdated override: Int64? = nil,
-        probed: [String: MediaProbe] = [:], thumbnails: [String: ThumbnailMaker.Outcome] = [:]
+        probed: [String: MediaProbe] = [:], thumbnails: [String: ThumbnailMaker.Outcome] = [:],
+        countingThumbnailCandidates: Bool = false
     ) {
+        countsThumbnailCandidates = countingThumbnailCandidates
         self.probed = probed
         self.thumbnails = thumbnails
         appleID = source.appleID
@@ -229,7 +234,7 @@ public struct PackPlanner {
                     .packThumbnailFailed,
                     "cannot make the 350x350 thumbnail of `\(made.relativePath)`: \(reason); crop_350_350 names the picture itself",
                     at: asset.location, hint: "Check that the picture opens in an image viewer, or give the asset a `thumbnail:`."))
-            case nil: thumbnailCandidates.insert(made.relativePath.hashValue)
+            case nil: if countsThumbnailCandidates { thumbnailCandidates.insert(made.relativePath.hashValue) }
             }
         }
         let id = asset.explicitID ?? GlobalID.asset(appleID: appleID, owner: owner, key: asset.key)

@@ -452,7 +452,7 @@ public struct Packer {
     ) throws -> (issue: IssueRecord?, entries: [ZipEntryPlan], diagnostics: [Diagnostic], thumbnailCandidates: Int) {
         let loaded = try IssueSourceLoader().load(root)
         guard let source = loaded.source else { return (nil, [], loaded.diagnostics, 0) }
-        var planner = Self.issuePlanner(source, sourceDateEpoch: nil, thumbnails: nil)
+        var planner = Self.issuePlanner(source, sourceDateEpoch: nil, thumbnails: nil, countingThumbnailCandidates: true)
         try onIssue?(planner.issue)
         let diagnostics = try buildArticles(source, &planner, checkingBodies: configuration, sink: sink)
         return (planner.issue, planner.takeEntries(), loaded.diagnostics + diagnostics, planner.thumbnailCandidateCount)
@@ -592,11 +592,13 @@ public struct Packer {
     /// The planner of `source`'s issue, its own images read once and their thumbnails made
     /// (when `thumbnails` is given): for pack, validate and render alike.
     static func issuePlanner(
-        _ source: IssueSource, sourceDateEpoch: Int64?, lastUpdated: Int64? = nil, thumbnails maker: ThumbnailMaker?
+        _ source: IssueSource, sourceDateEpoch: Int64?, lastUpdated: Int64? = nil, thumbnails maker: ThumbnailMaker?,
+        countingThumbnailCandidates: Bool = false
     ) -> PackPlanner {
         let probes = Self.probes(of: source.images)
         return PackPlanner(source, sourceDateEpoch: sourceDateEpoch, lastUpdated: lastUpdated, probed: probes,
-                           thumbnails: Self.thumbnails(of: source.images, maker: maker, probes: probes))
+                           thumbnails: Self.thumbnails(of: source.images, maker: maker, probes: probes),
+                           countingThumbnailCandidates: countingThumbnailCandidates)
     }
 
     /// The first bytes of every file of `assets` (their thumbnails and posters too) and of
