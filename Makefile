@@ -16,32 +16,16 @@ setup:
 build: setup
 	$(SWIFT) build
 
-# The binary to install: optimised, with the Swift runtime and Foundation linked in, so it
-# starts in about 11 ms instead of 22 (store queries are mostly process start; see
-# bench/store_bench.py) and needs only the system libraries scripts/setup.sh installs.
-#
-# It exports no symbols to the libraries it loads (--no-export-dynamic; SwiftPM links an
-# executable with --export-dynamic, which put 56,000 Swift and Foundation symbols, 5 MB of
-# names and hashes, in its dynamic table, where every library's symbol lookups went through
-# them first): every command about 3 MB smaller in memory (galley --version 20.9 -> 17.9 MB,
-# pack of the example with its thumbnails 62.8 -> 58.7 MB) and 0.8 ms quicker to start. Nothing
-# loaded looks a symbol up in galley: libvips and its modules are dlopen'ed and resolve against
-# their own handles. (No crash backtrace is lost either: a SIGSEGV'd `galley serve` printed none
-# before the change, the Swift runtime's backtracer not running in this static binary.)
-# Nor does it look for libraries in its own folder (--disable-local-rpath: SwiftPM's default
-# RUNPATH of $ORIGIN, which a binary with the Swift runtime linked in has no use for): installed
-# as /usr/local/bin/galley, it would have loaded a libsqlite3.so.0 or libvips.so.42 put beside
-# it before the system's, and each start tried 29 such paths first.
+# The binary to install: optimised, the Swift runtime linked in (process start is most of a
+# store query's time), no symbols exported to the libraries it loads and no RUNPATH of its own
+# folder (an installed galley must not load a libsqlite3 put beside it). docs/benchmarks.md has
+# the figures these choices are held to.
 release: setup
 	$(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath -Xlinker --no-export-dynamic $(RELEASE_TOOLSET)
 
-# The release binary is linked by the toolchain's lld with packed relative relocations
-# (DT_RELR, scripts/release-toolset.json): its 150,000 relocations take 30 KB instead of the
-# 3.6 MB that every process read at start, and every command is about 3 MB smaller in memory
-# (galley --version 22.6 -> 20.1 MB, an idle serve 37 -> 34 MB). DT_RELR needs glibc 2.36
-# (Debian 12); without it, or without ld.lld beside swift, the release links as before.
-# The toolset passes -use-ld=lld among the compiler's options because SwiftPM hands those to
-# the link too. Deferred (=, not :=), so only `make release` asks the shell about them.
+# Linked by the toolchain's lld with packed relative relocations (DT_RELR, glibc 2.36 and
+# later) where both are there: the relocation table shrinks from 3.6 MB to 30 KB, read by every
+# process at start. Without them the release links as before.
 SWIFT_LLD = $(wildcard $(dir $(realpath $(shell command -v $(SWIFT))))ld.lld)
 GLIBC_RELR = $(shell getconf GNU_LIBC_VERSION 2>/dev/null | awk '{ split($$2, v, "."); if (v[1] > 2 || (v[1] == 2 && v[2] >= 36)) print "yes" }')
 RELEASE_TOOLSET = $(if $(and $(SWIFT_LLD),$(GLIBC_RELR)),--toolset scripts/release-toolset.json)
@@ -67,12 +51,9 @@ test: setup
 
 HOSTILE = Tests/Fixtures/zips/hostile-preview-error.zip
 
-# Opens the example's preview site in headless Chromium: every image, sound and video must load
-# and no page may log an error; the same for every article page `galley serve` renders from a store
-# with the example imported. Then the hostile issue (14 ways a body runs script): rendered as
-# render does by default, no script may run and nothing may log an error; rendered with
-# --trust-bodies, scripts must run (else the vectors prove nothing). Screenshots land in
-# build/browser-check/.
+# The preview site and serve's article pages in headless Chromium: every image, sound and video
+# loads and no page logs an error; the hostile issue runs no script unless --trust-bodies (which
+# must run them, or the vectors prove nothing). Screenshots land in build/browser-check/.
 browser-check: build
 	@bash scripts/setup.sh --browser
 	@mkdir -p build/browser-check
@@ -116,6 +97,7 @@ bench: release
 	python3 bench/serve_bench.py
 	python3 bench/sync_bench.py
 	python3 bench/sync_bench.py --articles 30000 --runs 3
+	python3 bench/results.py --check
 
 docs: build
 	$(GALLEY) validate --list-checks --markdown > docs/checks.md
@@ -127,6 +109,10 @@ man: release
 	@mkdir -p build/man
 	.build/debug/generate-manual $(RELEASE_GALLEY) --output-directory build/man \
 		--date "$$(git log -1 --format=%cs 2>/dev/null || date -u +%F)" --authors "The Galley authors"
+	@# Blank lines in the help texts are blank input lines to mdoc, which man warns of: a blank
+	@# line becomes a paragraph break, and a break right after another or a heading goes.
+	awk '/^$$/ { if (last !~ /^\.(Pp|Sh|Ss|It|Bl|El)/) { print ".Pp"; last = ".Pp" }; next } { print; last = $$0 }' \
+		build/man/galley.1 > build/man/galley.1.tmp && mv build/man/galley.1.tmp build/man/galley.1
 
 completions: release
 	@mkdir -p build/completions
@@ -140,7 +126,7 @@ install: release man completions
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
 		$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
-	install -m 755 $(RELEASE_GALLEY) $(DESTDIR)$(PREFIX)/bin/galley
+	install -s -m 755 $(RELEASE_GALLEY) $(DESTDIR)$(PREFIX)/bin/galley
 	install -m 644 build/man/galley.1 $(DESTDIR)$(PREFIX)/share/man/man1/galley.1
 	install -m 644 build/completions/galley.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/galley
 	install -m 644 build/completions/_galley $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_galley

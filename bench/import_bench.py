@@ -47,6 +47,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pack_bench import ROOT, WORK, generate, image_kb, settle, timed, timed_with_cpu  # noqa: E402
+import results  # noqa: E402
 
 # Where --tmpfs works; removed however the run ends (a 30,000-article run holds 2 GB there).
 SHM = os.path.join("/dev/shm", "galley-import-bench")
@@ -161,6 +162,7 @@ def main():
     print(f"{'issue':>30} {'zip':>6} {'galley':>8} {'bsdtar':>8} {'unzip':>8} {'/bsdtar':>8} {'range':>11} {'/unzip':>7} "
           f"{'galley RSS':>10} {'bsdtar RSS':>10} {'CPU galley':>10} {'CPU bsdtar':>10}")
     ok = True
+    rows = []
     for count in [int(c) for c in args.articles.split(",")]:
         zip_path = bench_zip(g, count)
         kb = image_kb(count, None)
@@ -221,10 +223,16 @@ def main():
               f"{ratio:8.2f} {ratios[0]:5.2f}-{ratios[-1]:<5.2f} {median['galley'] / median['unzip']:7.2f} "
               f"{peaks['galley']:9.1f}M {peaks['bsdtar']:9.1f}M "
               f"{statistics.median(cpus['galley']):9.2f}s {statistics.median(cpus['bsdtar']):9.2f}s", flush=True)
-        ok = ok and ratio <= 1.5 and peaks["galley"] < 64
+        met = ratio <= 1.5 and peaks["galley"] < 64
+        ok = ok and met
+        rows.append({"job": "galley import", "peer": "bsdtar -xf", "size": f"{count:,} articles ({size:.0f} MB)"
+                     + (", tmpfs" if args.tmpfs else ""), "ratio": round(ratio, 2),
+                     "range": [round(ratios[0], 2), round(ratios[-1], 2)], "peak_mb": round(peaks["galley"], 1),
+                     "peer_peak_mb": round(peaks["bsdtar"], 1), "goal": "<= 1.5x, < 64 MB", "met": met, "better": "lower"})
     print("range: the lowest and highest ratio of runs taken side by side; CPU: user and system seconds of all")
     print("threads (medians), steadier than wall time when the machine's speed moves from hour to hour")
     print("goal (galley import <= 1.5x bsdtar -xf, RSS < 64 MB, at every size): " + ("met" if ok else "NOT met"))
+    results.record("import", rows, "make release && python3 bench/import_bench.py " + " ".join(sys.argv[1:]))
 
 
 if __name__ == "__main__":

@@ -142,6 +142,7 @@ def main():
     print(f"{'issue':>26} {'size':>7} {'galley':>8} {'zip -n':>8} {'+sync':>8} {'ratio':>6} {'ratio+sync':>10} "
           f"{'galley RSS':>10} {'zip RSS':>8}")
     ok = True
+    rows = []
     for count in [int(c) for c in args.articles.split(",")]:
         source = generate(count, image_kb(count, args.image_kb))
         size = tree_bytes(source)
@@ -179,7 +180,15 @@ def main():
               f"{g_rss:9.1f}M {z_rss:7.1f}M")
         print(f"{'':>26} runs: galley {' '.join(f'{t:.2f}' for t, _ in runs['galley'])}; "
               f"zip -n + sync {' '.join(f'{t:.2f}' for t, _ in runs['sync'])}")
-        ok = ok and ratio_sync <= 1.0 and g_rss < 64
+        met = ratio_sync <= 1.0 and g_rss < 64
+        ok = ok and met
+        paired = sorted(g / s for (g, _), (s, _) in zip(runs["galley"], runs["sync"]))
+        rows.append({"job": "galley pack --thumbnails none", "peer": "zip -n + sync", "size": f"{count:,} articles ({size / 1e6:.0f} MB)",
+                     "ratio": round(ratio_sync, 2), "range": [round(paired[0], 2), round(paired[-1], 2)],
+                     "peak_mb": round(g_rss, 1), "peer_peak_mb": round(z_rss, 1), "goal": "<= 1.0x, < 64 MB", "met": met,
+                     "better": "lower"})
+    import results
+    results.record("pack", rows, "make release && python3 bench/pack_bench.py " + " ".join(sys.argv[1:]))
     print("goal (ratio+sync <= 1.00 and galley RSS < 64 MB at every size): " + ("met" if ok else "NOT met"))
 
 

@@ -20,6 +20,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pack_bench import JPEG_HEAD, ROOT, WORK, measure, settle  # noqa: E402
+import results  # noqa: E402
 
 WORDS = ("harbour ferry night light keeper tide quay crane fog horn log book storm lamp gull captain deck "
          "ramp baker nurse fish crossing winter water dark month").split()
@@ -110,6 +111,11 @@ def main():
     print(f"{'galley':>8} {g_time:7.2f}s {n / g_time:9.0f} {g_rss:8.1f}M")
     print(f"{'hugo':>8} {h_time:7.2f}s {n / h_time:9.0f} {h_rss:8.1f}M")
     print("goal (galley faster than hugo): " + ("met" if g_time < h_time else "NOT met"))
+    results.record("render" + ("-tmpfs" if args.tmpfs else ""), [{
+        "job": "galley render (site)", "peer": "hugo", "size": f"{n:,} articles" + (", tmpfs" if args.tmpfs else ""),
+        "ratio": round(g_time / h_time, 2), "range": None, "peak_mb": round(g_rss, 1), "peer_peak_mb": round(h_rss, 1),
+        "goal": "faster than hugo", "met": g_time < h_time, "better": "lower"}],
+        "make release && python3 bench/render_bench.py " + " ".join(sys.argv[1:]))
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pack_bench import ROOT, WORK, generate, settle, timed  # noqa: E402
 from store_bench import small_issue  # noqa: E402
+import results  # noqa: E402
 
 OUT = os.path.join(WORK, "serve-bench")
 
@@ -213,6 +214,11 @@ http {{
             failed |= not ok
         print(f"galley serve peak RSS over the run: {rss:.1f} MB (goal < 64 MB) {'ok' if rss < 64 else 'MISSED'}")
         failed |= not rss < 64
+        results.record("serve", [{
+            "job": name, "peer": "nginx", "size": f"{args.issues} issues x 300 articles", "ratio": round(ratio, 2),
+            "range": None, "peak_mb": round(rss, 1), "peer_peak_mb": None, "goal": goal.strip("()"),
+            "met": ok if goal != "(reported)" else None, "better": "higher"} for name, g, n, ratio, goal, ok in rows],
+            "make release && python3 bench/serve_bench.py " + " ".join(sys.argv[1:]))
         return 1 if failed else 0
     finally:
         server.send_signal(signal.SIGTERM)

@@ -35,6 +35,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pack_bench import ROOT, WORK, generate, measure, settle, timed  # noqa: E402
+import results  # noqa: E402
 
 
 def small_issue(index, articles=300):
@@ -89,13 +90,22 @@ def main():
     print(f"import 300 articles / 190 MB: galley {i_time:.2f}s ({i_rss:.1f} MB), unzip -q {u_time:.2f}s "
           f"({u_rss:.1f} MB), ratio {i_time / u_time:.2f} (goal <= 1.5, RSS < 64 MB)")
 
+    rows = [{"job": "galley import, SQLite", "peer": "unzip -q", "size": "300 articles (190 MB)",
+             "ratio": round(i_time / u_time, 2), "range": None, "peak_mb": round(i_rss, 1), "peer_peak_mb": round(u_rss, 1),
+             "goal": "<= 1.5x, < 64 MB", "met": i_time / u_time <= 1.5 and i_rss < 64, "better": "lower"}]
     big_store = store_100(g, out)
+    start_ms = quick([g, "--version"], args.runs)
     for label, cmd, goal in queries(g, big_store):
         ms = quick(cmd, args.runs)
         verdict = ("(goal < 50 ms)" if ms < 50 else "(goal < 50 ms: NOT met)") if goal else "(reference, no goal)"
         print(f"{label:>38}: {ms:6.1f} ms over 100 issues x 300 articles {verdict}")
-    ms = quick([g, "--version"], args.runs)
-    print(f"{'process start (galley --version)':>38}: {ms:6.1f} ms")
+        # The peer of a query is the process start itself: what is left is the query's own work.
+        rows.append({"job": label.strip(), "peer": "galley --version", "size": "100 issues x 300 articles",
+                     "ratio": round(ms / start_ms, 2), "range": None, "peak_mb": None, "peer_peak_mb": None,
+                     "goal": f"under 50 ms ({ms:.0f} ms)" if goal else f"none ({ms:.0f} ms)", "met": ms < 50 if goal else None,
+                     "better": "lower"})
+    print(f"{'process start (galley --version)':>38}: {start_ms:6.1f} ms")
+    results.record("store", rows, "make release && python3 bench/store_bench.py " + " ".join(sys.argv[1:]))
 
 
 def issue_300(g, articles=300):
@@ -226,6 +236,7 @@ def postgres(args):
             pg_stores.append(database("import300"))
             os.sync()
 
+        rows = []
         for articles in (300, 3000):
             _, issue_zip = issue_300(g, articles)
             s_times, p_times = [], []
@@ -238,6 +249,11 @@ def postgres(args):
             size = os.path.getsize(issue_zip) / 1e6
             print(f"import {articles} articles / {size:.0f} MB: SQLite {s_med:.2f}s, PostgreSQL {p_med:.2f}s, "
                   f"ratio {p_med / s_med:.2f} (goal <= 1.5)")
+            paired = sorted(a / b for a, b in zip(p_times, s_times))
+            rows.append({"job": "galley import, PostgreSQL", "peer": "the same import, SQLite",
+                         "size": f"{articles:,} articles ({size:.0f} MB)", "ratio": round(p_med / s_med, 2),
+                         "range": [round(paired[0], 2), round(paired[-1], 2)], "peak_mb": None, "peer_peak_mb": None,
+                         "goal": "<= 1.5x", "met": p_med / s_med <= 1.5, "better": "lower"})
         clean_sqlite()
 
         big_sqlite = store_100(g, out)
@@ -252,6 +268,7 @@ def postgres(args):
             for label, p50, p99 in serve_latencies(g, store):
                 goal = "" if backend == "SQLite" else (" (goal p99 < 20 ms)" if p99 < 20 else " (goal p99 < 20 ms: NOT met)")
                 print(f"serve {backend:>10} {label:>24}: p50 {p50:6.2f} ms, p99 {p99:6.2f} ms{goal}")
+        results.record("store-postgres", rows, "make release && python3 bench/store_bench.py " + " ".join(sys.argv[1:]))
     finally:
         subprocess.run(["bash", os.path.join(ROOT, "scripts", "pg-test-server.sh"), "stop", os.path.join(cluster, "pg")])
         shutil.rmtree(cluster, ignore_errors=True)

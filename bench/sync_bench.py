@@ -34,6 +34,7 @@ from pack_bench import ROOT, WORK, settle, timed  # noqa: E402
 from serve_bench import build_store, free_port, wait_for  # noqa: E402
 from store_bench import quick  # noqa: E402
 from import_bench import bench_zip  # noqa: E402
+import results  # noqa: E402
 
 OUT = os.path.join(WORK, "sync-bench")
 
@@ -125,6 +126,16 @@ def main():
         failed |= not ok
         print(f"new {package['size'] / 1e6:.0f} MB issue ({args.articles} articles): galley sync {s:.2f} s (peak {max(peaks):.1f} MB), "
               f"curl + galley import {p:.2f} s: {s / p:.2f}x; goal <= 1.2x and < 64 MB: {'ok' if ok else 'MISSED'}")
+        paired = sorted(a / b for a, b in zip(syncs, peers))
+        results.record(f"sync-{args.articles}", [{
+            "job": "galley sync (new issue)", "peer": "curl -o + galley import",
+            "size": f"{args.articles:,} articles ({package['size'] / 1e6:.0f} MB)", "ratio": round(s / p, 2),
+            "range": [round(paired[0], 2), round(paired[-1], 2)], "peak_mb": round(max(peaks), 1), "peer_peak_mb": None,
+            "goal": "<= 1.2x, < 64 MB", "met": ok, "better": "lower"}, {
+            "job": "galley sync (unchanged feed)", "peer": "curl, the same 304", "size": f"{packages} packages",
+            "ratio": round(sync_ms / curl_ms, 2), "range": None, "peak_mb": None, "peer_peak_mb": None,
+            "goal": "under 50 ms", "met": sync_ms < 50, "better": "lower"}],
+            "make release && python3 bench/sync_bench.py " + " ".join(sys.argv[1:]))
     return 1 if failed else 0
 
 

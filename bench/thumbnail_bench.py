@@ -28,6 +28,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pack_bench import ROOT, WORK, settle, timed  # noqa: E402
+import results  # noqa: E402
 
 PHOTOS = 20
 
@@ -158,6 +159,12 @@ def main():
     print(f"{'issue':>22} {'galley':>8} {'peer':>8} {'ratio':>6} {'galley RSS':>10} {'peer RSS':>9}")
     print(f"{args.articles:>13} articles {g:>7.2f}s {p:>7.2f}s {g / p:>6.2f} {peak:>8.1f}MB {max(peer_peaks):>7.1f}MB")
     print(f"goal: galley's peak under 64 MB: {'met' if peak < 64 else 'NOT met'}")
+    paired = sorted(a / b for a, b in zip(galley_times, peer_times))
+    results.record("thumbnails", [{
+        "job": "galley pack (thumbnails)", "peer": "vipsthumbnail x2 + zip -n", "size": f"{args.articles:,} articles of photos",
+        "ratio": round(g / p, 2), "range": [round(paired[0], 2), round(paired[-1], 2)], "peak_mb": round(peak, 1),
+        "peer_peak_mb": round(max(peer_peaks), 1), "goal": "< 64 MB", "met": peak < 64, "better": "lower"}],
+        "make release && python3 bench/thumbnail_bench.py " + " ".join(sys.argv[1:]))
 
 
 if __name__ == "__main__":

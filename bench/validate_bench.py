@@ -15,6 +15,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pack_bench import ROOT, WORK, generate, image_kb, measure, settle, timed  # noqa: E402
+import results  # noqa: E402
 
 
 def main():
@@ -29,6 +30,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     print(f"{'issue':>26} {'zip':>8} {'validate':>9} {'unzip -tq':>10} {'ratio':>6} {'galley RSS':>11} {'unzip RSS':>10}")
     ok = True
+    rows = []
     for count in [int(c) for c in args.articles.split(",")]:
         source = generate(count, image_kb(count, args.image_kb))
         zip_path = os.path.join(out, f"org.example.bench.{count}.zip")
@@ -41,7 +43,12 @@ def main():
         ratio = g_time / u_time
         label = f"{count} articles, {2 * count + 1} images"
         print(f"{label:>26} {size / 1e6:7.0f}M {g_time:8.2f}s {u_time:9.2f}s {ratio:6.2f} {g_rss:10.1f}M {u_rss:9.1f}M")
-        ok = ok and ratio <= 1.0 and g_rss < 64
+        met = ratio <= 1.0 and g_rss < 64
+        ok = ok and met
+        rows.append({"job": "galley validate", "peer": "unzip -tq", "size": f"{count:,} articles ({size / 1e6:.0f} MB)",
+                     "ratio": round(ratio, 2), "range": None, "peak_mb": round(g_rss, 1), "peer_peak_mb": round(u_rss, 1),
+                     "goal": "<= 1.0x, < 64 MB", "met": met, "better": "lower"})
+    results.record("validate", rows, "make release && python3 bench/validate_bench.py " + " ".join(sys.argv[1:]))
     print("goal (ratio <= 1.0 and galley RSS < 64 MB at every size): " + ("met" if ok else "NOT met"))
 
 
