@@ -6,7 +6,12 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "galley", targets: ["galley"]),
-        .library(name: "GalleyKit", targets: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleySigning", "GalleyServe", "GalleySync"]),
+        .library(
+            name: "GalleyKit",
+            targets: [
+                "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyStoreSQLite", "GalleyStorePostgres",
+                "GalleyStoreBackends", "GalleySigning", "GalleyServe", "GalleySync",
+            ]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -74,28 +79,43 @@ let package = Package(
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Mustache", package: "swift-mustache"),
             ]),
+        // The store's seam: the IssueStore protocol, its records, StoreLocation, the import gate
+        // and pass every backend shares, store copy. No database client: the backends below
+        // implement the protocol in targets of their own, and serve and sync see only this one.
         .target(
             name: "GalleyStore",
+            dependencies: ["GalleyCore", "GalleyFormats", "GalleyKit"]),
+        // The folder store: SQLite through GRDB.
+        .target(
+            name: "GalleyStoreSQLite",
             dependencies: [
-                "GalleyCore", "GalleyFormats", "GalleyKit",
+                "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 // SQLite's C API, for the rows an import binds by position (StoreRows.swift).
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
-                // The PostgreSQL backend (Sources/GalleyStore/Postgres): the same IssueStore.
+            ]),
+        // The shared store: PostgreSQL (postgres-nio), its blobs in a folder or on S3-compatible
+        // object storage (AsyncHTTPClient, requests signed with swift-crypto's HMAC).
+        .target(
+            name: "GalleyStorePostgres",
+            dependencies: [
+                "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-                // Blobs on S3-compatible object storage (Sources/GalleyStore/Blobs/S3Blobs.swift):
-                // requests over AsyncHTTPClient, signed (AWS Signature V4) with swift-crypto's HMAC.
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
+        // The one place a location is opened with the backend it names (StoreBackends).
+        .target(
+            name: "GalleyStoreBackends",
+            dependencies: ["GalleyCore", "GalleyStore", "GalleyStoreSQLite", "GalleyStorePostgres"]),
         .target(
             name: "GalleyServe",
             dependencies: [
-                "GalleyCore", "GalleyKit", "GalleyStore", "GalleySigning",
+                "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleySigning",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -115,14 +135,15 @@ let package = Package(
         .executableTarget(
             name: "galley",
             dependencies: [
-                "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyServe", "GalleySync", "GalleySigning",
+                "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyStoreBackends", "GalleyServe", "GalleySync",
+                "GalleySigning",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         // `galley sync`: a feed followed into the store over HTTP (AsyncHTTPClient).
         .target(
             name: "GalleySync",
             dependencies: [
-                "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleySigning",
+                "GalleyCore", "GalleyFormats", "GalleyStore", "GalleySigning",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -139,16 +160,19 @@ let package = Package(
             dependencies: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyTestSupport"]),
         .testTarget(
             name: "GalleyStoreTests",
-            dependencies: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyTestSupport"]),
+            dependencies: [
+                "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyStoreSQLite", "GalleyStorePostgres",
+                "GalleyStoreBackends", "GalleyTestSupport",
+            ]),
         .testTarget(
             name: "GalleyServeTests",
             dependencies: [
-                "GalleyCore", "GalleyKit", "GalleyStore", "GalleyServe", "GalleyTestSupport",
+                "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyStoreSQLite", "GalleyServe", "GalleyTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "CompressNIO", package: "compress-nio"),
             ]),
         .testTarget(
             name: "GalleyEndToEndTests",
-            dependencies: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyTestSupport", "galley"]),
+            dependencies: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyStoreSQLite", "GalleyTestSupport", "galley"]),
     ]
 )

@@ -146,7 +146,7 @@ extension IssueStore {
     /// latest.json's checks (`ImportGate.check`), then `importZip(_:force:gate:progress:)`; the
     /// result's warnings start with `opened`'s. What a backend that cannot check beside its
     /// pass does, and the SQLite store when it need not.
-    func importInTurn(_ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)?) throws -> ImportResult {
+    package func importInTurn(_ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)?) throws -> ImportResult {
         var result = try importZip(path, force: force, gate: ImportGate.check(opened), progress: progress)
         result.warnings = opened.warnings + result.warnings
         return result
@@ -188,47 +188,4 @@ extension IssueStore {
     public var waitsOnNetwork: Bool { false }
     public func recentRevision() throws -> Int64 { try revision() }
     public func localFile(_ file: StoredFile) throws -> StoredFile { file }
-}
-
-/// Where a store is, and opening it with the backend its location names.
-public enum StoreLocation {
-    /// `--store`, else `$GALLEY_STORE`, else `$XDG_DATA_HOME/galley`, else `~/.local/share/galley`:
-    /// a folder (a SQLite store), or a `postgres://` address (a PostgreSQL store).
-    public static func resolve(given: String?, environment: [String: String]) -> URL {
-        if let given { return location(given) }
-        if let store = environment["GALLEY_STORE"], !store.isEmpty { return location(store) }
-        if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return URL(fileURLWithPath: data).appending(path: "galley") }
-        let home = environment["HOME"] ?? NSHomeDirectory()
-        return URL(fileURLWithPath: home).appending(path: ".local/share/galley")
-    }
-
-    private static func location(_ text: String) -> URL {
-        if PostgresAddress.isAddress(text), let url = URL(string: text) { return url }
-        return URL(fileURLWithPath: text)
-    }
-
-    /// Whether the location is a PostgreSQL address rather than a folder.
-    public static func isPostgres(_ location: URL) -> Bool { PostgresAddress.isAddress(location.absoluteString) }
-
-    /// The location as messages show it: a folder's path, or a PostgreSQL address without its
-    /// password.
-    public static func display(_ location: URL) -> String {
-        guard isPostgres(location) else { return location.path }
-        return PostgresAddress.redacted(location.absoluteString)
-    }
-
-    /// Whether a store is there to open: a folder holding `store.sqlite`, or any PostgreSQL
-    /// address (its database is the operator's; opening makes the tables it lacks).
-    public static func exists(_ location: URL) -> Bool {
-        isPostgres(location) || FileStatus(location.appending(path: SQLiteStore.databaseName).path)?.kind == .file
-    }
-
-    /// Opens the store at `location`: a folder is a SQLite store, a `postgres://` address a
-    /// PostgreSQL one (its files in the blob folder the address names).
-    public static func open(
-        _ location: URL, access: StoreAccess, environment: [String: String] = ProcessInfo.processInfo.environment
-    ) throws -> any IssueStore {
-        if isPostgres(location) { return try PostgresStore(location, access: access, environment: environment) }
-        return try SQLiteStore(at: location, access: access)
-    }
 }

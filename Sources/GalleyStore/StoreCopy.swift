@@ -29,17 +29,31 @@ public enum StoreCopy {
             public var status: ImportResult.Status
             public var version: Int64
 
-            enum CodingKeys: String, CodingKey {
+            package enum CodingKeys: String, CodingKey {
                 case status, version
                 case appleID = "apple_id"
             }
+
+            package init(appleID: String, status: ImportResult.Status, version: Int64) {
+                self.appleID = appleID
+                self.status = status
+                self.version = version
+            }
         }
 
-        enum CodingKeys: String, CodingKey {
+        package enum CodingKeys: String, CodingKey {
             case from, to, issues, check, notes
             case independentArticles = "independent_articles"
             case followedFeeds = "followed_feeds"
             case refusedPackages = "refused_packages"
+        }
+
+        package init(from: String, to: String, issues: [Copied] = [], check: StoreCheck, notes: [String] = []) {
+            self.from = from
+            self.to = to
+            self.issues = issues
+            self.check = check
+            self.notes = notes
         }
     }
 

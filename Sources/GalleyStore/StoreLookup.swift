@@ -2,14 +2,14 @@ import GalleyCore
 
 /// What a lookup by id answers when it finds nothing, or more than one: the same words from
 /// every backend (`store` is the store as messages name it).
-enum StoreLookup {
-    static func noIssue(_ id: String, store: String) -> GalleyError {
+package enum StoreLookup {
+    package static func noIssue(_ id: String, store: String) -> GalleyError {
         GalleyError("no issue `\(id)` in the store", id: .notFound, path: store, hint: "`galley issues` lists them.")
     }
 
     /// The one row among `rows` (the articles whose global id is `id`): article ids are scoped
     /// per issue, so several issues may hold one, and then the caller must name the issue.
-    static func oneArticle(_ rows: [Int64], _ id: String, store: String) throws -> Int64 {
+    package static func oneArticle(_ rows: [Int64], _ id: String, store: String) throws -> Int64 {
         guard let first = rows.first else {
             throw GalleyError("no article `\(id)` in the store", id: .notFound, path: store, hint: "`galley articles` lists them.")
         }

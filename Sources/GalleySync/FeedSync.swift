@@ -199,11 +199,11 @@ public struct FeedSyncer: Sendable {
     /// yet is made only once a round has fetched and checked the feed (reachable, a feed, its
     /// signature good): a first sync that fails before that leaves no store behind, as a failed
     /// `galley import` does. Once made, later rounds (`--every`) use it.
-    public init(location: URL, options: SyncOptions) throws {
-        if StoreLocation.exists(location) {
-            target = SyncTarget(try StoreLocation.open(location, access: .create))
+    public init(location: StoreLocation, stores: any StoreOpening, options: SyncOptions) throws {
+        if stores.exists(location) {
+            target = SyncTarget(try stores.open(location, access: .create))
         } else {
-            target = SyncTarget(making: { try StoreLocation.open(location, access: .create) })
+            target = SyncTarget(making: { try stores.open(location, access: .create) })
         }
         self.options = options
     }

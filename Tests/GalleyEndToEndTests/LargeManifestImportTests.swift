@@ -2,6 +2,7 @@ import Foundation
 import GalleyCore
 import GalleyFormats
 @testable import GalleyStore
+@testable import GalleyStoreSQLite
 import GalleyTestSupport
 import Testing
 

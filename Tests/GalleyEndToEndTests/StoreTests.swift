@@ -40,6 +40,21 @@ import Testing
         }
     }
 
+    /// An empty `--store` would be the current folder: every command that takes one refuses it
+    /// (a usage error, exit 2) and writes nothing there.
+    @Test func anEmptyStoreLocationIsRefusedAndNothingIsWritten() throws {
+        let work = try Harness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let zip = Harness.fixtures.appending(path: "zips/example-valid.zip").path
+        for arguments in [["import", zip, "--store", ""], ["issues", "--store", ""], ["store", "check", "--store", ""],
+                          ["serve", "--store", "", "--port", "0"], ["sync", "http://127.0.0.1:1/feed", "--store", ""]] {
+            let result = try Harness.galley(arguments, in: work)
+            #expect(result.status == 2, "\(arguments): \(result.status) \(result.stderr)")
+            #expect(result.stderr.contains("--store is empty"), "\(arguments): \(result.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: work.path).isEmpty)
+    }
+
     @Test func importReimportNewerOlderAndForce() throws {
         let store = try store()
         let zip = try packExample()

@@ -6,6 +6,7 @@ import GalleyFormats
 import GalleyKit
 @testable import GalleyServe
 import GalleyStore
+import GalleyStoreSQLite
 import HTTPTypes
 import Hummingbird
 import HummingbirdTesting

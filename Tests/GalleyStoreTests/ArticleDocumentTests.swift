@@ -2,6 +2,8 @@ import Foundation
 import Testing
 @testable import GalleyCore
 @testable import GalleyStore
+@testable import GalleyStorePostgres
+@testable import GalleyStoreSQLite
 
 /// An article's document written as its neighbours are read (`ArticleDetail.writeDocument`,
 /// behind `IssueStore.writeArticleDocument`): the same bytes as the detail encoded whole, and a

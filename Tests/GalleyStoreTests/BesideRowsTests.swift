@@ -5,6 +5,8 @@ import Testing
 @testable import GalleyFormats
 @testable import GalleyKit
 @testable import GalleyStore
+@testable import GalleyStorePostgres
+@testable import GalleyStoreSQLite
 import GalleyTestSupport
 
 /// The import's rows written beside its pass (`BesideRows`, the command's way) are the rows the

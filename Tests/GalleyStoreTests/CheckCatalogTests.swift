@@ -5,6 +5,8 @@ import Testing
 @testable import GalleyFormats
 @testable import GalleyKit
 @testable import GalleyStore
+@testable import GalleyStorePostgres
+@testable import GalleyStoreSQLite
 
 /// Every check carries triggering and clean examples; this suite runs them all (the SwiftLint
 /// model): a triggering example must report the check (at the JSON path or line the example

@@ -4,6 +4,8 @@ import Testing
 @testable import GalleyFormats
 @testable import GalleyKit
 @testable import GalleyStore
+@testable import GalleyStorePostgres
+@testable import GalleyStoreSQLite
 import GalleyTestSupport
 
 /// The import that checks latest.json beside the pass extracting the files

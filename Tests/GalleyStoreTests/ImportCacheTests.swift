@@ -3,6 +3,8 @@ import GRDB
 import Testing
 @testable import GalleyCore
 @testable import GalleyStore
+@testable import GalleyStorePostgres
+@testable import GalleyStoreSQLite
 import GalleyTestSupport
 
 /// An import writes its rows with an 8 MiB page cache (`SQLiteStore.withImportCache`: the

@@ -4,6 +4,8 @@ import Testing
 @testable import GalleyFormats
 @testable import GalleyKit
 @testable import GalleyStore
+@testable import GalleyStorePostgres
+@testable import GalleyStoreSQLite
 import GalleyTestSupport
 
 /// The checks, the extraction and the kept zip each open the zip by its path: a zip written to,

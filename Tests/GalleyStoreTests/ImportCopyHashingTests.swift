@@ -1,5 +1,7 @@
 import Testing
 @testable import GalleyStore
+@testable import GalleyStorePostgres
+@testable import GalleyStoreSQLite
 
 /// Where an import hashes its kept zip's copy: paired with the files wherever the CPU gains by
 /// it, else in the files' gaps from 1 GiB of files up, on the copy's own thread below.

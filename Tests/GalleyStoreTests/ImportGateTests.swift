@@ -5,6 +5,8 @@ import GalleyTestSupport
 @testable import GalleyFormats
 @testable import GalleyKit
 @testable import GalleyStore
+@testable import GalleyStorePostgres
+@testable import GalleyStoreSQLite
 
 /// What passed the gate: the small facts kept, the content pass's index handed over once.
 struct ImportGateTests {

@@ -5,6 +5,8 @@ import Testing
 @testable import GalleyFormats
 @testable import GalleyKit
 @testable import GalleyStore
+@testable import GalleyStorePostgres
+@testable import GalleyStoreSQLite
 
 /// `revision()` skips the database read while the store's files are unchanged, and never
 /// answers an old revision after a write, by this connection or another process's.

@@ -1,6 +1,8 @@
 import Testing
 @testable import GalleyCore
 @testable import GalleyStore
+@testable import GalleyStorePostgres
+@testable import GalleyStoreSQLite
 
 /// The index's text (SearchText): what import, the v4 migration and queries all go through.
 @Suite struct SearchTextTests {

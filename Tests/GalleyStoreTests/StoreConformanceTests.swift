@@ -5,6 +5,8 @@ import Testing
 @testable import GalleyFormats
 @testable import GalleyKit
 @testable import GalleyStore
+@testable import GalleyStorePostgres
+@testable import GalleyStoreSQLite
 
 /// What every store backend must do, asked only through `IssueStore`, run against each: SQLite
 /// (a folder) and PostgreSQL (a database on the throwaway server of scripts/pg-test-server.sh,

@@ -3,6 +3,8 @@ import GRDB
 import Testing
 @testable import GalleyCore
 @testable import GalleyStore
+@testable import GalleyStorePostgres
+@testable import GalleyStoreSQLite
 import GalleyTestSupport
 
 /// A new store is made with 16 KiB pages (an article's row and its search text fit a page); a

@@ -5,6 +5,8 @@ import Testing
 @testable import GalleyFormats
 @testable import GalleyKit
 @testable import GalleyStore
+@testable import GalleyStorePostgres
+@testable import GalleyStoreSQLite
 
 /// Queries during concurrent replacements and deletions see a whole issue or none, on every
 /// backend: every query is one read transaction (a snapshot). A writer replaces, deletes and re-imports one issue in a loop while

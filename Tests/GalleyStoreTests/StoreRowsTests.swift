@@ -2,6 +2,8 @@ import GRDB
 import Testing
 @testable import GalleyCore
 @testable import GalleyStore
+@testable import GalleyStorePostgres
+@testable import GalleyStoreSQLite
 
 /// The rows an import binds by position (`PositionalInsert`) must be the rows GRDB's `Codable`
 /// encoding would write: the same columns, the same values. A column added to a row and not to

@@ -3,6 +3,8 @@ import GRDB
 import Testing
 @testable import GalleyCore
 @testable import GalleyStore
+@testable import GalleyStorePostgres
+@testable import GalleyStoreSQLite
 import GalleyTestSupport
 
 /// A new store gets its schema from one script (`StoreSchema.current`) instead of replaying

@@ -6,6 +6,8 @@ import Testing
 @testable import GalleyFormats
 @testable import GalleyKit
 @testable import GalleyStore
+@testable import GalleyStorePostgres
+@testable import GalleyStoreSQLite
 
 /// Search on every backend (the same matches; PostgreSQL ranks by cover density, not BM25, and
 /// the cases here hold for both), and the SQLite store's read-only access, on small issues

@@ -52,7 +52,7 @@ public enum ImportGate {
     /// latest.json's checks and the references on a zip `open` passed (its central directory is
     /// not read again): any error refuses it. The `Passed`'s warnings are these checks' only;
     /// `opened` keeps the container's.
-    static func check(_ opened: Opened) throws -> Passed {
+    package static func check(_ opened: Opened) throws -> Passed {
         let (diagnostics, check) = try opened.takeOpening().checkHead()
         let errors = diagnostics.filter { $0.severity == .error }
         if !errors.isEmpty { throw DiagnosticsError(errors) }
@@ -109,15 +109,15 @@ public enum ImportGate {
         /// What the container checks warned about.
         public var warnings: [Diagnostic]
         /// The files, their digest and size, from the central directory.
-        let facts: Facts
+        package let facts: Facts
         /// The zip's top folder (its apple_id, once latest.json's checks agree).
-        let folder: String
+        package let folder: String
         /// Whether the rest of the checks can run beside an extracting pass: latest.json is
         /// the first entry (else the import runs `check` and the pass in turn).
-        let checksBeside: Bool
+        package let checksBeside: Bool
         /// latest.json's declared size when it is the first entry (0 otherwise).
-        let manifestBytes: Int64
-        let path: String
+        package let manifestBytes: Int64
+        package let path: String
         /// The zip's digest, when the zip is the store's own file that nothing else writes (a
         /// download `galley sync` hashed as it arrived and checked against its feed): the
         /// import then keeps it by a second name (a hard link) instead of copying and hashing it
@@ -132,7 +132,7 @@ public enum ImportGate {
         /// written were 5 MB of an import's peak at 30,000 articles.
         private let held: TakeOnce<ZipOpening>
 
-        init(warnings: [Diagnostic], opening: ZipOpening, path: String) {
+        package init(warnings: [Diagnostic], opening: ZipOpening, path: String) {
             self.warnings = warnings
             facts = Facts(opening.directory)
             folder = opening.directory.topFolder ?? ""
@@ -160,12 +160,12 @@ public enum ImportGate {
 
         /// The issue's own fields latest.json gives before its articles (`ZipOpening.peekIssue`),
         /// or nil: a hint, nothing checked.
-        func peekIssue() -> IssueRecord? { held.peek { $0.peekIssue() } ?? nil }
+        package func peekIssue() -> IssueRecord? { held.peek { $0.peekIssue() } ?? nil }
 
         /// What the rest of the checks need. The first call takes what `open` read; a later one
         /// (a second import of the same `Opened`) reads the central directory again, refusing
         /// the zip as `open` would if it changed since.
-        func takeOpening() throws -> ZipOpening {
+        package func takeOpening() throws -> ZipOpening {
             if let opening = held.take() { return opening }
             guard let opening = try ImportGate.open(path).held.take() else {
                 throw GalleyError("the zip's central directory cannot be read", id: .inputUnreadable, path: path, hint: "Run `galley validate` on it.")
@@ -175,15 +175,15 @@ public enum ImportGate {
     }
 
     /// What the central directory says of the files an import stores.
-    struct Facts: Sendable {
-        var fileCount: Int
-        var contentDigest: String
-        var declaredBytes: Int64
+    package struct Facts: Sendable {
+        package var fileCount: Int
+        package var contentDigest: String
+        package var declaredBytes: Int64
         /// The zip as it stood when its directory was read: the import refuses it should the
         /// path name another file, or this one changed, by the end of its pass.
-        var identity: FileIdentity?
+        package var identity: FileIdentity?
 
-        init(_ directory: ZipDirectory) {
+        package init(_ directory: ZipDirectory) {
             identity = directory.identity
             let entries = directory.entries
             let files = entries.indices.filter { !entries[$0].isDirectory }
@@ -200,17 +200,17 @@ public enum ImportGate {
         /// The issue's own fields from its latest.json, as the checks read them.
         package let issue: IssueRecord
         /// The files in the issue's folder, as an import stores them.
-        let fileCount: Int
+        package let fileCount: Int
         /// What the zip holds, as one SHA-256: every file's name, CRC-32 and size from the central
         /// directory (validation checked them against the content), in name order. Two zips of
         /// one issue with the same digest carry the same content, whatever their entry times.
         public let contentDigest: String
         /// Bytes the entries declare, for a progress bar.
-        let declaredBytes: Int64
+        package let declaredBytes: Int64
         /// `Opened.adoptable` of the zip this came from.
-        let adoptable: FileDigest?
+        package let adoptable: FileDigest?
         /// `Facts.identity` of the zip this came from.
-        let identity: FileIdentity?
+        package let identity: FileIdentity?
         private let path: String
         /// What the checks read (the central directory, latest.json's index), for the one
         /// content pass, which takes it: the caller keeps its `Passed` through the whole import,
@@ -218,7 +218,7 @@ public enum ImportGate {
         /// at 30,000 articles.
         private let held: TakeOnce<ZipCheck>
 
-        init(warnings: [Diagnostic], check: ZipCheck, facts: Facts, path: String, adoptable: FileDigest?) {
+        package init(warnings: [Diagnostic], check: ZipCheck, facts: Facts, path: String, adoptable: FileDigest?) {
             self.warnings = warnings
             self.adoptable = adoptable
             issue = check.issue

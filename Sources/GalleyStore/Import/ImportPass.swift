@@ -8,19 +8,19 @@ import GalleyKit
 /// second thread keeps a copy of the zip (`staging/<token>.zip`) for the package feed. Neither
 /// touches the database, the issues' files or the kept zips: a zip the pass refuses leaves the
 /// store as it was, and this removes what it staged before it throws.
-struct ImportPass {
+package struct ImportPass {
     /// Names this import's staging: `<pid>-<random>`.
-    let token: String
+    package let token: String
     /// The inflated files (an import moves them on, or `cleanUp` removes them).
-    let staging: URL
+    package let staging: URL
     /// The pass's warnings (its errors refused the zip).
-    let warnings: [Diagnostic]
+    package let warnings: [Diagnostic]
     /// The kept zip in staging, with its SHA-256 and size.
-    let kept: (staged: URL, digest: FileDigest)
+    package let kept: (staged: URL, digest: FileDigest)
     /// Every file written, with its size and SHA-256.
-    let files: Files
+    package let files: Files
 
-    static func run(
+    package static func run(
         _ path: String, _ passed: ImportGate.Passed, stagingFolder: URL, root: URL, progress: ((Int64, Int64) -> Void)?
     ) throws -> ImportPass {
         try extract(path, total: passed.declaredBytes, files: passed.fileCount, identity: passed.identity, adoptable: passed.adoptable,
@@ -35,7 +35,7 @@ struct ImportPass {
     /// issue's own fields from latest.json with the pass. `articles` is handed each article as
     /// latest.json's checks pass it, on their thread (the SQLite store writes its rows from them
     /// meanwhile, `BesideRows`).
-    static func run(
+    package static func run(
         _ path: String, _ opened: ImportGate.Opened, stagingFolder: URL, root: URL, progress: ((Int64, Int64) -> Void)?,
         articles: Validator.ArticleObserver? = nil, ledger: FileLedger = FileLedger()
     ) throws -> (pass: ImportPass, issue: IssueRecord) {
@@ -56,7 +56,7 @@ struct ImportPass {
     }
 
     /// Where the kept zip's copy is hashed.
-    enum CopyHashing: Equatable {
+    package enum CopyHashing: Equatable {
         /// On the pass's hashing thread, paired with the files' bytes (two streams on one core
         /// at up to twice the speed of one): where the CPU gains by it (`SHA256Hasher.pairingPays`).
         case pairedWithFiles
@@ -73,12 +73,12 @@ struct ImportPass {
         /// articles (190 MB) 0.377 s in the gaps, 0.298 s on its own thread; 800 articles (510
         /// MB) 0.905 s and 0.726 s; 30,000 small files (730 MB) 4.98 s both ways; 3,000 articles
         /// (1.9 GB) 3.86 s in the gaps, 3.98 s on its own thread. Hence `inGapsFrom`.
-        static func of(total: Int64, pairingPays: Bool = SHA256Hasher.pairingPays) -> CopyHashing {
+        package static func of(total: Int64, pairingPays: Bool = SHA256Hasher.pairingPays) -> CopyHashing {
             if pairingPays { return .pairedWithFiles }
             return total >= inGapsFrom ? .inTheFilesGaps : .onItsOwnThread
         }
 
-        static let inGapsFrom: Int64 = 1 << 30
+        package static let inGapsFrom: Int64 = 1 << 30
     }
 
     /// Staging, the extracting sink and the kept zip's copy around `check`, which runs the
@@ -139,9 +139,17 @@ struct ImportPass {
     }
 
     /// Removes what is still staged (nothing once an import moved it all on).
-    func cleanUp() {
+    package func cleanUp() {
         try? FolderRemoval.remove(staging.path)
         try? FileManager.default.removeItem(at: kept.staged)
+    }
+
+    package init(token: String, staging: URL, warnings: [Diagnostic], kept: (staged: URL, digest: FileDigest), files: Files) {
+        self.token = token
+        self.staging = staging
+        self.warnings = warnings
+        self.kept = kept
+        self.files = files
     }
 }
 
@@ -149,7 +157,7 @@ struct ImportPass {
 extension ImportPass {
     /// Why the feed must not serve a zip that passed the gate, or nil: an older Linechef format
     /// (tolerated by import, a crash in current Dumpling builds).
-    static func withheldReason(_ warnings: [Diagnostic]) -> String? {
+    package static func withheldReason(_ warnings: [Diagnostic]) -> String? {
         guard warnings.contains(where: { $0.id == Check.manifestOlderFormat.id }) else { return nil }
         return "older Linechef format (manifest.older-format): current Dumpling builds crash on it"
     }
@@ -167,7 +175,7 @@ extension ImportPass {
     ///
     /// `hashingBeside`: the pass's hashing thread, to hash the copy on (paired with the files,
     /// or in their gaps); without it the copy's own thread hashes it.
-    static func stagePackage(
+    package static func stagePackage(
         _ path: String, token: String, adoptable: FileDigest? = nil, stagingFolder: URL, root: URL, urgency: CopyUrgency? = nil,
         hashingBeside hashing: HashingThread? = nil
     ) throws -> (staged: URL, digest: FileDigest) {
@@ -190,7 +198,7 @@ extension ImportPass {
     }
 
     /// The warnings among a content pass's findings; its errors refuse the zip.
-    static func refusingErrors(_ findings: [Diagnostic]) throws -> [Diagnostic] {
+    package static func refusingErrors(_ findings: [Diagnostic]) throws -> [Diagnostic] {
         let errors = findings.filter { $0.severity == .error }
         if !errors.isEmpty { throw DiagnosticsError(errors) }
         return findings.filter { $0.severity == .warning }
@@ -198,46 +206,57 @@ extension ImportPass {
 
     /// Reports the bytes a content pass has read, of all it will read: the progress bar of a
     /// pass that writes nothing, and of the extracting one.
-    final class ProgressSink: ZipEntrySink {
+    package final class ProgressSink: ZipEntrySink {
         private let total: Int64
         private let report: (Int64, Int64) -> Void
         private var done: Int64 = 0
 
-        init(total: Int64, _ report: @escaping (Int64, Int64) -> Void) {
+        package init(total: Int64, _ report: @escaping (Int64, Int64) -> Void) {
             self.total = total
             self.report = report
         }
 
-        func begin(_ name: Substring, size: Int64) {}
-        func write(_ chunk: ArraySlice<UInt8>) {
+        package func begin(_ name: Substring, size: Int64) {}
+        package func write(_ chunk: ArraySlice<UInt8>) {
             done += Int64(chunk.count)
             report(done, total)
         }
-        func finish() {}
+        package func finish() {}
     }
 
     /// The files a pass wrote, each made when it is read from the pass's own lists: a list
     /// of 60,000 made at once (a name string each) was 7 MB of an import's peak. The names are
     /// `PackedStrings`: kept as slices of the zip directory's names, they held all of those
     /// (4.8 MB at 30,000 articles, with the folder's name in each) alive through the rows.
-    struct Files: RandomAccessCollection {
+    package struct Files: RandomAccessCollection {
         fileprivate var names = PackedStrings()
         fileprivate var sizes: [Int64] = []
         fileprivate var digests: [SHA256Digest] = []
 
-        var startIndex: Int { 0 }
-        var endIndex: Int { Swift.min(names.count, digests.count) }
-        subscript(position: Int) -> ExtractedFile {
+        package var startIndex: Int { 0 }
+        package var endIndex: Int { Swift.min(names.count, digests.count) }
+        package subscript(position: Int) -> ExtractedFile {
             ExtractedFile(name: names[position], size: sizes[position], digest: digests[position])
+        }
+
+        package init(sizes: [Int64] = [], digests: [SHA256Digest] = []) {
+            self.sizes = sizes
+            self.digests = digests
         }
     }
 
-    struct ExtractedFile {
+    package struct ExtractedFile {
         package var name: String
         package var size: Int64
         package var digest: SHA256Digest
         /// The SHA-256 as hex, made when a row or blob needs it.
         package var sha256: String { digest.hex }
+
+        package init(name: String, size: Int64, digest: SHA256Digest) {
+            self.name = name
+            self.size = size
+            self.digest = digest
+        }
     }
 
     /// Writes each file the content pass inflates under the staging folder, streaming, and
@@ -245,18 +264,18 @@ extension ImportPass {
     /// secure extraction guarantees: no `..`, no path through a link, never over a file already
     /// written). Validate refused unsafe names, links, devices and collisions before;
     /// this is the second line.
-    final class ExtractingSink: ZipEntrySink {
+    package final class ExtractingSink: ZipEntrySink {
         private let writer: SecureDiskWriter
         private let progress: ProgressSink?
         /// Hashes the files written, and the kept zip beside them (`stagePackage`).
-        let hashing: HashingThread
+        package let hashing: HashingThread
         private var current: (name: Substring, size: Int64)?
         /// The files written and hashed so far.
         private let ledger: FileLedger
 
         /// `files`: how many files the zip declares, so the lists are made at their final size.
         /// `pairs`: whether a copy lane opened on its hashing thread pairs the copy with the files.
-        init(root: URL, total: Int64, files: Int, ledger: FileLedger, pairs: Bool, progress: ((Int64, Int64) -> Void)?) throws {
+        package init(root: URL, total: Int64, files: Int, ledger: FileLedger, pairs: Bool, progress: ((Int64, Int64) -> Void)?) throws {
             writer = try SecureDiskWriter(root: root)
             ledger.reserveCapacity(files)
             self.ledger = ledger
@@ -265,22 +284,22 @@ extension ImportPass {
         }
 
         /// The hashing thread keeps the chunks it has not hashed yet, as they were handed over.
-        var keepsChunks: Int { hashing.keeps }
+        package var keepsChunks: Int { hashing.keeps }
 
-        func begin(_ name: Substring, size: Int64) throws {
+        package func begin(_ name: Substring, size: Int64) throws {
             try writer.begin(String(name), size: size)
             hashing.begin()
             current = (name, 0)
         }
 
-        func write(_ chunk: ArraySlice<UInt8>) throws {
+        package func write(_ chunk: ArraySlice<UInt8>) throws {
             hashing.update(chunk)
             try writer.write(chunk)
             current?.size += Int64(chunk.count)
             progress?.write(chunk)
         }
 
-        func finish() throws {
+        package func finish() throws {
             try writer.finish()
             hashing.end()
             if let current { ledger.wrote(current.name, size: current.size) }
@@ -289,7 +308,7 @@ extension ImportPass {
 
         /// A sink for latest.json, written on its checks' thread into the same folder; `files`
         /// lists it after the rest, once the pass has ended.
-        func fileBeside() throws -> ManifestFileSink {
+        package func fileBeside() throws -> ManifestFileSink {
             let sink = try ManifestFileSink(root: writer.root)
             beside = sink
             return sink
@@ -299,7 +318,7 @@ extension ImportPass {
         /// Every file written, with its digest (waits for the hashing thread), the one written
         /// beside the pass last (its row after the others': `BesideRows` may have taken the first
         /// ones already).
-        func files() -> Files {
+        package func files() -> Files {
             hashing.finish()
             if let file = beside?.written {
                 ledger.wrote(file.name, size: file.size)
@@ -313,7 +332,7 @@ extension ImportPass {
     /// latest.json written and hashed on its checks' thread as they read it
     /// (`ZipOpening.checkBeside`'s `manifestSink`): one file, into the pass's staging folder.
     /// `written` is read once the pass has ended.
-    final class ManifestFileSink: ZipEntrySink, @unchecked Sendable {
+    package final class ManifestFileSink: ZipEntrySink, @unchecked Sendable {
         // @unchecked: used by the checks' thread alone until the pass ends (which the thread
         // that reads `written` waits for).
         private let writer: SecureDiskWriter
@@ -322,22 +341,22 @@ extension ImportPass {
         private var current: (name: Substring, size: Int64)?
         private(set) var written: (name: Substring, size: Int64, digest: SHA256Digest)?
 
-        init(root: String) throws {
+        package init(root: String) throws {
             writer = try SecureDiskWriter(root: URL(fileURLWithPath: root))
         }
 
-        func begin(_ name: Substring, size: Int64) throws {
+        package func begin(_ name: Substring, size: Int64) throws {
             try writer.begin(String(name), size: size)
             hasher = SHA256Hasher()
             current = (name, size)
         }
 
-        func write(_ chunk: ArraySlice<UInt8>) throws {
+        package func write(_ chunk: ArraySlice<UInt8>) throws {
             chunk.withUnsafeBytes { hasher.update($0) }
             try writer.write(chunk)
         }
 
-        func finish() throws {
+        package func finish() throws {
             try writer.finish()
             if let current { written = (current.name, current.size, hasher.finalize()) }
             current = nil
@@ -347,12 +366,14 @@ extension ImportPass {
     /// The files a pass wrote and the digests of those hashed so far, in order, shared by the
     /// pass (names and sizes), the hashing thread (digests) and a reader that takes each file as
     /// soon as it is both (`BesideRows` writes their rows while the pass runs on).
-    final class FileLedger: @unchecked Sendable {
+    package final class FileLedger: @unchecked Sendable {
         // `written` and `takenCount` are read and changed under `lock` only.
         private let lock = NSLock()
         private var written = Files()
 
-        func reserveCapacity(_ count: Int) {
+        package init() {}
+
+        package func reserveCapacity(_ count: Int) {
             lock.withLock {
                 written.names.reserveCapacity(count)
                 written.sizes.reserveCapacity(count)
@@ -360,22 +381,22 @@ extension ImportPass {
             }
         }
 
-        func wrote(_ name: Substring, size: Int64) {
+        package func wrote(_ name: Substring, size: Int64) {
             lock.withLock {
                 written.names.append(name)
                 written.sizes.append(size)
             }
         }
 
-        func hashed(_ digest: SHA256Digest) { lock.withLock { written.digests.append(digest) } }
+        package func hashed(_ digest: SHA256Digest) { lock.withLock { written.digests.append(digest) } }
 
         /// How many files `take` has handed out: the first ones, in order.
-        var taken: Int { lock.withLock { takenCount } }
+        package var taken: Int { lock.withLock { takenCount } }
         private var takenCount = 0
 
         /// The next files both written and hashed that `take` has not handed out yet, at most
         /// `limit` of them.
-        func take(limit: Int) -> [ExtractedFile] {
+        package func take(limit: Int) -> [ExtractedFile] {
             lock.withLock {
                 let end = min(written.endIndex, takenCount + limit)
                 guard takenCount < end else { return [] }
@@ -385,6 +406,6 @@ extension ImportPass {
         }
 
         /// Every file written and hashed.
-        var files: Files { lock.withLock { written } }
+        package var files: Files { lock.withLock { written } }
     }
 }

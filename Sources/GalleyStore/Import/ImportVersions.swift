@@ -6,17 +6,24 @@ import GalleyKit
 /// The version rule every backend applies to an import: a newer `last_updated` replaces, the
 /// same one is a no-op (unless the content differs), an older one is refused; `--force`
 /// replaces whatever is there.
-enum ImportVersions {
+package enum ImportVersions {
     /// What the store holds of the issue a zip brings (found by global id or apple_id).
-    struct Stored {
-        var appleID: String
-        var lastUpdated: String
-        var lastUpdatedMS: Int64?
-        var contentDigest: String?
+    package struct Stored {
+        package var appleID: String
+        package var lastUpdated: String
+        package var lastUpdatedMS: Int64?
+        package var contentDigest: String?
+
+        package init(appleID: String, lastUpdated: String, lastUpdatedMS: Int64? = nil, contentDigest: String? = nil) {
+            self.appleID = appleID
+            self.lastUpdated = lastUpdated
+            self.lastUpdatedMS = lastUpdatedMS
+            self.contentDigest = contentDigest
+        }
     }
 
     /// What an import of `passed` does against `stored` (nil: the store lacks the issue).
-    enum Decision {
+    package enum Decision {
         /// Not in the store: import it.
         case add
         /// An older version (or `--force`): replace it.
@@ -28,7 +35,7 @@ enum ImportVersions {
 
     /// Decides, and refuses an older zip or the same version with other content. A zip that would
     /// change nothing (or roll the issue back) is still checked whole, but not extracted.
-    static func decide(
+    package static func decide(
         _ stored: Stored?, _ passed: ImportGate.Passed, path: String, force: Bool, progress: ((Int64, Int64) -> Void)?
     ) throws -> Decision {
         try decide(stored, issue: passed.issue, contentDigest: passed.contentDigest, path: path, force: force) {
@@ -39,7 +46,7 @@ enum ImportVersions {
 
     /// The rule itself, for a zip with these fields; `checked` runs the checks still to run on a
     /// zip that will not be extracted (nothing when they ran already) and returns their warnings.
-    static func decide(
+    package static func decide(
         _ stored: Stored?, issue: IssueRecord, contentDigest: String, path: String, force: Bool, checked: () throws -> [Diagnostic]
     ) throws -> Decision {
         guard let stored else { return .add }
@@ -61,7 +68,7 @@ enum ImportVersions {
 
     /// How the zip's `last_updated` compares with the stored one: by instant when both parse,
     /// else as text.
-    static func order(_ stored: Stored, _ issue: IssueRecord) -> ComparisonResult {
+    package static func order(_ stored: Stored, _ issue: IssueRecord) -> ComparisonResult {
         if let oldMS = stored.lastUpdatedMS, let newMS = ISODateTime(parsing: issue.lastUpdated)?.millisecondsSinceEpoch {
             return newMS == oldMS ? .orderedSame : newMS > oldMS ? .orderedDescending : .orderedAscending
         }
@@ -70,13 +77,13 @@ enum ImportVersions {
     }
 
     /// The stored issue, named as the store knows it (it may share only the global id).
-    static func storedName(_ stored: Stored, _ issue: IssueRecord) -> String {
+    package static func storedName(_ stored: Stored, _ issue: IssueRecord) -> String {
         stored.appleID == issue.appleID ? "`\(issue.appleID)`"
             : "`\(stored.appleID)` (the same global id, \(issue.globalID), as this zip's `\(issue.appleID)`)"
     }
 
     /// The refusal of a zip with the stored `last_updated` but other content.
-    static func sameVersionChanged(_ stored: Stored, _ issue: IssueRecord, path: String) -> DiagnosticsError {
+    package static func sameVersionChanged(_ stored: Stored, _ issue: IssueRecord, path: String) -> DiagnosticsError {
         DiagnosticsError([Diagnostic(
             .importSameVersionChanged,
             "the store has \(storedName(stored, issue)) with the same last_updated (\(issue.lastUpdated)) but other content than this zip",
@@ -85,7 +92,7 @@ enum ImportVersions {
     }
 
     /// The refusal of a zip older than the stored issue.
-    static func older(_ stored: Stored, _ issue: IssueRecord, path: String) -> DiagnosticsError {
+    package static func older(_ stored: Stored, _ issue: IssueRecord, path: String) -> DiagnosticsError {
         DiagnosticsError([Diagnostic(
             .importOlder,
             "the store has a newer version of \(storedName(stored, issue)) (last updated \(stored.lastUpdated)) than this zip (\(issue.lastUpdated))",

@@ -27,4 +27,9 @@ public struct SearchResults: Sendable {
     /// Set when more articles matched than `SearchOptions.rankLimit`: the ranking covered only
     /// the most recently imported this many matches.
     public var rankedOnlyMostRecent: Int?
+
+    package init(articles: [StoredArticle], rankedOnlyMostRecent: Int? = nil) {
+        self.articles = articles
+        self.rankedOnlyMostRecent = rankedOnlyMostRecent
+    }
 }

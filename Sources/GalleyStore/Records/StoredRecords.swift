@@ -32,6 +32,16 @@ public struct StoredIssue: Sendable, Codable {
         try container.encode(DumplingDate.rfc3339(lastUpdated), forKey: .lastUpdated)
         try container.encode(articles, forKey: .articles)
     }
+
+    package init(globalID: String, appleID: String, title: String, displayDate: String, publishDate: String, lastUpdated: String, articles: Int) {
+        self.globalID = globalID
+        self.appleID = appleID
+        self.title = title
+        self.displayDate = displayDate
+        self.publishDate = publishDate
+        self.lastUpdated = lastUpdated
+        self.articles = articles
+    }
 }
 
 /// An article as listings show it.
@@ -84,6 +94,23 @@ public struct StoredArticle: Sendable, Codable {
         try container.encodeIfPresent(highlights, forKey: .highlights)
         try container.encodeIfPresent(body, forKey: .body)
     }
+
+    package init(globalID: String, issueGlobalID: String, placement: Int, title: String, dek: String, section: String, type: String, author: String, date: String, featured: Bool, keywords: String, snippet: String? = nil, highlights: [SearchHighlight]? = nil, body: String? = nil) {
+        self.globalID = globalID
+        self.issueGlobalID = issueGlobalID
+        self.placement = placement
+        self.title = title
+        self.dek = dek
+        self.section = section
+        self.type = type
+        self.author = author
+        self.date = date
+        self.featured = featured
+        self.keywords = keywords
+        self.snippet = snippet
+        self.highlights = highlights
+        self.body = body
+    }
 }
 
 /// A matched word of a search result: in which field, from which offset, how long, counted in
@@ -130,6 +157,11 @@ public struct ArticleFilter: Sendable {
 public struct ArticlePage: Sendable {
     public var items: [StoredArticle]
     public var next: String?
+
+    package init(items: [StoredArticle], next: String? = nil) {
+        self.items = items
+        self.next = next
+    }
 }
 
 /// What `store check` finds.
@@ -138,6 +170,13 @@ public struct StoreCheck: Sendable, Codable {
     public var issues: Int
     public var files: Int
     public var problems: [String]
+
+    package init(integrity: String, issues: Int, files: Int, problems: [String]) {
+        self.integrity = integrity
+        self.issues = issues
+        self.files = files
+        self.problems = problems
+    }
 }
 
 /// An asset as the store lists it, with the path of its file in the store.
@@ -185,6 +224,20 @@ public struct StoredAsset: Sendable, Codable {
         guard let metadata, !metadata.isEmpty else { return .object([]) }
         return JSONValue(parsing: metadata) ?? .string(metadata)
     }
+
+    package init(globalID: String, issueGlobalID: String, articleGlobalID: String? = nil, kind: String, placement: Int, caption: String, credit: String, fileName: String, crop350: String, path: String, metadata: String? = nil) {
+        self.globalID = globalID
+        self.issueGlobalID = issueGlobalID
+        self.articleGlobalID = articleGlobalID
+        self.kind = kind
+        self.placement = placement
+        self.caption = caption
+        self.credit = credit
+        self.fileName = fileName
+        self.crop350 = crop350
+        self.path = path
+        self.metadata = metadata
+    }
 }
 
 /// One article with everything about it.
@@ -213,12 +266,27 @@ public struct ArticleDetail: Sendable, Codable {
     /// The detail's members but `newer` and `older`, in key order, as `JSONDocument.encode`
     /// writes them (`writeDocument` puts the two lists in their place; a test holds its
     /// document equal to the encoded detail).
-    var documentValues: [(key: String, value: any Encodable)] {
+    package var documentValues: [(key: String, value: any Encodable)] {
         [(CodingKeys.article.rawValue, article), (CodingKeys.assets.rawValue, assets),
          (CodingKeys.authorBio.rawValue, authorBio), (CodingKeys.authorURL.rawValue, authorURL),
          (CodingKeys.body.rawValue, body), (CodingKeys.customMeta.rawValue, customMeta),
          (CodingKeys.description.rawValue, description), (CodingKeys.published.rawValue, published),
          (CodingKeys.sku.rawValue, _sku), (CodingKeys.url.rawValue, url)]
+    }
+
+    package init(article: StoredArticle, body: String, description: String, url: String, authorURL: String, authorBio: String, sku: String? = nil, published: Bool, customMeta: JSONValueBox, assets: [StoredAsset], newer: [StoredArticle], older: [StoredArticle]) {
+        self.article = article
+        self.body = body
+        self.description = description
+        self.url = url
+        self.authorURL = authorURL
+        self.authorBio = authorBio
+        self.sku = sku
+        self.published = published
+        self.customMeta = customMeta
+        self.assets = assets
+        self.newer = newer
+        self.older = older
     }
 }
 
@@ -241,7 +309,7 @@ extension IssueStore {
 
 extension ArticleDetail {
     /// `IssueStore.writeArticleDocument` of what `read` hands over as `eachArticleNeighbour` does.
-    static func writeDocument(
+    package static func writeDocument(
         adjust: (inout ArticleDetail) -> Void, write: @escaping (String) -> Void,
         read: (_ begin: (ArticleDetail) throws -> Void, _ neighbour: (ArticleNeighbour, StoredArticle) throws -> Void) throws -> Void
     ) throws {
@@ -319,9 +387,9 @@ public struct JSONValueBox: Sendable, Codable {
         }
     }
 
-    struct AnyKey: CodingKey {
+    package struct AnyKey: CodingKey {
         package var stringValue: String
-        var intValue: Int? { nil }
+        package var intValue: Int? { nil }
         package init(_ key: String) { stringValue = key }
         package init?(stringValue: String) { self.stringValue = stringValue }
         package init?(intValue: Int) { nil }
@@ -387,6 +455,17 @@ public struct StoredPackage: Sendable, Hashable {
     public var file: StoredFile {
         StoredFile(name: "\(sha256).zip", path: path, size: size, sha256: sha256, lastUpdated: lastUpdated)
     }
+
+    package init(appleID: String, globalID: String, version: Int64, sha256: String, size: Int64, lastUpdated: String, path: String, withheld: String? = nil) {
+        self.appleID = appleID
+        self.globalID = globalID
+        self.version = version
+        self.sha256 = sha256
+        self.size = size
+        self.lastUpdated = lastUpdated
+        self.path = path
+        self.withheld = withheld
+    }
 }
 
 /// What merging independent articles did.
@@ -402,7 +481,7 @@ public struct ArticleMerge: Sendable, Hashable, Encodable {
     /// What merging `articles` into a store that holds `stored` (by global id) does, and the
     /// articles to write: new ones and changed ones, in the order given. The rule every
     /// backend applies.
-    static func plan(_ articles: [IndependentArticle], stored: [String: IndependentArticle]) -> (ArticleMerge, [IndependentArticle]) {
+    package static func plan(_ articles: [IndependentArticle], stored: [String: IndependentArticle]) -> (ArticleMerge, [IndependentArticle]) {
         var merge = ArticleMerge()
         var changed: [IndependentArticle] = []
         for article in articles {

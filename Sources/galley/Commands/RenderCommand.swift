@@ -48,8 +48,7 @@ struct RenderCommand: ParsableCommand {
     @Flag(help: "Render --article from the issue store (see --store) instead of INPUT.")
     var fromStore = false
 
-    @Option(help: ArgumentHelp("The issue store, with --from-store (default: $GALLEY_STORE, else $XDG_DATA_HOME/galley, else ~/.local/share/galley).", valueName: "dir"))
-    var store: String?
+    @OptionGroup(title: "With --from-store") var store: StoreOptions
 
     @Option(help: ArgumentHelp("With --from-store: the issue, when several have an article with this id.", valueName: "id"))
     var issue: String?
@@ -127,9 +126,8 @@ struct RenderCommand: ParsableCommand {
             options.pageTemplate = try pageTemplate.map(RenderOptions.template(at:))
             let renderer = Renderer(options: options)
             if fromStore, let article {
-                let location = StoreLocation.resolve(given: store, environment: ProcessInfo.processInfo.environment)
                 let (html, warnings) = try renderer.renderArticle(
-                    fromStore: try StoreLocation.open(location, access: .read), id: article, issue: issue,
+                    fromStore: try store.open(.read), id: article, issue: issue,
                     outputDirectory: outputFolder)
                 try deliver(html, warnings, console)
             } else if stdin {

@@ -4,11 +4,12 @@ import GalleyCore
 import GalleyServe
 import GalleySigning
 import GalleyStore
+import GalleyStoreBackends
 
 struct ServeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve the issue store as a read-only JSON API with file downloads.",
+        abstract: "Serve the issue store as a JSON API with file downloads and the package feed.",
         discussion: """
             Answers GET /issues, /issues/{id}, /issues/{id}/articles, /articles, \
             /articles/{id}, /assets, /search?q= and /healthz in JSON, and each issue's files at \
@@ -48,9 +49,7 @@ struct ServeCommand: ParsableCommand {
               galley serve --store store --signing-key /etc/galley/feed.key
             """)
 
-    @Option(help: ArgumentHelp("The issue store (default: $GALLEY_STORE, else ~/.local/share/galley).", valueName: "dir"),
-            completion: .directory)
-    var store: String?
+    @OptionGroup var store: StoreOptions
 
     @Option(help: "The address to listen on (127.0.0.1: this machine only; 0.0.0.0: every interface).")
     var host = "127.0.0.1"
@@ -113,10 +112,10 @@ struct ServeCommand: ParsableCommand {
     func run() throws {
         let console = output.console
         try console.run {
-            let location = StoreLocation.resolve(given: store, environment: ProcessInfo.processInfo.environment)
+            let location = try store.location
             let token = try Self.token(file: tokenFile, environment: ProcessInfo.processInfo.environment)
             // Writes need a store opened for writing (it must exist: serve never creates one).
-            let opened = try StoreLocation.open(location, access: token == nil ? .read : .write)
+            let opened = try StoreBackends().open(location, access: token == nil ? .read : .write)
             var options = ServeOptions(host: host, port: port)
             options.publicURL = publicURL
             options.corsOrigins = corsOrigin
@@ -132,7 +131,7 @@ struct ServeCommand: ParsableCommand {
             for package in try opened.packages() where package.withheld != nil {
                 console.note("\(package.appleID): kept out of the package feed: \(package.withheld ?? "")")
             }
-            let path = StoreLocation.display(location)
+            let path = location.display
             try serveUntilStopped(host: host, port: port, json: output.json, quiet: output.quiet, what: "the server") { [host] port in
                 let listening = ServeListening(url: "http://\(host):\(port)", port: port, store: path)
                 return (listening, "serving \(path) on \(listening.url)")

@@ -4,6 +4,7 @@ import GalleyCore
 import GalleyFormats
 import GalleySigning
 import GalleyStore
+import GalleyStoreBackends
 import GalleySync
 
 struct SyncCommand: ParsableCommand {
@@ -109,7 +110,7 @@ struct SyncCommand: ParsableCommand {
             options.idleTimeout = timeout
             // A store that does not exist yet is made once the feed has been fetched and
             // checked: a first sync that fails before that leaves none behind.
-            let syncer = try FeedSyncer(location: store.location, options: options)
+            let syncer = try FeedSyncer(location: store.location, stores: StoreBackends(), options: options)
             guard let every = every.flatMap(durationSeconds) else { return try round(syncer, console) }
             // --every: rounds until stopped. SIGTERM (systemd stopping the service) and Ctrl-C
             // end it at once, whatever the round is doing: an import is atomic and a download

@@ -107,10 +107,10 @@ struct ImportCommand: ParsableCommand {
         // The first folder of the store's path that is not there yet, if any: what this command
         // creates, and removes again when it imported nothing.
         var created: URL?
-        var missing = store.location
-        while !StoreLocation.isPostgres(missing), FileStatus(missing.path) == nil, missing.pathComponents.count > 1 {
-            created = missing
-            missing = missing.deletingLastPathComponent()
+        var missing = try store.location.folder
+        while let folder = missing, FileStatus(folder.path) == nil, folder.pathComponents.count > 1 {
+            created = folder
+            missing = folder.deletingLastPathComponent()
         }
         for zip in ImportGate.zips(zips) {
             do {

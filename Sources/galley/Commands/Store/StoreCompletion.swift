@@ -1,5 +1,6 @@
 import Foundation
 import GalleyStore
+import GalleyStoreBackends
 
 /// Shell completion of issue ids (apple_ids) from the store the command line names (its
 /// `--store`, else $GALLEY_STORE and the default): one read-only query, cheap at any size.
@@ -11,8 +12,8 @@ enum StoreCompletion {
             if word == "--store", position + 1 < words.count { given = words[position + 1] }
             if word.hasPrefix("--store=") { given = String(word.dropFirst("--store=".count)) }
         }
-        let location = StoreLocation.resolve(given: given, environment: ProcessInfo.processInfo.environment)
-        guard let store = try? StoreLocation.open(location, access: .read), let issues = try? store.issues() else { return [] }
+        guard let location = try? StoreLocation.resolve(given: given, environment: ProcessInfo.processInfo.environment),
+              let store = try? StoreBackends().open(location, access: .read), let issues = try? store.issues() else { return [] }
         return issues.map(\.appleID).filter { $0.hasPrefix(prefix) }
     }
 }

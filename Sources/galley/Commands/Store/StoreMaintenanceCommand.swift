@@ -3,6 +3,7 @@ import Foundation
 import GalleyCore
 import GalleyKit
 import GalleyStore
+import GalleyStoreBackends
 
 struct StoreCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -72,7 +73,7 @@ struct StoreCommand: ParsableCommand {
 
         func validate() throws {
             let environment = ProcessInfo.processInfo.environment
-            if StoreLocation.resolve(given: from, environment: environment) == StoreLocation.resolve(given: to, environment: environment) {
+            if try StoreLocation.resolve(given: from, environment: environment) == StoreLocation.resolve(given: to, environment: environment) {
                 throw ValidationError("--from and --to name the same store")
             }
         }
@@ -82,12 +83,13 @@ struct StoreCommand: ParsableCommand {
             var problems = false
             try console.run {
                 let environment = ProcessInfo.processInfo.environment
-                let (source, target) = (StoreLocation.resolve(given: from, environment: environment),
-                                        StoreLocation.resolve(given: to, environment: environment))
-                let names = (StoreLocation.display(source), StoreLocation.display(target))
-                let opened = try StoreLocation.open(source, access: .read)
+                let (source, target) = (try StoreLocation.resolve(given: from, environment: environment),
+                                        try StoreLocation.resolve(given: to, environment: environment))
+                let names = (source.display, target.display)
+                let stores = StoreBackends(environment: environment)
+                let opened = try stores.open(source, access: .read)
                 let bar = console.progressBar("copying")
-                let report = try StoreCopy.copy(from: opened, to: { try StoreLocation.open(target, access: .create) }, names: names) { done, total, issue in
+                let report = try StoreCopy.copy(from: opened, to: { try stores.open(target, access: .create) }, names: names) { done, total, issue in
                     bar?.update(done: Int64(done), total: Int64(max(total, 1)), detail: issue)
                 }
                 bar?.clear()

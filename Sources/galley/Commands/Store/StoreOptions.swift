@@ -3,6 +3,7 @@ import Foundation
 import GalleyCore
 import GalleyKit
 import GalleyStore
+import GalleyStoreBackends
 
 struct StoreOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
@@ -10,18 +11,26 @@ struct StoreOptions: ParsableArguments {
         valueName: "store"), completion: .directory)
     var store: String?
 
+    func validate() throws {
+        if store?.isEmpty == true {
+            throw ValidationError("--store is empty: give a folder or a postgres:// address, or leave it out for the default store")
+        }
+    }
+
     /// Where the store is (`--store`, else the environment's default).
-    var location: URL { StoreLocation.resolve(given: store, environment: ProcessInfo.processInfo.environment) }
+    var location: StoreLocation {
+        get throws { try StoreLocation.resolve(given: store, environment: ProcessInfo.processInfo.environment) }
+    }
 
     /// Queries open the store read-only; import, delete and gc for writing.
     func open(_ access: StoreAccess = .read) throws -> any IssueStore {
-        try StoreLocation.open(location, access: access)
+        try StoreBackends().open(location, access: access)
     }
 
     /// Says on standard error why a text listing is empty: an empty store, or nothing matched.
     func explainEmpty(_ noun: String, in store: any IssueStore, _ console: Console) throws {
         if try store.issues().isEmpty {
-            console.note("no \(noun): the store at \(StoreLocation.display(location)) holds no issues yet; import one with `galley import ISSUE.zip`")
+            console.note("no \(noun): the store at \((try? location.display) ?? "?") holds no issues yet; import one with `galley import ISSUE.zip`")
         } else {
             console.note("no \(noun) match")
         }

@@ -1,0 +1,154 @@
+import Foundation
+import GalleyCore
+import GalleyStore
+import Logging
+import NIOCore
+import NIOPosix
+import PostgresNIO
+
+/// A few PostgreSQL connections for the store's synchronous API (`IssueStore`): each call checks
+/// one out, runs its statements and gives it back; `dedicated()` opens one of its own for work
+/// that holds a session lock (imports, deletions) and is closed after.
+///
+/// postgres-nio is asynchronous; the store's callers (the CLI, `serve`'s handlers through the
+/// same protocol as SQLite's) are not, so each statement waits for its future on the calling
+/// thread, never on the connections' own event loop. Hand-written because postgres-nio's
+/// `PostgresClient` pool is run as a service inside a task, which a synchronous caller cannot
+/// host; this keeps it to a lock, a list and a limit.
+final class PostgresConnections: @unchecked Sendable {
+    let address: PostgresAddress
+    let logger: Logger
+    private let group: MultiThreadedEventLoopGroup
+    private let configuration: PostgresConnection.Configuration
+    private let condition = NSCondition()
+    private var idle: [PostgresConnection] = []
+    private var open = 0
+    private var nextID = 0
+    private var closed = false
+    private let limit: Int
+
+    init(_ address: PostgresAddress, limit: Int = 4) {
+        self.address = address
+        self.limit = limit
+        var logger = Logger(label: "galley.postgres")
+        logger.logLevel = .critical
+        self.logger = logger
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        var configuration = PostgresConnection.Configuration(
+            host: address.host, port: address.port, username: address.user, password: address.password,
+            database: address.database, tls: .disable)
+        configuration.options.connectTimeout = .seconds(10)
+        self.configuration = configuration
+    }
+
+    deinit { close() }
+
+    /// Closes every idle connection and the event loop. Connections still checked out are
+    /// closed as they come back.
+    func close() {
+        condition.lock()
+        let wasClosed = closed
+        closed = true
+        let connections = idle
+        idle = []
+        condition.unlock()
+        guard !wasClosed else { return }
+        for connection in connections { try? connection.close().wait() }
+        try? group.syncShutdownGracefully()
+    }
+
+    /// A new connection of its own; the caller closes it.
+    func dedicated() throws -> PostgresConnection {
+        condition.lock()
+        nextID += 1
+        let id = nextID
+        condition.unlock()
+        do {
+            return try PostgresConnection.connect(on: group.next(), configuration: configuration, id: id, logger: logger).wait()
+        } catch {
+            throw failure("cannot connect to PostgreSQL", error)
+        }
+    }
+
+    /// Runs `body` on a pooled connection (at most `limit` open; callers past that wait).
+    func with<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        let connection = try checkOut()
+        defer { checkIn(connection) }
+        return try body(connection)
+    }
+
+    private func checkOut() throws -> PostgresConnection {
+        condition.lock()
+        while idle.isEmpty && open >= limit { condition.wait() }
+        if let connection = idle.popLast() {
+            condition.unlock()
+            if !connection.isClosed { return connection }
+            condition.lock()
+            open -= 1
+            condition.unlock()
+            return try checkOut()
+        }
+        open += 1
+        condition.unlock()
+        do {
+            return try dedicated()
+        } catch {
+            condition.lock()
+            open -= 1
+            condition.signal()
+            condition.unlock()
+            throw error
+        }
+    }
+
+    private func checkIn(_ connection: PostgresConnection) {
+        condition.lock()
+        if closed || connection.isClosed {
+            open -= 1
+            condition.signal()
+            condition.unlock()
+            try? connection.close().wait()
+            return
+        }
+        idle.append(connection)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// A failure of the database in words: the server's own message, or why it was not reached.
+    func failure(_ what: String, _ error: any Error) -> GalleyError {
+        if let error = error as? GalleyError { return error }
+        if let psql = error as? PSQLError {
+            if let message = psql.serverInfo?[.message] {
+                let state = psql.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
+                return GalleyError("\(what): \(message)\(state)", id: .storeFailed, path: address.display,
+                                   hint: "Check the address, the user's rights on the database, and the server's log.")
+            }
+            let reason = psql.underlying.map { "\($0)" } ?? "\(psql.code)"
+            return GalleyError("\(what) at \(address.host):\(address.port): \(reason)", id: .storeFailed, path: address.display,
+                               hint: "Check that PostgreSQL is running and reachable there (pg_isready -h \(address.host) -p \(address.port)).")
+        }
+        return GalleyError("\(what): \(error)", id: .storeFailed, path: address.display,
+                           hint: "Check that PostgreSQL is running and reachable at \(address.host):\(address.port).")
+    }
+}
+
+extension PostgresConnection {
+    /// Every row of `query`, waited for on this thread.
+    func rows(_ query: PostgresQuery, _ logger: Logger) throws -> [PostgresRandomAccessRow] {
+        try self.query(query, logger: logger).wait().rows.map { $0.makeRandomAccess() }
+    }
+
+    /// Runs a statement whose rows do not matter.
+    func run(_ query: PostgresQuery, _ logger: Logger) throws {
+        _ = try self.query(query, logger: logger).wait()
+    }
+}
+
+extension PostgresRandomAccessRow {
+    func string(_ column: String) throws -> String { try self[column].decode(String.self) }
+    func optionalString(_ column: String) throws -> String? { try self[column].decode(String?.self) }
+    func int(_ column: String) throws -> Int64 { try self[column].decode(Int64.self) }
+    func optionalInt(_ column: String) throws -> Int64? { try self[column].decode(Int64?.self) }
+    func bool(_ column: String) throws -> Bool { try self[column].decode(Bool.self) }
+}

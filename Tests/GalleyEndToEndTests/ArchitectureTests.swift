@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+
+/// docs/architecture.md's table of targets is Package.swift's: the same targets, each with the
+/// same Galley and C targets it depends on. A target added, removed or rewired without the doc
+/// (or the other way round) fails here.
+@Suite struct ArchitectureTests {
+    /// Target name to the names of the package's own targets it depends on, from Package.swift.
+    static func packageTargets() throws -> [String: Set<String>] {
+        let text = try String(contentsOf: Harness.root.appending(path: "Package.swift"), encoding: .utf8)
+        let declaration = try Regex(#"\.(target|executableTarget|systemLibrary|testTarget)\("#)
+        let quoted = try Regex(#"(name: |package: )?"([A-Za-z0-9_]+)""#)
+        var chunks: [Substring] = []
+        var starts = text.ranges(of: declaration).map(\.lowerBound)
+        starts.append(text.endIndex)
+        for (start, end) in zip(starts, starts.dropFirst()) { chunks.append(text[start..<end]) }
+        var targets: [String: [String]] = [:]
+        for chunk in chunks where !chunk.hasPrefix(".testTarget(") {
+            var name: String?
+            var strings: [String] = []
+            for match in chunk.matches(of: quoted) {
+                let label = match.output[1].substring.map(String.init)
+                let value = String(match.output[2].substring ?? "")
+                if name == nil, label == "name: " { name = value } else if label == nil { strings.append(value) }
+            }
+            if let name { targets[name] = strings }
+        }
+        let names = Set(targets.keys)
+        return targets.mapValues { Set($0.filter(names.contains)) }
+    }
+
+    /// The same, from the doc's table.
+    static func documentedTargets() throws -> [String: Set<String>] {
+        let text = try String(contentsOf: Harness.root.appending(path: "docs/architecture.md"), encoding: .utf8)
+        var targets: [String: Set<String>] = [:]
+        for line in text.split(separator: "\n") where line.hasPrefix("| `") {
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 4 else { continue }
+            let name = cells[1].trimmingCharacters(in: CharacterSet(charactersIn: "`"))
+            targets[name] = Set(cells[3].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        }
+        return targets
+    }
+
+    @Test func theDocsTableOfTargetsIsPackageSwifts() throws {
+        let package = try Self.packageTargets()
+        let documented = try Self.documentedTargets()
+        #expect(package.count >= 20, "Package.swift's targets were read: \(package.keys.sorted())")
+        #expect(Set(documented.keys) == Set(package.keys),
+                "only in Package.swift: \(Set(package.keys).subtracting(documented.keys).sorted()); only in the doc: \(Set(documented.keys).subtracting(package.keys).sorted())")
+        for (name, dependencies) in package {
+            guard let listed = documented[name] else { continue }
+            #expect(listed == dependencies, "\(name): Package.swift \(dependencies.sorted()), docs/architecture.md \(listed.sorted())")
+        }
+    }
+
+    /// Serve and sync see the store's protocol only: no backend, no database client.
+    @Test func serveAndSyncImportNoBackend() throws {
+        let package = try Self.packageTargets()
+        for name in ["GalleyServe", "GalleySync"] {
+            let dependencies = try #require(package[name])
+            #expect(dependencies.isDisjoint(with: ["GalleyStoreSQLite", "GalleyStorePostgres", "GalleyStoreBackends"]), "\(name): \(dependencies.sorted())")
+        }
+        #expect(try #require(package["GalleyStore"]).isDisjoint(with: ["GalleyStoreSQLite", "GalleyStorePostgres"]))
+    }
+}
