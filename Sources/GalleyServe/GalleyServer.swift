@@ -454,7 +454,7 @@ public struct GalleyServer: Sendable {
                 let inputs = Revalidator.key(request.head, host: publicURL == nil)
                 if cache.validator(inputs, revision: revision)?.tag != tag {
                     let route = context.endpointPath ?? "unmatched"
-                    cache.keep(Validator(revision: revision, tag: tag, headers: Self.validatorHeaders(version, tag: tag),
+                    cache.keep(HTTPValidator(revision: revision, tag: tag, headers: Self.validatorHeaders(version, tag: tag),
                                          counted: metrics.series(route: route, method: .get, status: .notModified),
                                          countedFull: metrics.series(route: route, method: .get, status: .ok),
                                          answerKey: key, period: signedPeriod), for: inputs)

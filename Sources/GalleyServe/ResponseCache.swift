@@ -24,7 +24,7 @@ final class ResponseCache: @unchecked Sendable {
 
         init(tag: String, headers: HTTPFields, body: ByteBuffer) {
             (self.tag, self.headers, self.body) = (tag, headers, body)
-            responseHeaders = Validator.converted(headers, contentLength: body.readableBytes)
+            responseHeaders = HTTPValidator.converted(headers, contentLength: body.readableBytes)
         }
     }
 
@@ -37,7 +37,7 @@ final class ResponseCache: @unchecked Sendable {
     private var bytes = 0
     /// The tags `resource` gave at `revision`, by the request's raw inputs (`Revalidator.key`):
     /// what a revalidation is answered from before it reaches the router.
-    private var validators: [String: Validator] = [:]
+    private var validators: [String: HTTPValidator] = [:]
     /// At most this many validators are kept: past it, the table starts again empty.
     static let validatorLimit = 16_384
 
@@ -87,7 +87,7 @@ final class ResponseCache: @unchecked Sendable {
     }
 
     /// The validator kept for a request's raw inputs at `revision`, if any.
-    func validator(_ key: String, revision: Int64) -> Validator? {
+    func validator(_ key: String, revision: Int64) -> HTTPValidator? {
         lock.lock()
         defer { lock.unlock() }
         guard revision == self.revision else { return nil }
@@ -95,7 +95,7 @@ final class ResponseCache: @unchecked Sendable {
     }
 
     /// Keeps what `resource` decided for a request's raw inputs (unless the store has moved on).
-    func keep(_ validator: Validator, for key: String) {
+    func keep(_ validator: HTTPValidator, for key: String) {
         lock.lock()
         defer { lock.unlock() }
         if validator.revision > revision {

@@ -11,7 +11,7 @@ import NIOHTTP1
 
 /// What `GalleyServer.resource` decided for one set of request inputs at one store revision:
 /// the answer's strong tag, the headers of its 304, and where its 200 is kept.
-final class Validator: Sendable {
+final class HTTPValidator: Sendable {
     let revision: Int64
     let tag: String
     /// The 304's headers (`GalleyServer.validatorHeaders`) in NIO's model, without Date and
@@ -48,9 +48,9 @@ final class Validator: Sendable {
 /// What the early path answers a request with.
 enum EarlyAnswer {
     /// 304: the client's tag is current.
-    case notModified(Validator)
+    case notModified(HTTPValidator)
     /// 200 with the kept answer: the client has no current tag.
-    case full(Validator, ResponseCache.Entry)
+    case full(HTTPValidator, ResponseCache.Entry)
 }
 
 /// Answers revalidations (`If-None-Match` naming the current tag), and requests for an answer

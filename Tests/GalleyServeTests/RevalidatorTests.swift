@@ -17,7 +17,7 @@ import Testing
         let metrics = ServeMetrics()
         let series = metrics.series(route: "/v2/issues", method: .get, status: .notModified)
         // What `resource` keeps after answering GET /v2/issues with Host: x and no other input.
-        cache.keep(Validator(revision: try store.recentRevision(), tag: tag, headers: [.eTag: tag], counted: series,
+        cache.keep(HTTPValidator(revision: try store.recentRevision(), tag: tag, headers: [.eTag: tag], counted: series,
                              countedFull: series, answerKey: "none kept", period: nil),
                    for: Revalidator.key(path: "/v2/issues", version: nil, encoding: nil, authority: "x", host: true))
         revalidator = Revalidator(store: store, cache: cache, keysHost: true, signatureLifetime: 86_400,
