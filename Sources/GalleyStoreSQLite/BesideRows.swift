@@ -12,9 +12,8 @@ import GalleyKit
 /// the transaction is rolled back (`abandon`): readers never see a row of it before the commit,
 /// and a zip the pass refuses leaves the database as it was.
 ///
-/// Before, the rows were written after the pass, from the extracted latest.json parsed a
-/// second time: at 30,000 articles about 1.6 s of both cores after the pass's 2.5 s, while the
-/// pass left a core idle at its end. Writing them beside it saves the second parse and fills
+/// Written after the pass instead, from the extracted latest.json, they take a second parse
+/// on both cores after the pass, which leaves a core idle at its end; beside it, they fill
 /// those gaps.
 ///
 /// The rows are the ones the import after the pass would write, in the same order: the issue's
@@ -58,11 +57,9 @@ final class BesideRows: @unchecked Sendable {
     /// files' (the central directory's): when latest.json is at least 8 MiB and a tenth of the
     /// files. Both cores are full through the pass, so the rows beside it make it longer by
     /// their work, less the second parse of latest.json they save; after it, they share the
-    /// cores with the end of the kept zip's copy, whose length goes with the zip's size. Measured
-    /// side by side (2026-11-27, the benchmark's zips, medians): 30,000 articles with 10 KiB
-    /// images (latest.json 128 MB, 20% of 651 MB) 5.4 s beside against 6.1 s after; 3,000 and
-    /// 300 articles with 310 KiB images (latest.json 0.7% of the files) 2.75 against 2.67 s
-    /// and 0.30 against 0.26 s.
+    /// cores with the end of the kept zip's copy, whose length goes with the zip's size. So it
+    /// pays for text-heavy issues only (`bench/import_bench.py` at 30,000 articles: a tenth
+    /// quicker; at 300 and 3,000, slower).
     static func pays(manifestBytes: Int64, zipBytes: Int64) -> Bool {
         manifestBytes >= 8 << 20 && manifestBytes >= zipBytes / 10
     }
@@ -88,8 +85,7 @@ final class BesideRows: @unchecked Sendable {
                 }
                 // SQLite's default page cache (2 MiB), not the 8 MiB of an import's rows after
                 // its pass (`withImportCache`): beside the pass, whose memory is still in use,
-                // 8 MiB put a 30,000-article import's peak at 68 MiB, over the goal of 64; with
-                // 2 MiB it was 61-62 MiB, and 0-0.3 s slower (2026-11-27).
+                // 8 MiB took a 30,000-article import over the 64 MB goal.
                 // IMMEDIATE: the database's write lock is taken at once, so no other writer's
                 // commit can come between the issue id read first and the rows.
                 var counts: ArticleInserts.Counts = (0, 0)

@@ -292,7 +292,7 @@ extension SQLiteStore {
     /// reads them back from the articles' rows, v12), then its assets, files and articles, then
     /// the issue. The foreign keys would cascade from the issue alone, but SQLite runs the
     /// assets' cascade once for every article deleted: at 30,000 articles 0.59-0.74 s, against
-    /// 0.41-0.46 s for the tables one after the other (3 runs each, 2026-11-27).
+    /// 0.41-0.46 s for the tables one after the other (3 runs each).
     static func deleteRows(ofIssue id: Int64, _ db: Database) throws {
         try db.execute(sql: "DELETE FROM articleSearch WHERE rowid IN (SELECT id FROM article WHERE issueId = ?)", arguments: [id])
         for table in ["asset", "file", "article"] {

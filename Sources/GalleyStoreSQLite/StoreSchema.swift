@@ -12,7 +12,7 @@ enum StoreSchema {
     /// older Galley replays the migrations it lacks. Replaying all of them for every new store
     /// (v1 builds a search table that v4 drops and builds again; GRDB's `belongsTo` compiles its
     /// inflection rules) was 5-7 ms of every import into a new store, a fifth of a 4-article
-    /// import (2026-11-26). `StoreSchemaTests` holds the script equal to the migrations' result.
+    /// import. `StoreSchemaTests` holds the script equal to the migrations' result.
     /// Then the search index is rebuilt if this Galley's `SearchText` is not the one it was
     /// built under (see `SearchText.version`).
     static func migrate(_ database: DatabasePool) throws {

@@ -66,22 +66,13 @@ public struct FileDigest: Sendable, Hashable {
     /// past the page cache), each chunk hashed as it passes; nil, with nothing left at `copy`,
     /// where the file system has no direct I/O.
     ///
-    /// Why not the page cache: a copy made there (copy_file_range, or read and write) takes as
-    /// many new cache pages as the zip has bytes, while the import's extraction takes as many
-    /// again. On a virtual machine whose host takes free memory back (virtio-balloon's free page
-    /// reporting, as on this project's machines) every such page costs a fault in the host when
-    /// first written: 2 GB written to a file right after the cache was dropped took 0.5 s, the
-    /// same 15 s later 3.3 s, nearly all of it system time. The copy doubled the fresh pages an
-    /// import touched, and the two writers slowed each other (`bsdtar -xf` of a 3,000-article zip,
-    /// 1.9 GB, took 1.2-1.5 s of system time alone, 4.8-5.1 s beside a page-cache copy and hash
-    /// of its zip, 1.4 s beside a direct one). It also doubled the dirty pages, past the point
-    /// where the kernel starts writing back during the import. Direct I/O reuses three 1 MiB
-    /// buffers and their pages (four of 512 KiB when the copy is hashed on another thread).
-    /// The cost: the copy's writes wait for the disk (1.9 GB/s here), on a writer thread of
-    /// their own while the next chunk is read and hashed: read, hash and write one after the
-    /// other, a 190 MB zip's copy outlasted its import's pass. On a disk slower than the import
-    /// (a cloud volume of 125 MB/s), the caller would wait for it: once `urgency` is raised, the
-    /// rest of the copy goes through the page cache, as before direct I/O.
+    /// Why not the page cache: a copy made there takes as many new cache pages as the zip has
+    /// bytes, beside as many again for the import's extraction, and on a virtual machine whose
+    /// host takes free memory back each new page costs a fault in the host; the two writers then
+    /// slow each other (bsdtar of a 1.9 GB zip: 1.4 s of system time beside a direct copy, about
+    /// 5 s beside a page-cache one). Direct I/O reuses a few 1 MiB buffers. Its cost, writes that
+    /// wait for the disk, is taken on a writer thread of its own, and once `urgency` is raised
+    /// the rest goes through the page cache where the disk is slow.
     ///
     /// `beside`: a hashing thread to hash the copy on, paired with its files (an import's), while
     /// this thread reads the next chunk; a chunk goes to the writer once hashed.
@@ -190,12 +181,9 @@ public struct FileDigest: Sendable, Hashable {
     /// them), measured on its writer thread.
     ///
     /// Why it matters: once the caller has nothing else to do, the rest of the copy could go
-    /// through the page cache instead, which takes it at memory speed where the disk is slow (a
-    /// cloud volume of 125 MB/s would take 15 s for a 1.9 GB zip). But new page-cache pages are
-    /// not always fast: on a virtual machine whose host takes free memory back, each costs a
-    /// fault in the host, and the 1.5 GB left of a 3,000-article import's copy took 3.8 s that
-    /// way against about 1.5 s written directly (2026-11-29, where direct writes went at about
-    /// 1 GB/s). So the page cache takes over only from a disk slower than `CopyUrgency.slowDisk`.
+    /// through the page cache, at memory speed where the disk is slow; but new page-cache pages
+    /// cost a host fault each on a virtual machine that gives memory back, slower than a fast
+    /// disk's direct writes. So the page cache takes over only from a disk slower than `CopyUrgency.slowDisk`.
     package final class WriteSpeed: Sendable {
         private let measured = Mutex<(bytes: Int64, time: Duration)>((0, .zero))
 
@@ -233,9 +221,7 @@ public struct FileDigest: Sendable, Hashable {
 
     /// The digest of a file this process made and nobody else writes (the kept zip's staged
     /// copy), hashed through 2 MiB read-only mappings of its pages instead of `read`: the pages
-    /// the copy left in the page cache are mapped, not copied, which saved 0.13 CPU-seconds of
-    /// a 1.9 GB import (SHA-256 and all, 1.31 -> 1.18 s), for under 1 MB more peak memory than
-    /// the 1 MiB read buffer. Only for such a file: a mapping of a file another process truncates faults
+    /// the copy left in the page cache are mapped, not copied (a tenth less CPU for the hash). Only for such a file: a mapping of a file another process truncates faults
     /// (SIGBUS) where a `read` would end early, so a user's zip is always read. Falls back to
     /// reading when the system refuses the mapping.
     /// `beside`: a hashing thread to hash it on, paired with its files (each window waits for it).

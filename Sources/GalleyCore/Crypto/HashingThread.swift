@@ -8,24 +8,19 @@ import Foundation
 ///
 /// A second stream can share the thread (`openCopyLane`: an import's kept zip, copied beside
 /// the pass): whenever both lanes have bytes waiting, the thread hashes the two together
-/// (`SHA256Hasher.update(_:_:_:_:)`, two streams on one core at twice the speed of one). The two
-/// hashes of an import were 43% of its CPU time on two threads (1.9 GB, 2026-11-28); on one,
-/// paired, they take about half of that. While the copy has bytes and no file chunk waits, the
-/// thread waits for one, until the files have ended (`endFiles`): the copy reads its zip faster
-/// than the pass inflates it, and hashed alone whenever no file chunk was there it ran ahead and
-/// ended early, so that half of a 30,000-article import's hashing went one stream at a time.
-/// What is left of the copy then (latest.json's compressed bytes, the headers) is hashed alone.
+/// (`SHA256Hasher.update(_:_:_:_:)`, two streams on one core at twice the speed of one). While
+/// the copy has bytes and no file chunk waits, the thread waits for one until the files have
+/// ended (`endFiles`): the copy reads faster than the pass inflates, and hashed alone whenever no
+/// file chunk was there it ran ahead, so half of the hashing went one stream at a time. What is
+/// left of the copy then is hashed alone.
 ///
 /// Where the CPU gains little by pairing (`SHA256Hasher.pairingPays`; `pairs: false`), the
 /// thread hashes the files first and the copy in the gaps, a slice at a time, without waiting:
-/// the inflating thread keeps a core to itself. With the copy hashed on a thread of its own
-/// instead (as from 0cef441), three busy threads shared two cores, and the scheduler kept the
-/// inflating thread beside the hashing thread it wakes: it ran at half speed while the copy had
-/// the other core (perf, 3,000 articles, 2026-11-29). Side by side on that machine: 3,000
-/// articles 4.06 -> 3.65 s, 30,000 articles 5.26 -> 4.67 s; 300 articles 0.30 -> 0.37 s, whose
-/// light pass ends before the files leave gaps for the copy, hashed alone after it. So an
-/// import opens the copy lane here only for a zip whose files hold 1 GiB or more
-/// (`ImportPass.CopyHashing`); a smaller zip's copy is hashed on its own thread.
+/// the inflating thread keeps a core to itself. With the copy on a thread of its own, three busy
+/// threads shared two cores and the scheduler kept the inflating thread beside the hashing
+/// thread it wakes, at half speed. A light pass leaves no gaps, though, so an import opens the
+/// copy lane only for a zip whose files hold 1 GiB or more (`ImportPass.CopyHashing`); a smaller
+/// zip's copy is hashed on its own thread. `bench/import_bench.py` measures both.
 ///
 /// Each lane is a queue guarded by one condition. The file lane wakes the thread in batches,
 /// not at every small file: a thread that finds nothing to do sleeps until a quarter of the

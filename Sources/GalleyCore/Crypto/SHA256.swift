@@ -33,14 +33,10 @@ public final class SHA256Hasher {
     /// instead of one after the other (the files first, the copy in the gaps: see
     /// `HashingThread`). It depends on the CPU's SHA unit, so it is measured, once per
     /// process (`measurePairing`, under a millisecond). Where the unit's rounds wait on the one
-    /// before, a second stream fills the gaps: 3.5 GB/s for the pair against 1.8 for one on the
-    /// reference machine, where pairing took a 3,000-article import from 2.61 to 2.33 s. Where
-    /// the unit is busy anyway, the pair gains little: 1.71 against 1.45 GB/s on the machine of
-    /// 2026-11-29, where the one thread hashing both became the one the import waited for
-    /// (there, each stream on a thread of its own instead: 3,000 articles 3.73 -> 2.95 s, 300
-    /// articles 0.337 -> 0.288 s, 30,000 articles 4.81 -> 4.74 s; since, one after the other
-    /// on one thread, as `HashingThread` says). The line is halfway: the pair
-    /// at least 1.5x as fast as one stream. Never without the SHA extensions (no pairing then).
+    /// before, a second stream fills the gaps (twice the speed of one on the reference CPU);
+    /// where the unit is busy anyway the pair gains little, and the one thread hashing both
+    /// became what an import waited for (`bench/import_bench.py`). The line is halfway: the
+    /// pair at least 1.5x as fast as one stream. Never without the SHA extensions.
     package static let pairingPays = measurePairing()
 
     /// Times 64 KiB hashed as one stream against the same bytes as two streams at once, the

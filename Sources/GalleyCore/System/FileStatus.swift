@@ -128,8 +128,8 @@ package func readAll(_ fd: Int32, at offset: UInt64, count: Int) throws -> [UInt
 
 /// The whole of the regular file at `path`, with `open`, `fstat` and `read`. For the small text
 /// files a source folder is made of (each article's Markdown and YAML): `Data(contentsOf:)`
-/// and Foundation's UTF-8 decoding were 0.4 CPU-seconds of packing 30,000 articles
-/// (2026-11-26). Throws the `errno` that stopped it as a `POSIXError`; anything but a regular
+/// and Foundation's UTF-8 decoding were 0.4 CPU-seconds of packing 30,000 articles.
+/// Throws the `errno` that stopped it as a `POSIXError`; anything but a regular
 /// file (a folder, a FIFO, which would wait for a writer) is `EINVAL`.
 package func readWholeFile(_ path: String) throws -> [UInt8] {
     let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)

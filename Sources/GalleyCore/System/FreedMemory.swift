@@ -19,21 +19,11 @@ package enum FreedMemory {
     /// (the CLI's `main` calls it first).
     ///
     /// glibc starts out so from 128 KiB, but raises the bar to the size of every such block
-    /// that is freed, up to 32 MiB: once the first list that grows with an issue (the zip
-    /// directory's entries, the manifest's asset index, the digests) had doubled, freeing its
-    /// old buffer, the next buffers came from the heaps instead, and the old buffer each left
-    /// there when it grew again stayed resident. A 30,000-article import peaked at 62.5 MiB
-    /// with glibc's rule and at 53.7 with a fixed bar, in the same time (2026-11-27, 2 runs
-    /// each; 128 KiB, 512 KiB and 1 MiB bars alike). `bench/import_bench.py` measures it: no
-    /// unit test can, as whether a block is mapped also depends on what the heaps hold free.
-    ///
-    /// Fixing that bar also fixes the one for giving back free memory at the top of a heap at
-    /// glibc's starting 128 KiB (glibc raises the two together, the second to twice the first):
-    /// `serve`'s downloads, which take and free 512 KiB chunks, then gave a chunk's pages back
-    /// and faulted them in again at nearly every step. So it is set to twice the first, as
-    /// glibc's rule would. Four downloads of the 190 MB zip (wrk, 10 s, 3 alternating runs,
-    /// medians): 2.52 GB/s before, 2.36 with the first bar alone, 2.56 with both; an import of
-    /// 30,000 articles 54.2 -> 55.4 MiB for it.
+    /// freed, up to 32 MiB: once the lists that grow with an issue had doubled, their old
+    /// buffers came from and stayed in the heaps (a 30,000-article import peaked 9 MiB higher,
+    /// `bench/import_bench.py`). Fixing that bar also fixes the one for trimming the top of a
+    /// heap at 128 KiB, where `serve`'s 512 KiB download chunks were given back and faulted in
+    /// again at every step; so that one is set to twice the first, as glibc's own rule would.
     package static func mapLargeBlocks() {
         _ = mallopt(M_MMAP_THRESHOLD, largeBlock)
         _ = mallopt(M_TRIM_THRESHOLD, 2 * largeBlock)
@@ -42,15 +32,10 @@ package enum FreedMemory {
     /// Makes every thread allocate from one malloc heap (glibc's arenas: by default a thread
     /// that finds the others' heaps busy gets one of its own, up to eight per core). For the
     /// commands that make thumbnails: each libvips pipeline takes and frees megabytes of pixel
-    /// buffers on its calling thread and on worker threads libvips starts and reuses, and what
-    /// one thread's heap freed stayed resident there, unusable by the others. Pack of 300
-    /// articles of 1800x1200 photos (`bench/thumbnail_bench.py`, two thumbnails at once):
-    /// 114-124 MB with glibc's rule, 83 MB with one heap, in the same time (17.0 s); trimming
-    /// the heaps after each thumbnail instead (`giveBack`) reached 86 MB but cost 12 s of
-    /// system time at 1,000 articles (every page faulted in again). `galley preview` of the same
-    /// 300 articles, two at once: 91 MB after a rebuild against 129 MB. Not for every command: pack
-    /// without thumbnails at 30,000 articles, which allocates on both cores, was 0.7-1.1 s
-    /// slower with it (2026-11-28). Call it before the work starts threads: the limit holds for
+    /// buffers on its own and libvips's worker threads, and what one thread's heap freed stayed
+    /// resident there, unusable by the others (`bench/thumbnail_bench.py`: about a third less
+    /// peak memory with one heap, no slower). Not for every command: pack without thumbnails,
+    /// which allocates on both cores, is slower with it. Call it before the work starts threads: the limit holds for
     /// the heaps made after it.
     package static func oneHeap() {
         _ = mallopt(M_ARENA_MAX, 1)

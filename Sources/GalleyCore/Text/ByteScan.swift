@@ -7,8 +7,8 @@ import Darwin
 /// Whole-text byte questions answered over the text's contiguous UTF-8 a word at a time
 /// (`memchr`, eight bytes per step) instead of a byte at a time through `String.UTF8View`'s
 /// iterator, which checks each index: asked of every article body by the placeholder checks,
-/// the two byte-by-byte passes were 0.29 CPU-s of a 30,000-article import (128 MB of bodies,
-/// 2026-11-26). Hand-written because the standard library keeps its own ASCII flag internal.
+/// the two byte-by-byte passes were 0.29 CPU-s of a 30,000-article import (128 MB of bodies).
+/// Hand-written because the standard library keeps its own ASCII flag internal.
 package enum ByteScan {
     /// Whether every byte of `text`'s UTF-8 is ASCII (below 0x80).
     package static func isASCII(_ text: some StringProtocol) -> Bool {

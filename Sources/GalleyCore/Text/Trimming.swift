@@ -5,7 +5,7 @@ extension StringProtocol where UTF8View: BidirectionalCollection, UTF8View.Index
     /// byte; only a text that then begins or ends with a non-ASCII byte (Unicode has more
     /// spaces) goes to Foundation, whose version bridges through `NSString`: 3% of
     /// `galley validate` at 30,000 articles, and 1.8% of pack, where every placeholder's key
-    /// (`<!-- [ASSET: key] -->`) begins with a space (2026-11-26).
+    /// (`<!-- [ASSET: key] -->`) begins with a space.
     package func trimmingWhitespaces() -> String { trimmed(newlines: false) }
 
     /// `trimmingCharacters(in: .whitespacesAndNewlines)`, the same way.

@@ -44,7 +44,7 @@ public struct ThumbnailMaker: Sendable {
     /// (`bench/thumbnail_bench.py`, with every thread on one malloc heap, which the commands
     /// that make thumbnails ask for, `FreedMemory.oneHeap`): two at once 83 MB and 16.1-16.8 s,
     /// three 91-94 MB and 14.3-14.4 s, four 100 MB and 14.4-15.4 s; with no bound and a heap per
-    /// thread, as before, 161-170 MB and 15.3 s (2026-11-28).
+    /// thread, as before, 161-170 MB and 15.3 s.
     private let turns: Turns
 
     public init(folder: URL, crop: ThumbnailCrop = .attention) {

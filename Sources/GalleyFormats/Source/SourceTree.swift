@@ -7,7 +7,7 @@ public struct SourceFile: Sendable, Hashable {
     public var relativePath: String
     /// The absolute path. Text, not a `URL`: a pack makes one for every file of every article
     /// and looks each up by path several times; making the URLs and asking them their paths
-    /// was 0.5 CPU-seconds of packing 30,000 articles (2026-11-26).
+    /// was 0.5 CPU-seconds of packing 30,000 articles.
     public var path: String
     public var size: Int64
 
@@ -240,7 +240,7 @@ package struct SourceTree: Sendable {
     package static func zipSafeName(_ name: String) -> String {
         // Bytes, not Characters, and ASCII ranges, not `CharacterSet.alphanumerics` (whose ASCII
         // members are these): pack names every media file, and the Foundation way was 1% of
-        // packing 30,000 articles (2026-11-26).
+        // packing 30,000 articles.
         var out: [UInt8] = []
         out.reserveCapacity(name.utf8.count)
         for scalar in name.unicodeScalars {

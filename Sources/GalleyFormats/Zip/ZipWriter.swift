@@ -23,12 +23,9 @@ public final class ZipWriter: @unchecked Sendable {
     private var closed = false
     /// zlib's level for deflated entries (pack deflates only latest.json). 5, not zlib's default
     /// 6: level 6 searches four times longer chains for a match, for little on prose and HTML.
-    /// Measured 2026-11-26 with zlib 1.2.13 on this machine: 37 MB of real Markdown and HTML
-    /// (Debian's and Swift's documentation) deflate in 0.44 s at level 5 against 0.66 s at 6,
-    /// 2.2% larger; the 128 MB latest.json of the 30,000-article bench issue (few distinct
-    /// words, so long chains) in 1.6 s against 4.6 s, 13% larger (21.8 MB against 19.3 MB),
-    /// which took packing it from 14.8 to 11.1 CPU-seconds. A download 2% larger for a pack
-    /// a third quicker on what an issue's latest.json holds; level 4 would give 6% more bytes.
+    /// On real Markdown and HTML level 5 is a third quicker for 2% more bytes; on a large
+    /// latest.json of few distinct words (the 30,000-article bench issue) nearly three times
+    /// quicker for 13% more. Level 4 would give 6% more bytes.
     static let deflateLevel = 5
     /// The zip's path, and whether Zip64 records may be written (for `stream`).
     let url: URL

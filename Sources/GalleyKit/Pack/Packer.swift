@@ -237,7 +237,7 @@ public struct Packer {
         progress?(state)
         // A thread of its own reads the small files ahead (open, read, close) while this one
         // writes them into the zip: a 30,000-article issue's 60,000 pictures were 1.7 s on one
-        // core with the other idle (2026-11-26). At most `Self.readAhead` files of at most
+        // core with the other idle. At most `Self.readAhead` files of at most
         // `Self.readAheadBytes` each wait, and none is read past its planned size; a larger file,
         // or one that cannot be read or whose size changed, is streamed from its path here, as
         // before (which reports it).
@@ -468,7 +468,7 @@ public struct Packer {
     /// The next batch is read on the worker threads while this one plans the batch before it,
     /// builds its bodies and hands them to `sink`: planning and the sink (latest.json) must stay
     /// in issue order on one thread, and done between one batch's reading and the next they
-    /// kept this thread 90% busy while the other core idled (30,000 articles, 2026-11-26).
+    /// kept this thread 90% busy while the other core idled (30,000 articles).
     /// `zip64Limits`: what a zip without Zip64 holds, when pack is to stop as soon as the
     /// articles planned so far need more (`pack.zip64-required`, thrown with the findings so
     /// far), not after planning, and making thumbnails for, every article. `checkingBodies`:

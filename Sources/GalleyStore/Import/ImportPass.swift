@@ -69,7 +69,7 @@ package struct ImportPass {
         /// pass that writes into memory is short and busy and leaves few gaps: the copy was then
         /// hashed after it, one stream on one core, while the other idled. A pass that waits on
         /// the disk leaves gaps, and a third busy thread would take the inflating thread's core.
-        /// Side by side on a 2-core machine whose SHA unit does not pair (2026-11-29): 300
+        /// Side by side on a 2-core machine whose SHA unit does not pair: 300
         /// articles (190 MB) 0.377 s in the gaps, 0.298 s on its own thread; 800 articles (510
         /// MB) 0.905 s and 0.726 s; 30,000 small files (730 MB) 4.98 s both ways; 3,000 articles
         /// (1.9 GB) 3.86 s in the gaps, 3.98 s on its own thread. Hence `inGapsFrom`.
