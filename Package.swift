@@ -156,6 +156,12 @@ let package = Package(
             name: "GalleySigning",
             dependencies: ["GalleyCore", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(
+            name: "GalleyCoreTests",
+            dependencies: ["GalleyCore", "GalleyTestSupport"]),
+        .testTarget(
+            name: "GalleyFormatsTests",
+            dependencies: ["GalleyCore", "GalleyFormats", "GalleyTestSupport"]),
+        .testTarget(
             name: "GalleyKitTests",
             dependencies: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyTestSupport"]),
         .testTarget(
@@ -164,6 +170,18 @@ let package = Package(
                 "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyStoreSQLite", "GalleyStorePostgres",
                 "GalleyStoreBackends", "GalleyTestSupport",
             ]),
+        .testTarget(
+            name: "GalleyStoreSQLiteTests",
+            dependencies: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyStoreSQLite", "GalleyTestSupport"]),
+        .testTarget(
+            name: "GalleyStorePostgresTests",
+            dependencies: ["GalleyCore", "GalleyStore", "GalleyStorePostgres", "GalleyTestSupport"]),
+        .testTarget(
+            name: "GalleySigningTests",
+            dependencies: ["GalleyCore", "GalleySigning"]),
+        .testTarget(
+            name: "GalleySyncTests",
+            dependencies: ["GalleyCore", "GalleyStore", "GalleySync", "GalleyTestSupport"]),
         .testTarget(
             name: "GalleyServeTests",
             dependencies: [

@@ -2,7 +2,6 @@ import GRDB
 import Testing
 @testable import GalleyCore
 @testable import GalleyStore
-@testable import GalleyStorePostgres
 @testable import GalleyStoreSQLite
 
 /// The rows an import binds by position (`PositionalInsert`) must be the rows GRDB's `Codable`

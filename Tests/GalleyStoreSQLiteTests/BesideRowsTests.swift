@@ -5,7 +5,6 @@ import Testing
 @testable import GalleyFormats
 @testable import GalleyKit
 @testable import GalleyStore
-@testable import GalleyStorePostgres
 @testable import GalleyStoreSQLite
 import GalleyTestSupport
 
@@ -14,7 +13,7 @@ import GalleyTestSupport
 /// and the one the command falls back to): the same tables, row for row, ids included (listings
 /// without an ORDER BY come in id order), the same search index.
 @Suite struct BesideRowsTests {
-    static let zips = StoreConformanceTests.fixtures.appending(path: "zips")
+    static let zips = TestFiles.fixtures.appending(path: "zips")
 
     /// Every row of the store's tables and of the search index's terms, as text; the issue's
     /// `folder` left out (its name carries a random token).
@@ -48,7 +47,7 @@ import GalleyTestSupport
     func theRowsWrittenBesideThePassAreTheRowsWrittenAfterIt(_ name: String) throws {
         let zip = Self.zips.appending(path: name).path
         // The fixtures share one issue global id: a store holds one of them at a time.
-        let held = name == "example-valid.zip" ? [StoreConformanceTests.fixtures.appending(path: "versions/example-valid.zip").path] : []
+        let held = name == "example-valid.zip" ? [TestFiles.fixtures.appending(path: "versions/example-valid.zip").path] : []
         let folder = try Scratch.folder("galley-beside-rows")
         var dumps: [[String]] = []
         for beside in [true, false] {

@@ -3,7 +3,6 @@ import GRDB
 import Testing
 @testable import GalleyCore
 @testable import GalleyStore
-@testable import GalleyStorePostgres
 @testable import GalleyStoreSQLite
 import GalleyTestSupport
 
@@ -12,7 +11,7 @@ import GalleyTestSupport
 /// writing connection SQLite's default back, whether the rows were written or refused: `serve`
 /// keeps that connection for its later writes.
 @Suite struct ImportCacheTests {
-    static let fixtures = StoreConformanceTests.fixtures.appending(path: "zips")
+    static let fixtures = TestFiles.fixtures.appending(path: "zips")
 
     static func cacheSize(_ db: Database) throws -> Int { try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? 0 }
 

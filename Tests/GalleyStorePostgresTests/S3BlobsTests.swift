@@ -4,7 +4,6 @@ import Testing
 @testable import GalleyCore
 @testable import GalleyStore
 @testable import GalleyStorePostgres
-@testable import GalleyStoreSQLite
 
 /// AWS Signature V4 as Galley signs S3 requests, against the examples AWS publishes in its
 /// documentation ("Signature Calculations for the Authorization Header: Transferring Payload in a

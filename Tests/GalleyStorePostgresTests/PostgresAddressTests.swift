@@ -4,7 +4,6 @@ import Testing
 @testable import GalleyCore
 @testable import GalleyStore
 @testable import GalleyStorePostgres
-@testable import GalleyStoreSQLite
 
 /// `--store postgres://…` as users write it, and what they are told when it is wrong: never a
 /// crash, never the password in a message.
@@ -18,7 +17,7 @@ import Testing
         #expect(parsed.host == "db.internal" && parsed.port == 6543 && parsed.user == "galley" && parsed.database == "news")
         #expect(parsed.password == "s3cret" && parsed.blobs == "/srv/blobs")
         #expect(parsed.display == "postgres://galley@db.internal:6543/news")
-        #expect(StoreLocation.display(try #require(URL(string: "postgres://galley:s3cret@db/news?blobs=/b"))).contains("s3cret") == false)
+        #expect(StoreLocation("postgres://galley:s3cret@db/news?blobs=/b").display.contains("s3cret") == false)
         let fromEnvironment = try address("postgresql://galley@db/news", ["PGPASSWORD": "p", "GALLEY_BLOBS": "/b"])
         #expect(fromEnvironment.port == 5432 && fromEnvironment.password == "p" && fromEnvironment.blobs == "/b")
     }
@@ -44,7 +43,7 @@ import Testing
     @Test func anUnreachableServerIsAStoreFailureNamingWhere() throws {
         let url = try #require(URL(string: "postgres://galley:s3cret@127.0.0.1:1/news?blobs=\(Scratch.path("galley-blobs").path)"))
         do {
-            _ = try StoreLocation.open(url, access: .read)
+            _ = try PostgresStore(url.absoluteString, access: .read, environment: ProcessInfo.processInfo.environment)
             Issue.record("a store opened on port 1")
         } catch let error as GalleyError {
             #expect(error.id == .storeFailed && error.message.contains("127.0.0.1:1"), "\(error.message)")

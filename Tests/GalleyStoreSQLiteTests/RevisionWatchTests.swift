@@ -5,7 +5,6 @@ import Testing
 @testable import GalleyFormats
 @testable import GalleyKit
 @testable import GalleyStore
-@testable import GalleyStorePostgres
 @testable import GalleyStoreSQLite
 
 /// `revision()` skips the database read while the store's files are unchanged, and never

@@ -3,7 +3,6 @@ import GRDB
 import Testing
 @testable import GalleyCore
 @testable import GalleyStore
-@testable import GalleyStorePostgres
 @testable import GalleyStoreSQLite
 import GalleyTestSupport
 
@@ -93,7 +92,7 @@ struct StoreSchemaTests {
         let folder = try Scratch.folder("galley-schema-store")
         let store = try SQLiteStore(at: folder.appending(path: "store"))
         let revision = try store.revision()
-        let example = StoreConformanceTests.fixtures.appending(path: "zips/example-valid.zip").path
+        let example = TestFiles.fixtures.appending(path: "zips/example-valid.zip").path
         let result = try store.importZip(example, force: false, gate: nil, progress: nil)
         #expect(try store.revision() > revision)
         #expect(try store.issues().map(\.appleID) == [result.appleID])

@@ -3,7 +3,6 @@ import GRDB
 import Testing
 @testable import GalleyCore
 @testable import GalleyStore
-@testable import GalleyStorePostgres
 @testable import GalleyStoreSQLite
 import GalleyTestSupport
 
