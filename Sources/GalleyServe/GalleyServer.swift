@@ -87,8 +87,9 @@ public struct GalleyServer: Sendable {
     static let link = HTTPField.Name("Link")!
     static let signature = HTTPField.Name(FeedSignature.headerName)!
 
-    /// The routes: each resource at `/PATH` (version from `Accept-Version`), `/v1/PATH` and
-    /// `/v2/PATH`.
+    /// The routes, grouped by resource (`Routes/`): each JSON resource at `/PATH` (version from
+    /// `Accept-Version`), `/v1/PATH` and `/v2/PATH`, one Hummingbird route collection per
+    /// resource and prefix; the operations' routes (health, metrics, the contract) once.
     public func router() -> Router<ServeContext> {
         let router = Router(context: ServeContext.self)
         router.add(middleware: AccessMiddleware(metrics: metrics))
@@ -97,160 +98,18 @@ public struct GalleyServer: Sendable {
                 origins: corsOrigins, exposed: Self.exposedHeaders,
                 allowedHeaders: [.accept, .acceptEncoding, Self.acceptVersion, .ifNoneMatch, .ifRange, .range, .authorization, .contentType]))
         }
-        router.get("healthz") { _, _ in await self.health() }
-        for prefix in [""] + APIVersion.allCases.map({ $0.prefix + "/" }) {
-            router.post(RouterPath(prefix + "issues")) { request, context in await self.upload(request, context) }
-            router.delete(RouterPath(prefix + "issues/{id}")) { request, context in await self.remove(request, context) }
-        }
-        // Browsers ask for it on every page: nothing, and no 404 in their consoles.
-        router.get("favicon.ico") { _, _ in Response(status: .noContent, headers: [.cacheControl: "public, max-age=86400"]) }
-        router.get("openapi.yaml") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/yaml", .cacheControl: "no-cache"],
-                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: PackageResources.openapi_yaml)))
-        }
-        router.get("metrics") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
-                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: self.metrics.exposition())))
-        }
-        register(router.group(), fixed: nil)
-        for version in APIVersion.allCases {
-            register(router.group(RouterPath(version.prefix)), fixed: version)
+        router.addRoutes(operationRoutes())
+        let resources: [(ResourceRoutes) -> Void] = [
+            feedRoutes, issueRoutes, articleRoutes, pageRoutes, assetRoutes, searchRoutes, downloadRoutes, writeRoutes,
+        ]
+        for version in [nil] + APIVersion.allCases.map(Optional.some) {
+            for add in resources {
+                let routes = ResourceRoutes(server: self, version: version)
+                add(routes)
+                router.addRoutes(routes.collection, atPath: RouterPath(version?.prefix ?? ""))
+            }
         }
         return router
-    }
-
-    private func register(_ group: RouterGroup<ServeContext>, fixed: APIVersion?) {
-        /// `unbounded`: the answer's size grows with the store, not bounded by the request (see
-        /// `storeCall`).
-        func route(_ path: String, signed: Bool = false, unbounded: Bool = false,
-                   _ answer: @escaping @Sendable (Request, ServeContext, APIVersion) throws -> any Encodable) {
-            group.get(RouterPath(path)) { request, context in
-                try await self.resource(request, version: fixed, context, signed: signed, unbounded: unbounded) { version in
-                    try answer(request, context, version)
-                }
-            }
-        }
-        route("issues") { request, _, _ in
-            // As `galley issues --older-than/--newer-than`: the issues published before or after
-            // one, nearest first (an app's "previous issue" and "next issue").
-            let query = request.uri.queryParameters
-            let older: Substring? = query["older_than"], newer: Substring? = query["newer_than"]
-            switch (older, newer) {
-            case (let older?, nil): return ListAnswer(items: try self.store.issues(relativeTo: String(older), older: true))
-            case (nil, let newer?): return ListAnswer(items: try self.store.issues(relativeTo: String(newer), older: false))
-            case (nil, nil): return ListAnswer(items: try self.store.issues())
-            case (_?, _?):
-                throw GalleyError("give `older_than` or `newer_than`, not both", id: .usage,
-                                  hint: "For example /issues?older_than=com.example.harbour.2026-02.")
-            }
-        }
-        route("issues/{id}", unbounded: true) { _, context, version in
-            // The issue and its articles from one snapshot, written into the answer as the rows
-            // are read (as `/assets`): {"articles": [...], "issue": {...}}.
-            let id = try context.parameters.require("id")
-            var issue: StoredIssue?
-            return try JSONBody(key: "articles", memoryLimit: self.cache.largestKept, folder: self.spoolFolder, trailing: { issue.map { [("issue", $0)] } ?? [] }) { send in
-                try self.store.eachIssueArticle(id, withBodies: version.listsBodies, begin: { issue = $0 }, send)
-            }
-        }
-        route("issues/{id}/articles") { request, context, version in
-            var filter = try Self.articleFilter(request)
-            filter.issue = try context.parameters.require("id")
-            filter.withBodies = version.listsBodies
-            return PageAnswer(try self.store.articlePage(filter), request: request)
-        }
-        route("articles") { request, _, version in
-            var filter = try Self.articleFilter(request)
-            filter.issue = request.uri.queryParameters["issue"].map(String.init)
-            filter.withBodies = version.listsBodies
-            return PageAnswer(try self.store.articlePage(filter), request: request)
-        }
-        // Unbounded: `newer` and `older` list the rest of the article's issue (12.6 MB of JSON
-        // at 30,000 articles), written item by item into the answer.
-        route("articles/{id}", unbounded: true) { _, context, _ in
-            let id = try context.parameters.require("id")
-            return try JSONBody(memoryLimit: self.cache.largestKept, folder: self.spoolFolder) { spool in
-                try self.store.writeArticleDocument(id, issue: nil, adjust: { $0.assets = $0.assets.map(Self.served) }, write: { spool.write($0) })
-            }
-        }
-        route("articles/{id}/page") { _, context, _ in
-            // The semantic page `galley render --page` makes, its pictures and media from this
-            // server's downloads; bodies sanitised as render sanitises them.
-            var options = RenderOptions()
-            options.page = true
-            let rendered = try Renderer(options: options).renderArticle(
-                fromStore: self.store, id: try context.parameters.require("id"), issue: nil, outputDirectory: URL(fileURLWithPath: "/"),
-                issueAssetBase: { "/issues/\(HTMLText.urlPath($0))/files/" })
-            return HTMLPage(html: rendered.html)
-        }
-        route("assets", unbounded: true) { request, _, _ in
-            // The asset queries of Dumpling's Asset class and `galley assets`: by issue, article
-            // and kind, an article's playlist, an issue's cover, the first image, and counts.
-            let query = request.uri.queryParameters
-            func flag(_ name: String) throws -> Bool { try Self.flag(request, name) }
-            var filter = AssetFilter()
-            filter.issue = query["issue"].map(String.init)
-            filter.article = query["article"].map(String.init)
-            if let kind = query["kind"] {
-                guard let parsed = MediaKind(rawValue: String(kind)) else {
-                    throw GalleyError("`kind` must be image, sound or video", id: .usage, hint: "For example /assets?kind=image.")
-                }
-                filter.kind = parsed
-            }
-            if try flag("playlist") {
-                guard filter.kind == nil || filter.kind == .sound else {
-                    throw GalleyError("a playlist is sounds: `playlist` takes no other `kind`", id: .usage,
-                                      hint: "For example /assets?article=ID&playlist=true.")
-                }
-                filter.kind = .sound
-            }
-            let cover = try flag("cover")
-            if cover {
-                guard filter.issue != nil, filter.article == nil else {
-                    throw GalleyError("`cover` is an issue's: give `issue`, not `article`", id: .usage,
-                                      hint: "For example /assets?issue=com.example.harbour.2026-01&cover=true.")
-                }
-                filter.issueOwn = true
-            }
-            filter.first = try cover || flag("first")
-            if try flag("count") { return AssetCount(count: try self.store.assetCount(filter)) }
-            // Written as the store reads the rows: the list made whole and then encoded was 204 MB
-            // of the server's peak for 60,001 assets (a 30 MB answer), kept by malloc after.
-            return try JSONBody(key: "items", memoryLimit: self.cache.largestKept, folder: self.spoolFolder) { send in
-                try self.store.eachAsset(filter) { try send(Self.served($0)) }
-            }
-        }
-        route("search") { request, _, _ in
-            guard let text = request.uri.queryParameters["q"], !text.isEmpty else {
-                throw GalleyError("give the words to search for in `q`", id: .usage, hint: "For example /search?q=lighthouse.")
-            }
-            var options = SearchOptions()
-            options.issue = request.uri.queryParameters["issue"].map(String.init)
-            let results = try self.store.search(String(text), options: options)
-            return SearchAnswer(query: String(text), items: results.articles, rankedOnlyMostRecent: results.rankedOnlyMostRecent)
-        }
-        route("feed", signed: true) { request, _, _ in
-            let base = self.baseURL(request)
-            return FeedAnswer(revision: try self.store.revision(),
-                              packages: try self.store.packages().filter { $0.withheld == nil }.map { PackageAnswer($0, base: base) })
-        }
-        // Independent articles as a feed `galley sync` follows (merged by global id).
-        route("independent-articles", signed: true) { _, _, _ in
-            IndependentAnswer(revision: try self.store.revision(), articles: try self.store.independentArticles())
-        }
-        route("packages/{id}", signed: true) { request, context, _ in
-            let package = try self.store.package(try context.parameters.require("id"))
-            guard package.withheld == nil else { throw Self.withheld(package) }
-            return PackageAnswer(package, base: self.baseURL(request))
-        }
-        for method in [HTTPRequest.Method.get, .head] {
-            group.on(RouterPath("issues/{id}/files/{name}"), method: method) { request, context in
-                try await self.download(request, context)
-            }
-            group.on(RouterPath("packages/{id}/{file}"), method: method) { request, context in
-                try await self.packageDownload(request, context)
-            }
-        }
     }
 
     /// The Drupal packager's `{version, file_path}`, with what a client checks a download
@@ -414,7 +273,7 @@ public struct GalleyServer: Sendable {
     /// answer, so a client revalidating an unchanged feed gets a fresh signature in time.
     func resource(
         _ request: Request, version fixed: APIVersion?, _ context: ServeContext, signed: Bool = false, unbounded: Bool = false,
-        _ answer: @escaping @Sendable (APIVersion) throws -> any Encodable
+        _ answer: @escaping @Sendable (APIVersion) throws -> Representation
     ) async throws -> Response {
         let version: APIVersion
         if let fixed {
@@ -506,12 +365,12 @@ public struct GalleyServer: Sendable {
     /// An answer as the bytes and headers of a 200: JSON (or a page's HTML), gzipped when asked
     /// and worth it. A large answer (`JSONBody` spooled to a file) is gzipped file to file and is
     /// never signed: the routes that sign (the feed, a package) give answers their request bounds.
-    static func represent(_ value: any Encodable, version: APIVersion, tag: String, gzip: Bool,
+    static func represent(_ answer: Representation, version: APIVersion, tag: String, gzip: Bool,
                           sign: ((ByteBufferView) -> String)? = nil, spoolFolder: String? = nil) throws -> Made {
         var headers = validatorHeaders(version, tag: tag)
-        if let next = (value as? PageAnswer)?.next { headers[Self.link] = "<\(next)>; rel=\"next\"" }
         var body: ByteBuffer
-        if let written = value as? JSONBody, case .file(let file) = written.content {
+        switch answer {
+        case .written(.file(let file)):
             guard sign == nil else {
                 throw GalleyError("a signed answer is too large to sign", id: .storeFailed, hint: "Report this: signed answers are bounded.")
             }
@@ -521,16 +380,16 @@ public struct GalleyServer: Sendable {
                 return .file(headers, compressed)
             }
             return .file(headers, file)
-        }
-        if let page = value as? HTMLPage {
-            body = ByteBuffer(string: page.html)
+        case .written(.memory(let bytes)):
+            body = bytes
+            headers[.contentType] = Self.json
+        case .page(let html):
+            body = ByteBuffer(string: html)
             headers[.contentType] = "text/html; charset=utf-8"
             headers[.contentSecurityPolicy] = PageRenderer.noScriptPolicy
             headers[.xContentTypeOptions] = "nosniff"
-        } else if let written = value as? JSONBody, case .memory(let bytes) = written.content {
-            body = bytes
-            headers[.contentType] = Self.json
-        } else {
+        case .json(let value, let next):
+            if let next { headers[Self.link] = "<\(next)>; rel=\"next\"" }
             body = ByteBuffer(string: JSONDocument.encode(AnyEncodable(value)))
             headers[.contentType] = Self.json
         }
@@ -656,17 +515,10 @@ public struct GalleyServer: Sendable {
     }
 }
 
-/// An HTML answer: `resource` sends its text as it is, with the page's own policy as a header.
-struct HTMLPage: Encodable {
-    var html: String
-    func encode(to encoder: any Encoder) throws {}
-}
-
-/// A JSON document a route has already written (`JSONDocument.streamList`): `represent` sends
-/// its bytes as they are (and never encodes it).
-struct JSONBody: Encodable {
+/// A JSON document a route writes itself (`JSONDocument.streamList`) as the store reads its
+/// rows; `represent` sends its bytes as they are (`Representation.written`).
+struct JSONBody {
     var content: AnswerSpool.Content
-    func encode(to encoder: any Encoder) throws {}
 
     /// The document `streamList` writes of `produce`'s items (and `trailing`'s members), written
     /// into an `AnswerSpool` as the store reads the rows (see `init(memoryLimit:folder:_:)`); a

@@ -1,0 +1,36 @@
+import Foundation
+import Hummingbird
+
+/// What a resource route answers, before `GalleyServer.represent` makes it a 200's bytes: one
+/// closed choice instead of marker types found by casting.
+enum Representation {
+    /// A value encoded as JSON; `next`, the next page's address, goes out as `Link: rel="next"`.
+    case json(any Encodable, next: String? = nil)
+    /// A JSON document the route wrote itself as the store read its rows (`JSONBody`).
+    case written(AnswerSpool.Content)
+    /// An HTML page, sent with the page's own policy.
+    case page(html: String)
+}
+
+/// One resource's routes under one path prefix (`/`, `/v1`, `/v2`), as a Hummingbird route
+/// collection the router adds at that prefix. `get` answers through `GalleyServer.resource`
+/// (versions, strong tags, 304s, the answer cache), so a resource says only what it answers.
+struct ResourceRoutes {
+    let server: GalleyServer
+    /// The version a prefix fixes; nil at `/`, where `Accept-Version` chooses.
+    let version: APIVersion?
+    let collection = RouteCollection(context: ServeContext.self)
+
+    /// A JSON (or page) resource at `path`. `signed`: carries `Galley-Signature` when the server
+    /// has a key. `unbounded`: the answer's size grows with the store, so it is made off the
+    /// event loops (`GalleyServer.storeCall`).
+    func get(_ path: String, signed: Bool = false, unbounded: Bool = false,
+             _ answer: @escaping @Sendable (Request, ServeContext, APIVersion) throws -> Representation) {
+        let (server, fixed) = (server, version)
+        collection.get(RouterPath(path)) { request, context in
+            try await server.resource(request, version: fixed, context, signed: signed, unbounded: unbounded) { version in
+                try answer(request, context, version)
+            }
+        }
+    }
+}
