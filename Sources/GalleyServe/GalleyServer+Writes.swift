@@ -77,7 +77,7 @@ extension GalleyServer {
             }
             let store = self.store
             let result = try await NIOThreadPool.singleton.runIfActive {
-                var result = try store.importZip(path, force: force, opened: ImportGate.open(path), progress: nil)
+                var result = try store.importZip(ImportJob.open(path).forcing(force))
                 result.path = "upload"
                 return result
             }

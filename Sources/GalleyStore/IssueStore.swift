@@ -28,14 +28,11 @@ public protocol IssueStore: AnyObject, Sendable {
     /// whose reads are short enough to make in place.
     var waitsOnNetwork: Bool { get }
 
-    /// Imports an issue zip (see `SQLiteStore.importZip` for the guarantees).
-    /// - Parameter gate: what `ImportGate.check` said of this zip (its warnings and the central
-    ///   directory it read), when the caller ran it first; the backend runs it otherwise.
-    func importZip(_ path: String, force: Bool, gate: ImportGate.Passed?, progress: ((Int64, Int64) -> Void)?) throws -> ImportResult
-    /// Imports an issue zip whose container passed `ImportGate.open`: the store may check
-    /// latest.json beside the pass that extracts the files (the SQLite store does); the others
-    /// run `ImportGate.check` first. The result's warnings start with `opened`'s.
-    func importZip(_ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)?) throws -> ImportResult
+    /// Imports one zip (`ImportJob`): the checks the job's container did not have yet, the
+    /// versions, the pass that stages its files, and the commit, all or nothing (see
+    /// `SQLiteStore.importZip(_:)` for the guarantees). The result's warnings start with the
+    /// container's.
+    func importZip(_ job: ImportJob) throws -> ImportResult
 
     /// Every issue, newest first.
     func issues() throws -> [StoredIssue]
@@ -136,20 +133,6 @@ extension IssueStore {
         }
         guard let detail else { throw GalleyError("no article `\(id)` in the store", id: .notFound) }
         return detail
-    }
-
-    /// The checks, then the import, in turn.
-    public func importZip(_ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)?) throws -> ImportResult {
-        try importInTurn(path, force: force, opened: opened, progress: progress)
-    }
-
-    /// latest.json's checks (`ImportGate.check`), then `importZip(_:force:gate:progress:)`; the
-    /// result's warnings start with `opened`'s. What a backend that cannot check beside its
-    /// pass does, and the SQLite store when it need not.
-    package func importInTurn(_ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)?) throws -> ImportResult {
-        var result = try importZip(path, force: force, gate: ImportGate.check(opened), progress: progress)
-        result.warnings = opened.warnings + result.warnings
-        return result
     }
 
     /// One issue with its articles in order (`eachIssueArticle`'s, without bodies, as one list).

@@ -77,7 +77,7 @@ public enum StoreCopy {
         var report = Report(from: names.from, to: names.to, check: StoreCheck(integrity: "", issues: 0, files: 0, problems: []))
         for (index, package) in packages.reversed().enumerated() {
             progress?(index, packages.count, package.appleID)
-            let result = try target.importZip(try source.localFile(package.file).path, force: false, gate: nil, progress: nil)
+            let result = try target.importZip(ImportJob.open(try source.localFile(package.file).path).checkingFirst())
             try target.raisePackageVersion(package.appleID, to: package.version)
             report.issues.append(Report.Copied(appleID: package.appleID, status: result.status,
                                                version: max(result.package?.version ?? 0, package.version)))

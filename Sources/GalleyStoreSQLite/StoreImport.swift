@@ -6,25 +6,32 @@ import GalleyFormats
 import GalleyKit
 
 extension SQLiteStore {
-    /// Imports an issue zip: validate's checks on the central directory and latest.json first
-    /// (`ImportGate`: any error refuses it before the store is touched), then one streaming pass
-    /// that inflates every file into a staging folder while the rest of validate's checks run on
-    /// it (CRCs, real sizes, media), then one transaction that swaps the issue's rows and points
-    /// them at the new folder, then removal of the old folder. A zip the pass refuses leaves only
-    /// the staging folder, removed at once; a process killed at any moment leaves the old issue
-    /// or the new one, complete.
+    /// Imports one zip: validate's checks on the central directory first (`ImportJob.open`: any
+    /// error refuses it before the store is touched), then latest.json's checks beside the one
+    /// streaming pass that inflates every file into a staging folder while the rest of
+    /// validate's checks run on it (CRCs, real sizes, media), then one transaction that swaps the
+    /// issue's rows and points them at the new folder, then removal of the old folder. A zip any
+    /// check refuses leaves only the staging folder, removed at once; a process killed at any
+    /// moment leaves the old issue or the new one, complete.
     ///
     /// An issue already in the store is replaced only when the zip's `last_updated` is newer
-    /// (or with `force`); the same version is a no-op; an older one is refused.
-    /// - Parameter gate: what `ImportGate.check` said of this zip, when the caller ran it (it runs
-    ///   here otherwise).
-    /// - Parameter progress: bytes extracted so far, and in all (for a progress bar).
-    public func importZip(
-        _ path: String, force: Bool, gate: ImportGate.Passed? = nil, progress: ((Int64, Int64) -> Void)? = nil
-    ) throws -> ImportResult {
-        let passed = try gate ?? ImportGate.check(path)
-        var result = try withWriterLock { try importValidated(path, passed, force: force, progress: progress) }
-        result.warnings = passed.warnings + result.warnings
+    /// (or with `force`); the same version is a no-op; an older one is refused. Three cases run
+    /// latest.json's checks and the versions before the pass instead (`extractsBeside`): the job
+    /// asks for it, latest.json is not the zip's first entry, or the store holds the same files
+    /// (or a newer version) under the zip's folder name, so that a re-import that changes
+    /// nothing extracts nothing.
+    public func importZip(_ job: ImportJob) throws -> ImportResult {
+        guard try extractsBeside(job) else {
+            let passed = try job.checkHead()
+            var result = try withWriterLock {
+                try importValidated(job.path, passed, force: job.force, progress: job.progress)
+            }
+            result.warnings = passed.warnings + result.warnings
+            return result
+        }
+        var result = try importBeside(job.path, force: job.force, opened: job.opened, progress: job.progress,
+                                      rowsBeside: Self.writesRowsBeside(job.opened))
+        result.warnings = job.warnings + result.warnings
         return result
     }
 
@@ -53,25 +60,6 @@ extension SQLiteStore {
         defer { pass.cleanUp() }
         return try commit(pass, issue: issue, contentDigest: passed.contentDigest, withheld: ImportPass.withheldReason(passed.warnings),
                           replacing: existing, status: status, path: path)
-    }
-
-    /// Imports a zip whose container passed `ImportGate.open`: latest.json's checks run beside
-    /// the pass that extracts the files into staging (`ImportPass.run(_:_:opening:...)`), then
-    /// the versions are compared with the fields latest.json gave, then the switch, as in
-    /// `importZip(_:force:gate:progress:)`. A zip any check refuses, or that is older than the
-    /// stored issue, leaves only its staging, removed at once. Two cases take the halves in
-    /// turn instead (the checks, the versions, then the pass): latest.json is not the zip's
-    /// first entry, or the store holds the same files under the zip's folder name already (a
-    /// re-import that changes nothing then extracts nothing).
-    public func importZip(
-        _ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)? = nil
-    ) throws -> ImportResult {
-        guard try extractsBeside(opened, force: force) else {
-            return try importInTurn(path, force: force, opened: opened, progress: progress)
-        }
-        var result = try importBeside(path, force: force, opened: opened, progress: progress, rowsBeside: Self.writesRowsBeside(opened))
-        result.warnings = opened.warnings + result.warnings
-        return result
     }
 
     /// Whether the articles' rows of `opened` go beside the pass, as its policy says.
@@ -140,9 +128,10 @@ extension SQLiteStore {
     /// change nothing) before a file is extracted: beside, an older 1.9 GB issue was extracted
     /// and its zip copied, seconds and twice its size on disk, to be refused. The peek only
     /// picks the way; both ways decide every zip alike.
-    func extractsBeside(_ opened: ImportGate.Opened, force: Bool) throws -> Bool {
-        guard opened.checksBeside else { return false }
-        if force { return true }
+    func extractsBeside(_ job: ImportJob) throws -> Bool {
+        let opened = job.opened
+        guard !job.checksFirst, opened.checksBeside else { return false }
+        if job.force { return true }
         // The issue of the zip's folder name (its apple_id once the checks agree), one row read:
         // a new issue goes beside at once, and only a held one's latest.json is peeked at.
         let held = try database.read { db in try IssueRow.filter(IssueRow.Columns.appleID == opened.folder).fetchOne(db) }

@@ -345,9 +345,9 @@ public struct FeedSyncer: Sendable {
                 defer { try? FileManager.default.removeItem(atPath: file) }
                 // The download is the store's own file, hashed as it arrived: the import keeps
                 // it by a second name rather than a copy.
-                var opened = try ImportGate.open(file)
-                if let downloaded { opened = opened.adopting(downloaded) }
-                let result = try store.importZip(file, force: false, opened: opened, progress: nil)
+                var job = try ImportJob.open(file)
+                if let downloaded { job = job.adopting(downloaded) }
+                let result = try store.importZip(job)
                 summary.imported.append(result)
                 var complete = SyncEvent(.issueDownloadComplete, appleID: result.appleID)
                 complete.status = result.status.rawValue

@@ -58,7 +58,7 @@ import Testing
         let first = work.appending(path: "big-issue.zip")
         try Self.zip(at: first)
         // Large enough that the command writes the rows beside its pass.
-        let opened = try ImportGate.open(first.path)
+        let opened = try ImportJob.open(first.path)
         #expect(BesideRows.pays(manifestBytes: opened.manifestBytes, zipBytes: opened.facts.declaredBytes))
 
         let imported = try Harness.galley(["import", first.path, "--store", store, "--json", "--verbose"])

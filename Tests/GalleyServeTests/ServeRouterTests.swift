@@ -37,7 +37,7 @@ import Testing
     /// Packs the issue source `source` into `scratch` and imports the zip into `store`.
     static func importPacked(_ source: URL, into store: SQLiteStore, scratch: URL) throws {
         let summary = try Packer().pack(PackOptions(source: source, output: scratch.appending(path: "dist/")))
-        _ = try store.importZip(summary.path, force: false, gate: nil, progress: nil)
+        _ = try store.importZip(summary.path, force: false)
     }
 
     func test(_ body: @Sendable (any TestClientProtocol) async throws -> Void) async throws {
@@ -382,8 +382,7 @@ import Testing
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appending(path: "Examples/winter-2026")
-        _ = try store.importZip(try Self.variant(of: example, appleID: "com.example.harbour.2025-12", published: "2025-12-05", in: folder),
-                                force: false, gate: nil, progress: nil)
+        _ = try store.importZip(try Self.variant(of: example, appleID: "com.example.harbour.2025-12", published: "2025-12-05", in: folder), force: false)
         let newer = try Self.variant(of: example, appleID: "com.example.harbour.2026-02", published: "2026-02-05", in: folder)
         let older = try Self.variant(of: example, appleID: "com.example.harbour.2025-11", published: "2025-11-05", in: folder)
         let before = try store.articles(ArticleFilter()).map { "\($0.issueGlobalID)/\($0.globalID)" }
@@ -409,8 +408,8 @@ import Testing
                     }
                     pages += 1
                     if pages == 1 && order.isEmpty {
-                        _ = try store.importZip(newer, force: false, gate: nil, progress: nil)
-                        _ = try store.importZip(older, force: false, gate: nil, progress: nil)
+                        _ = try store.importZip(newer, force: false)
+                        _ = try store.importZip(older, force: false)
                     }
                     #expect(pages < 20)
                     if pages >= 20 { break }
@@ -633,7 +632,7 @@ import Testing
         let feedStore = try SQLiteStore(at: root, access: .create)
         let older = Self.fixtures.appending(path: "versions/example-valid.zip").path
         let newer = Self.fixtures.appending(path: "zips/example-valid.zip").path
-        _ = try feedStore.importZip(older, force: false, gate: nil, progress: nil)
+        _ = try feedStore.importZip(older, force: false)
         let olderSHA = try FileDigest.of(older).sha256
         let zip = try Data(contentsOf: URL(fileURLWithPath: newer))
         let newerDigest = try FileDigest.of(newer)
@@ -652,7 +651,7 @@ import Testing
                 #expect(response.status == .notModified)
             }
             // A newer zip: the version goes up, the feed lists it, the old address is gone.
-            _ = try feedStore.importZip(newer, force: false, gate: nil, progress: nil)
+            _ = try feedStore.importZip(newer, force: false)
             try await client.execute(uri: "/packages/example-valid", method: .get, headers: [.ifNoneMatch: tag]) { response in
                 #expect(response.status == .ok)
                 let answer = try Self.json(response)
@@ -692,7 +691,7 @@ import Testing
 
         // An older Linechef format: imported, but never in the feed.
         let legacyStore = try SQLiteStore(at: root.appending(path: "legacy"), access: .create)
-        _ = try legacyStore.importZip(Self.fixtures.appending(path: "zips/older-format-error.zip").path, force: false, gate: nil, progress: nil)
+        _ = try legacyStore.importZip(Self.fixtures.appending(path: "zips/older-format-error.zip").path, force: false)
         try await Application(router: GalleyServer(store: legacyStore).router()).test(.router) { client in
             try await client.execute(uri: "/feed", method: .get) { response in
                 let packages = try #require(try Self.json(response)["packages"] as? [Any])

@@ -9,7 +9,7 @@ import Testing
 import GalleyTestSupport
 
 /// The import's rows written beside its pass (`BesideRows`, the command's way) are the rows the
-/// import writes after its pass from the extracted latest.json (the way of `importZip(_:force:gate:)`,
+/// import writes after its pass from the extracted latest.json (the way of `ImportJob.checkingFirst`,
 /// and the one the command falls back to): the same tables, row for row, ids included (listings
 /// without an ORDER BY come in id order), the same search index.
 @Suite struct BesideRowsTests {
@@ -53,9 +53,9 @@ import GalleyTestSupport
         for beside in [true, false] {
             let root = folder.appending(path: beside ? "beside" : "after")
             let store = try SQLiteStore(at: root)
-            for path in held { _ = try store.importZip(path, force: false, gate: nil, progress: nil) }
-            let result = beside ? try store.importZip(zip, force: false, opened: ImportGate.open(zip).withRowsBeside(.always), progress: nil)
-                : try store.importZip(zip, force: false, gate: ImportGate.check(zip), progress: nil)
+            for path in held { _ = try store.importZip(path, force: false) }
+            let result = beside ? try store.importZip(ImportJob.open(zip).withRowsBeside(.always))
+                : try store.importZip(ImportJob.open(zip).checkingFirst())
             #expect(result.status == (name == "example-valid.zip" ? .replaced : .imported))
             // latest.json giving its articles first falls back to the rows after the pass.
             #expect(result.rowsWrittenBesideThePass == (beside && name != "articles-first-valid.zip"))
@@ -81,13 +81,13 @@ import GalleyTestSupport
         #expect(BesideRows.pays(manifestBytes: 8 << 20, zipBytes: 80 << 20))
         #expect(!BesideRows.pays(manifestBytes: 12_700_000, zipBytes: 1_909_000_000))
         #expect(!BesideRows.pays(manifestBytes: 1_270_000, zipBytes: 1_300_000))
-        let opened = try ImportGate.open(Self.zips.appending(path: "many-articles-valid.zip").path)
+        let opened = try ImportJob.open(Self.zips.appending(path: "many-articles-valid.zip").path)
         #expect(opened.manifestBytes > 50_000)
         #expect(!BesideRows.pays(manifestBytes: opened.manifestBytes, zipBytes: opened.facts.declaredBytes))
         // Only `galley import` allows them (sync and serve hold other memory beside the import).
-        #expect(opened.rowsBeside == .never && !SQLiteStore.writesRowsBeside(opened))
-        #expect(!SQLiteStore.writesRowsBeside(opened.withRowsBeside(.whenLarge)) && SQLiteStore.writesRowsBeside(opened.withRowsBeside(.always)))
-        #expect(try ImportGate.open(Self.zips.appending(path: "manifest-last-info.zip").path).manifestBytes == 0)
+        #expect(opened.opened.rowsBeside == .never && !SQLiteStore.writesRowsBeside(opened.opened))
+        #expect(!SQLiteStore.writesRowsBeside(opened.withRowsBeside(.whenLarge).opened) && SQLiteStore.writesRowsBeside(opened.withRowsBeside(.always).opened))
+        #expect(try ImportJob.open(Self.zips.appending(path: "manifest-last-info.zip").path).manifestBytes == 0)
     }
 
     /// The fields of a latest.json, articles first or last, with two articles.

@@ -94,7 +94,7 @@ import Testing
     @Test func aWriteThroughAnotherConnectionShowsAtOnce() throws {
         let root = Scratch.path("galley-revision-store")
         let writer = try SQLiteStore(at: root, access: .create)
-        _ = try writer.importZip(Self.fixtures.appending(path: "zips/example-valid.zip").path, force: false, gate: nil, progress: nil)
+        _ = try writer.importZip(Self.fixtures.appending(path: "zips/example-valid.zip").path, force: false)
         let reader = try SQLiteStore(at: root, access: .read)
         let before = try reader.revision()
         Thread.sleep(forTimeInterval: 1.2)

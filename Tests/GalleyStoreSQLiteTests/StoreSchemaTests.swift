@@ -93,7 +93,7 @@ struct StoreSchemaTests {
         let store = try SQLiteStore(at: folder.appending(path: "store"))
         let revision = try store.revision()
         let example = TestFiles.fixtures.appending(path: "zips/example-valid.zip").path
-        let result = try store.importZip(example, force: false, gate: nil, progress: nil)
+        let result = try store.importZip(example, force: false)
         #expect(try store.revision() > revision)
         #expect(try store.issues().map(\.appleID) == [result.appleID])
         #expect(try store.search("title").articles.map(\.title) == ["Title"])

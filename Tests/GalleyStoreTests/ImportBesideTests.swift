@@ -8,10 +8,9 @@ import Testing
 @testable import GalleyStoreSQLite
 import GalleyTestSupport
 
-/// The import that checks latest.json beside the pass extracting the files
-/// (`importZip(_:force:opened:progress:)`, the command's) and the one that checks first
-/// (`importZip(_:force:gate:progress:)`, the PostgreSQL store's and `store copy`'s) must decide every
-/// zip alike.
+/// The import that checks latest.json beside the pass extracting the files (an `ImportJob` as
+/// the command opens it) and the one that checks first (`ImportJob.checkingFirst`, the
+/// PostgreSQL store's and `store copy`'s way) must decide every zip alike.
 struct ImportBesideTests {
     init() { ProcessEnvironment.configureForArchives() }
 
@@ -55,11 +54,11 @@ struct ImportBesideTests {
         for (beside, rows) in [(true, true), (true, false), (false, false)] {
             let root = folder.appending(path: beside ? "beside-\(rows)" : "gate")
             let store = try SQLiteStore(at: root)
-            _ = try store.importZip(example, force: false, gate: nil, progress: nil)
+            _ = try store.importZip(example, force: false)
             let before = try Self.files(root)
             let outcome = Self.outcome {
-                beside ? try store.importZip(zip, force: false, opened: ImportGate.open(zip).withRowsBeside(rows ? .always : .never), progress: nil)
-                    : try store.importZip(zip, force: false, gate: ImportGate.check(zip), progress: nil)
+                beside ? try store.importZip(ImportJob.open(zip).withRowsBeside(rows ? .always : .never))
+                    : try store.importZip(ImportJob.open(zip).checkingFirst())
             }
             outcomes.append(outcome)
             #expect(try FileManager.default.contentsOfDirectory(atPath: root.appending(path: "staging").path).isEmpty,
@@ -85,26 +84,26 @@ struct ImportBesideTests {
         let zip = folder.appending(path: "download.zip").path
         try FileManager.default.copyItem(atPath: StoreConformanceTests.fixtures.appending(path: "zips/example-valid.zip").path, toPath: zip)
         let digest = try FileDigest.of(zip)
-        func keep(_ opened: ImportGate.Opened, _ name: String) throws -> (kept: String, result: ImportResult) {
+        func keep(_ opened: ImportJob, _ name: String) throws -> (kept: String, result: ImportResult) {
             let root = folder.appending(path: name)
             let store = try SQLiteStore(at: root)
-            let result = beside ? try store.importZip(zip, force: false, opened: opened)
-                : try store.importZip(zip, force: false, gate: ImportGate.check(opened), progress: nil)
+            let result = beside ? try store.importZip(opened)
+                : try store.importZip(opened.checkingFirst())
             #expect(try FileManager.default.contentsOfDirectory(atPath: root.appending(path: "staging").path).isEmpty)
             return (root.appending(path: "packages/\(digest.sha256).zip").path, result)
         }
-        let adopted = try keep(ImportGate.open(zip).adopting(digest), "adopted")
+        let adopted = try keep(ImportJob.open(zip).adopting(digest), "adopted")
         #expect(adopted.result.package?.sha256 == digest.sha256)
         #expect(try Self.inode(adopted.kept) == Self.inode(zip), "the download itself is kept")
 
-        let copied = try keep(ImportGate.open(zip), "copied")
+        let copied = try keep(ImportJob.open(zip), "copied")
         #expect(copied.result.package?.sha256 == digest.sha256)
         #expect(try Self.inode(copied.kept) != Self.inode(zip))
 
         // A digest that is not this file's (another size): the file is copied and its own
         // digest names it, not the one given.
         let wrong = FileDigest(sha256: String(repeating: "0", count: 64), size: digest.size + 1)
-        let refusedLink = try keep(ImportGate.open(zip).adopting(wrong), "wrong")
+        let refusedLink = try keep(ImportJob.open(zip).adopting(wrong), "wrong")
         #expect(refusedLink.result.package?.sha256 == digest.sha256)
         #expect(try Self.inode(refusedLink.kept) != Self.inode(zip))
         #expect(try FileDigest.of(refusedLink.kept) == digest)
@@ -114,8 +113,8 @@ struct ImportBesideTests {
         try FileManager.default.createSymbolicLink(atPath: symlink, withDestinationPath: zip)
         let root = folder.appending(path: "symlink")
         let store = try SQLiteStore(at: root)
-        _ = beside ? try store.importZip(symlink, force: false, opened: ImportGate.open(symlink).adopting(digest))
-            : try store.importZip(symlink, force: false, gate: ImportGate.check(ImportGate.open(symlink).adopting(digest)), progress: nil)
+        let job = try ImportJob.open(symlink).adopting(digest)
+        _ = try store.importZip(beside ? job : job.checkingFirst())
         let kept = root.appending(path: "packages/\(digest.sha256).zip").path
         #expect(FileStatus(kept, follow: false)?.kind == .file)
         #expect(try Self.inode(kept) != Self.inode(zip))
@@ -127,25 +126,27 @@ struct ImportBesideTests {
         let zip = StoreConformanceTests.fixtures.appending(path: "zips/missing-title-error.zip").path
         let folder = try Scratch.folder("galley-beside")
         let store = try SQLiteStore(at: folder.appending(path: "store"))
-        let opened = try ImportGate.open(zip)
+        let opened = try ImportJob.open(zip)
         #expect(opened.checksBeside, "latest.json is the first entry: the beside way is taken")
-        let error = try #require(throws: DiagnosticsError.self) { try store.importZip(zip, force: false, opened: opened) }
+        let error = try #require(throws: DiagnosticsError.self) { try store.importZip(opened) }
         #expect(error.diagnostics.contains { $0.id == Check.manifestKeyMissing.id && $0.message.contains("`title`") })
         #expect(try store.issues().isEmpty)
     }
 
-    /// One `Opened` serves more than one import: the first takes the central directory it
-    /// read, a later one (into another store, or the way that checks first) reads it again.
-    @Test func oneOpenedZipImportsIntoTwoStores() throws {
+    /// A job runs once: what its checks read is handed on and dropped, so a second import of
+    /// the same job is refused in words (and changes nothing), and a new job imports the zip.
+    @Test(arguments: [false, true]) func anImportJobRunsOnce(checkingFirst: Bool) throws {
         let zip = StoreConformanceTests.fixtures.appending(path: "zips/example-valid.zip").path
         let folder = try Scratch.folder("galley-beside")
-        let opened = try ImportGate.open(zip)
-        let first = try SQLiteStore(at: folder.appending(path: "first")).importZip(zip, force: false, opened: opened)
-        let second = try SQLiteStore(at: folder.appending(path: "second")).importZip(zip, force: false, opened: opened)
-        let third = try SQLiteStore(at: folder.appending(path: "third")).importZip(zip, force: false, gate: ImportGate.check(opened), progress: nil)
-        for result in [first, second, third] {
-            #expect(result.status == .imported && result.articles == first.articles && result.package?.sha256 == first.package?.sha256)
-        }
+        let job = checkingFirst ? try ImportJob.open(zip).checkingFirst() : try ImportJob.open(zip)
+        let first = try SQLiteStore(at: folder.appending(path: "first")).importZip(job)
+        #expect(first.status == .imported)
+        let second = try SQLiteStore(at: folder.appending(path: "second"))
+        let error = try #require(throws: GalleyError.self) { try second.importZip(job) }
+        #expect(error.message.contains("has already run"), "\(error.message)")
+        #expect(try second.issues().isEmpty)
+        let again = try second.importZip(ImportJob.open(zip))
+        #expect(again.status == .imported && again.package?.sha256 == first.package?.sha256)
     }
 
     /// The versions rule the same way: the same zip again is unchanged (and takes the way that
@@ -155,11 +156,11 @@ struct ImportBesideTests {
     /// zips put before the articles; a zip whose latest.json is not its first entry gives none.
     @Test func theIssueFieldsArePeekedFromLatestJSONsFirstBytes() throws {
         let zips = StoreConformanceTests.fixtures.appending(path: "zips")
-        let peeked = try #require(try ImportGate.open(zips.appending(path: "example-valid.zip").path).peekIssue())
+        let peeked = try #require(try ImportJob.open(zips.appending(path: "example-valid.zip").path).peekIssue())
         #expect(peeked.appleID == "example-valid")
         #expect(peeked.globalID == "5f0000000000000000000010")
         #expect(peeked.lastUpdated == "2020-03-01T00:00:00.000+0000")
-        let older = try #require(try ImportGate.open(StoreConformanceTests.fixtures.appending(path: "versions/example-valid.zip").path).peekIssue())
+        let older = try #require(try ImportJob.open(StoreConformanceTests.fixtures.appending(path: "versions/example-valid.zip").path).peekIssue())
         #expect(older.lastUpdated < peeked.lastUpdated)
     }
 
@@ -171,28 +172,28 @@ struct ImportBesideTests {
         // The older version with its articles before the issue's fields: its first bytes give
         // no version (the peek stops at the first article).
         let articlesFirst = fixtures.appending(path: "versions/articles-first/example-valid.zip").path
-        #expect(try ImportGate.open(articlesFirst).peekIssue().flatMap { SQLiteStore.milliseconds($0.lastUpdated) } == nil)
+        #expect(try ImportJob.open(articlesFirst).peekIssue().flatMap { SQLiteStore.milliseconds($0.lastUpdated) } == nil)
         let folder = try Scratch.folder("galley-beside")
         let root = folder.appending(path: "store")
         let store = try SQLiteStore(at: root)
-        #expect(try store.extractsBeside(ImportGate.open(current), force: false), "a new issue is checked beside its extraction")
-        #expect(try store.importZip(current, force: false, opened: ImportGate.open(current)).status == .imported)
+        #expect(try store.extractsBeside(ImportJob.open(current)), "a new issue is checked beside its extraction")
+        #expect(try store.importZip(ImportJob.open(current)).status == .imported)
         // The same files, an older version, the same version edited: the versions decide
         // before anything is extracted; with --force the edited one is extracted beside.
         // A held issue's zip whose version the first bytes do not tell takes that way too.
         for zip in [current, older, edited, articlesFirst] {
-            #expect(try !store.extractsBeside(ImportGate.open(zip), force: false), "\(zip)")
+            #expect(try !store.extractsBeside(ImportJob.open(zip)), "\(zip)")
         }
-        #expect(try store.extractsBeside(ImportGate.open(edited), force: true))
+        #expect(try store.extractsBeside(ImportJob.open(edited).forcing()))
         let before = try Self.files(root)
-        #expect(try store.importZip(current, force: false, opened: ImportGate.open(current)).status == .unchanged)
+        #expect(try store.importZip(ImportJob.open(current)).status == .unchanged)
         #expect(try Self.files(root) == before)
         for (zip, check) in [(older, Check.importOlder), (articlesFirst, Check.importOlder), (edited, Check.importSameVersionChanged)] {
-            let refused = try #require(throws: DiagnosticsError.self) { try store.importZip(zip, force: false, opened: ImportGate.open(zip)) }
+            let refused = try #require(throws: DiagnosticsError.self) { try store.importZip(ImportJob.open(zip)) }
             #expect(refused.diagnostics.map(\.id) == [check.id])
             #expect(try Self.files(root) == before)
         }
-        #expect(try store.importZip(edited, force: true, opened: ImportGate.open(edited)).status == .replaced)
+        #expect(try store.importZip(ImportJob.open(edited).forcing()).status == .replaced)
         #expect(try FileManager.default.contentsOfDirectory(atPath: root.appending(path: "staging").path).isEmpty)
     }
 }

@@ -56,22 +56,16 @@ struct ImportChangedZipTests {
         let store = try SQLiteStore(at: folder.appending(path: "store"))
         // The store holds another issue (the example source, packed).
         let packed = try Packer().pack(PackOptions(source: Self.example, output: folder.appending(path: "dist/")))
-        _ = try store.importZip(packed.path, force: false, gate: nil, progress: nil)
+        _ = try store.importZip(packed.path, force: false)
         let zip = folder.appending(path: "example-valid.zip").path
         try FileManager.default.copyItem(atPath: Self.fixtures.appending(path: "example-valid.zip").path, toPath: zip)
         let before = try StoreSnapshot.of(folder.appending(path: "store").path)
 
-        // The directory is read (and, the other way, latest.json checked), then the zip changes.
-        let outcome: Result<ImportResult, any Error>
-        if beside {
-            let opened = try ImportGate.open(zip)
-            try Self.change(zip, change)
-            outcome = Result { try store.importZip(zip, force: false, opened: opened) }
-        } else {
-            let passed = try ImportGate.check(zip)
-            try Self.change(zip, change)
-            outcome = Result { try store.importZip(zip, force: false, gate: passed, progress: nil) }
-        }
+        // The directory is read, then the zip changes; latest.json is checked beside the pass
+        // or before it.
+        let job = try ImportJob.open(zip)
+        try Self.change(zip, change)
+        let outcome = Result { try store.importZip(beside ? job : job.checkingFirst()) }
         guard case .failure(let error) = outcome else {
             Issue.record("imported a zip that changed while it was imported")
             return

@@ -12,18 +12,20 @@ import GalleyTestSupport
 struct ImportGateTests {
     init() { ProcessEnvironment.configureForArchives() }
 
-    @Test func theCheckIsHandedOverOnceAndReadAgainAfter() throws {
+    /// An import job's steps each take what the one before read, once: a second take is a
+    /// caller's mistake, said in words, never a silent second read of the zip.
+    @Test func theCheckIsHandedOverOnceAndNeverReadAgain() throws {
         let zip = StoreConformanceTests.fixtures.appending(path: "zips/example-valid.zip").path
-        let passed = try ImportGate.check(zip)
+        let job = try ImportJob.open(zip)
+        let passed = try job.checkHead()
         #expect(passed.issue.appleID == "example-valid")
         #expect(passed.fileCount > 0 && passed.declaredBytes > 0 && passed.contentDigest.count == 64)
-        let first = try passed.takeCheck()
-        // A second pass over the same Passed reads the zip's head again: the same check.
-        let second = try passed.takeCheck()
-        #expect(first.issue.appleID == second.issue.appleID)
-        #expect(first.directory.entries.count == second.directory.entries.count)
-        #expect(try first.checkContent(sink: nil).filter { $0.severity == .error }.isEmpty)
-        #expect(try second.checkContent(sink: nil).filter { $0.severity == .error }.isEmpty)
+        let check = try passed.takeCheck()
+        #expect(try check.checkContent(sink: nil).filter { $0.severity == .error }.isEmpty)
+        for again in [{ _ = try passed.takeCheck() }, { _ = try job.checkHead() }] as [() throws -> Void] {
+            let error = try #require(throws: GalleyError.self) { try again() }
+            #expect(error.id == .usage && error.message.contains("has already run"), "\(error.message)")
+        }
     }
 
     /// The content digest is stored with each issue and compared with the next import's, so

@@ -107,14 +107,14 @@ import Testing
         let newer = Self.fixtures.appending(path: "zips/example-valid.zip").path
         let older = Self.fixtures.appending(path: "versions/example-valid.zip").path
 
-        let first = try store.importZip(newer, force: false, gate: nil, progress: nil)
+        let first = try store.importZip(newer, force: false)
         #expect(first.status == .imported && first.articles > 0)
-        #expect(try store.importZip(newer, force: false, gate: nil, progress: nil).status == .unchanged)
+        #expect(try store.importZip(newer, force: false).status == .unchanged)
         let lastUpdated = try store.issueSummary("example-valid").lastUpdated
 
         // An older version is refused with its own check, and nothing changes.
         do {
-            _ = try store.importZip(older, force: false, gate: nil, progress: nil)
+            _ = try store.importZip(older, force: false)
             Issue.record("an older version was imported")
         } catch let error as DiagnosticsError {
             #expect(error.diagnostics.map(\.id) == [Check.importOlder.id])
@@ -123,9 +123,9 @@ import Testing
         try expectClean(store, issues: 1)
 
         // --force replaces it, and the newer one replaces that in turn.
-        #expect(try store.importZip(older, force: true, gate: nil, progress: nil).status == .replaced)
+        #expect(try store.importZip(older, force: true).status == .replaced)
         #expect(try store.issueSummary("example-valid").lastUpdated < lastUpdated)
-        #expect(try store.importZip(newer, force: false, gate: nil, progress: nil).status == .replaced)
+        #expect(try store.importZip(newer, force: false).status == .replaced)
         try expectClean(store, issues: 1)
     }
 
@@ -185,16 +185,16 @@ import Testing
         let newerDigest = try FileDigest.of(newer)
         let olderDigest = try FileDigest.of(older)
 
-        let first = try store.importZip(older, force: false, gate: nil, progress: nil)
+        let first = try store.importZip(older, force: false)
         #expect(first.package == ImportResult.Package(sha256: olderDigest.sha256, size: olderDigest.size, version: 1, withheld: nil))
         var package = try store.package("example-valid")
         #expect(package.version == 1 && package.sha256 == olderDigest.sha256 && package.withheld == nil)
         #expect(try FileDigest.of(store.localFile(package.file).path) == olderDigest)
 
-        #expect(try store.importZip(older, force: false, gate: nil, progress: nil).package?.version == 1)
+        #expect(try store.importZip(older, force: false).package?.version == 1)
         #expect(try store.package("example-valid").version == 1)
 
-        let second = try store.importZip(newer, force: false, gate: nil, progress: nil)
+        let second = try store.importZip(newer, force: false)
         #expect(second.status == .replaced && second.package?.version == 2)
         package = try store.package("example-valid")
         #expect(package.sha256 == newerDigest.sha256 && package.size == newerDigest.size)
@@ -206,12 +206,12 @@ import Testing
         _ = try store.delete("example-valid")
         #expect(try !backend.holds(store, path: package.path, sha256: package.sha256))
         #expect(try store.packages().isEmpty)
-        #expect(try store.importZip(newer, force: false, gate: nil, progress: nil).package?.version == 3)
+        #expect(try store.importZip(newer, force: false).package?.version == 3)
 
         // An older Linechef format is kept, but withheld from the feed with why. (The fixture
         // shares the example's global id, so it goes to a store of its own.)
         let legacyStore = try backend.make()
-        let legacy = try legacyStore.importZip(Self.fixtures.appending(path: "zips/older-format-error.zip").path, force: false, gate: nil, progress: nil)
+        let legacy = try legacyStore.importZip(Self.fixtures.appending(path: "zips/older-format-error.zip").path, force: false)
         #expect(legacy.package?.withheld?.contains("older Linechef format") == true)
         #expect(try legacyStore.packages().map(\.withheld) == [legacy.package?.withheld])
         try expectClean(legacyStore, issues: 1)
@@ -233,7 +233,7 @@ import Testing
     @Test func aPostgresCheckNamesEachDamagedFileInIssueAndNameOrder() throws {
         guard Backend.allCases.contains(.postgres) else { return }
         let store = try #require(try Backend.postgres.make() as? PostgresStore)
-        _ = try store.importZip(try exampleZip(), force: false, gate: nil, progress: nil)
+        _ = try store.importZip(try exampleZip(), force: false)
         let clean = try store.check()
         #expect(clean.problems == [] && clean.files > 2)
         // Two files whose blobs sort the other way round from their names (the check reads in
@@ -255,11 +255,11 @@ import Testing
     @Test(arguments: Backend.allCases)
     func aRefusedZipLeavesTheStoreAsItWas(backend: Backend) throws {
         let store = try backend.make()
-        _ = try store.importZip(try exampleZip(), force: false, gate: nil, progress: nil)
+        _ = try store.importZip(try exampleZip(), force: false)
         let before = try store.issue(Self.issue)
         for name in ["bad-crc-error", "symlink-error", "overlap-bomb-error", "missing-file-error", "apple-id-mismatch-error"] {
             #expect(throws: (any Error).self, "\(name)") {
-                try store.importZip(Self.fixtures.appending(path: "zips/\(name).zip").path, force: true, gate: nil, progress: nil)
+                try store.importZip(Self.fixtures.appending(path: "zips/\(name).zip").path, force: true)
             }
         }
         let after = try store.issue(Self.issue)
@@ -270,8 +270,8 @@ import Testing
     @Test(arguments: Backend.allCases)
     func everyQueryAnswersFromTheExample(backend: Backend) throws {
         let store = try backend.make()
-        _ = try store.importZip(try exampleZip(), force: false, gate: nil, progress: nil)
-        _ = try store.importZip(Self.fixtures.appending(path: "zips/example-valid.zip").path, force: false, gate: nil, progress: nil)
+        _ = try store.importZip(try exampleZip(), force: false)
+        _ = try store.importZip(Self.fixtures.appending(path: "zips/example-valid.zip").path, force: false)
 
         // Issues, by either id; unknown ids are errors, never "all".
         #expect(try store.issues().count == 2)
@@ -429,8 +429,7 @@ struct PostgresRevisionTests {
         let started = Date().addingTimeInterval(10)
         while reader.revisions.cached == nil && Date() < started { Thread.sleep(forTimeInterval: 0.01) }
         #expect(reader.revisions.cached == before, "the listener is up and knows the revision")
-        _ = try writer.importZip(StoreConformanceTests.fixtures.appending(path: "zips/example-valid.zip").path,
-                                 force: false, gate: nil, progress: nil)
+        _ = try writer.importZip(StoreConformanceTests.fixtures.appending(path: "zips/example-valid.zip").path, force: false)
         let after = try writer.revision()
         #expect(after > before)
         let deadline = Date().addingTimeInterval(1)
@@ -444,8 +443,7 @@ struct PostgresRevisionTests {
     @Test func settlingAfterALoadCountsTheArticlesAndEmptiesTheIndexsPendingList() throws {
         guard let url = URL(string: try PostgresTestServer.newStore()) else { throw GalleyError("no address") }
         let store = try #require(try StoreLocation.open(url, access: .create) as? PostgresStore)
-        _ = try store.importZip(StoreConformanceTests.fixtures.appending(path: "zips/example-valid.zip").path,
-                                force: false, gate: nil, progress: nil)
+        _ = try store.importZip(StoreConformanceTests.fixtures.appending(path: "zips/example-valid.zip").path, force: false)
         func estimated() throws -> Double? {
             try store.read { connection in
                 // -1 until the table was first analyzed (or vacuumed).

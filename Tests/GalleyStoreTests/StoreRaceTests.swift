@@ -34,7 +34,7 @@ import Testing
         let newer = Self.fixtures.appending(path: "zips/example-valid.zip").path
         let older = Self.fixtures.appending(path: "versions/example-valid.zip").path
         let writer = try StoreLocation.open(store, access: .create, environment: environment)
-        _ = try writer.importZip(newer, force: false, gate: nil, progress: nil)
+        _ = try writer.importZip(newer, force: false)
         let full = try writer.issue("example-valid")
         let articleCount = full.articles.count
         let articleID = try #require(full.articles.first?.globalID)
@@ -75,9 +75,9 @@ import Testing
         var round = 0
         while Date() < deadline {
             switch round % 3 {
-            case 0: _ = try writer.importZip(older, force: true, gate: nil, progress: nil)
+            case 0: _ = try writer.importZip(older, force: true)
             case 1: _ = try writer.delete("example-valid")
-            default: _ = try writer.importZip(newer, force: false, gate: nil, progress: nil)
+            default: _ = try writer.importZip(newer, force: false)
             }
             round += 1
         }

@@ -58,7 +58,7 @@ import Testing
         var options = PackOptions(source: source, output: try temporaryFolder())
         options.lastUpdated = lastUpdated
         let summary = try Packer().pack(options)
-        _ = try store.importZip(summary.path, force: false, gate: nil, progress: nil)
+        _ = try store.importZip(summary.path, force: false)
     }
 
     /// Every word the index holds, where (`articleSearchTerms`: term, article, column, offset),

@@ -35,9 +35,8 @@ public enum ImportGate {
     }
 
     /// The container checks alone (the central directory; no content read): any error refuses
-    /// the zip before a store is opened. What passed goes to `IssueStore.importZip(_:force:opened:progress:)`,
-    /// which checks latest.json beside the pass that extracts the files (`ZipOpening.checkBeside`),
-    /// or first, with `check(_: Opened)`. Throws as `check`.
+    /// the zip before a store is opened. What passed is an `ImportJob`'s: the store checks latest.json beside the pass that
+    /// extracts the files (`ZipOpening.checkBeside`), or first, with `check(_: Opened)`. Throws as `check`.
     public static func open(_ path: String) throws -> Opened {
         try requireZip(path)
         let (report, opening) = validator.openZipForImport(path: path)
@@ -61,6 +60,12 @@ public enum ImportGate {
         }
         return Passed(warnings: diagnostics.filter { $0.severity == .warning }, check: check, facts: opened.facts, path: opened.path,
                       adoptable: opened.adoptable)
+    }
+
+    /// A job's checks asked for a second time: a mistake in the caller, said as one.
+    static func ranTwice(_ path: String) -> GalleyError {
+        GalleyError("this import of \(path) has already run", id: .usage, path: path,
+                    hint: "Open a new import job (`ImportJob.open`) for each import of a zip.")
     }
 
     /// Validate with the older Linechef formats relaxed to warnings.
@@ -162,14 +167,9 @@ public enum ImportGate {
         /// or nil: a hint, nothing checked.
         package func peekIssue() -> IssueRecord? { held.peek { $0.peekIssue() } ?? nil }
 
-        /// What the rest of the checks need. The first call takes what `open` read; a later one
-        /// (a second import of the same `Opened`) reads the central directory again, refusing
-        /// the zip as `open` would if it changed since.
+        /// What the rest of the checks need, taken once: an import job runs once.
         package func takeOpening() throws -> ZipOpening {
-            if let opening = held.take() { return opening }
-            guard let opening = try ImportGate.open(path).held.take() else {
-                throw GalleyError("the zip's central directory cannot be read", id: .inputUnreadable, path: path, hint: "Run `galley validate` on it.")
-            }
+            guard let opening = held.take() else { throw ImportGate.ranTwice(path) }
             return opening
         }
     }
@@ -228,13 +228,9 @@ public enum ImportGate {
             held = TakeOnce(check)
         }
 
-        /// What the content pass needs; taken once. A second pass over the same `Passed` (none
-        /// runs today) reads the zip's head again rather than failing.
+        /// What the content pass needs, taken once: an import job runs once.
         package func takeCheck() throws -> ZipCheck {
-            if let check = held.take() { return check }
-            guard let check = try ImportGate.check(path).held.take() else {
-                throw GalleyError("the zip's central directory or latest.json cannot be read", id: .inputUnreadable, path: path)
-            }
+            guard let check = held.take() else { throw ImportGate.ranTwice(path) }
             return check
         }
     }

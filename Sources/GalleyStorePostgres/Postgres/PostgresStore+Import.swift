@@ -16,11 +16,12 @@ extension PostgresStore {
     ///
     /// Under the writer lock: a second import of the same issue, from any instance, waits for
     /// this one and then compares versions against what it committed (one version wins).
-    public func importZip(
-        _ path: String, force: Bool, gate: ImportGate.Passed?, progress: ((Int64, Int64) -> Void)?
-    ) throws -> ImportResult {
-        let passed = try gate ?? ImportGate.check(path)
-        var result = try writing { connection in try importValidated(path, passed, force: force, progress: progress, connection) }
+    /// latest.json's checks run before the pass here (`ImportJob.checkHead`), whatever the job.
+    public func importZip(_ job: ImportJob) throws -> ImportResult {
+        let passed = try job.checkHead()
+        var result = try writing { connection in
+            try importValidated(job.path, passed, force: job.force, progress: job.progress, connection)
+        }
         result.warnings = passed.warnings + result.warnings
         return result
     }

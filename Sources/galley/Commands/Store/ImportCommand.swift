@@ -116,20 +116,20 @@ struct ImportCommand: ParsableCommand {
             do {
                 // Zips the container checks refuse never open (or create) the store; latest.json
                 // is checked beside the extraction, into staging.
-                let container = try console.timed("\(zip): container checked") { try ImportGate.open(zip).withRowsBeside(.whenLarge) }
-                console.findings(container.warnings)
+                let job = try console.timed("\(zip): container checked") { try ImportJob.open(zip).withRowsBeside(.whenLarge) }
+                console.findings(job.warnings)
                 if opened == nil { opened = try store.open(.create) }
                 guard let opened else { continue }
                 let bar = console.progressBar("importing")
                 let result = try console.timed("\(zip): checked, extracted and written") {
                     defer { bar?.clear() }
-                    return try opened.importZip(zip, force: force, opened: container) { done, total in
+                    return try opened.importZip(job.forcing(force).reporting { done, total in
                         bar?.update(done: done, total: max(total, 1), detail: formatBytes(done))
-                    }
+                    })
                 }
                 results.append(.done(result))
                 // The container's warnings were shown above; these are the rest of the checks'.
-                console.findings(Array(result.warnings.dropFirst(container.warnings.count)))
+                console.findings(Array(result.warnings.dropFirst(job.warnings.count)))
                 let what = result.status == .unchanged ? "already in the store (same last_updated); nothing changed"
                     : "\(result.status.rawValue): \(result.articles) articles, \(result.assets) assets"
                 console.status("\(result.appleID): \(what)")
