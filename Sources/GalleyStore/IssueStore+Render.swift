@@ -8,7 +8,7 @@ extension Renderer {
     /// URLs are relative to `outputDirectory` unless `assetBase` is set, or `issueAssetBase`
     /// (which gets the article's issue global id: `serve` points them at its downloads).
     public func renderArticle(
-        fromStore store: any IssueStore, id: String, issue: String?, outputDirectory: URL,
+        fromStore store: any IssueReader, id: String, issue: String?, outputDirectory: URL,
         issueAssetBase: ((String) -> String)? = nil
     ) throws -> (html: String, warnings: [Diagnostic]) {
         let detail = try store.article(id, issue: issue)

@@ -13,13 +13,9 @@ public enum StoreAccess: Sendable {
     case create
 }
 
-/// The store's operations, as the CLI (and `serve` and `sync`) reach them: one protocol, so that
-/// a second backend (PostgreSQL) slots in behind it and runs the same conformance tests.
-/// `SQLiteStore` (a folder) and `PostgresStore` (a database and a blob folder) implement it.
-///
-/// Every method either does all of its work or none of it: a failed import leaves the store as
-/// it was. Unknown ids are `GalleyError`s naming the id and a command that lists the valid ones.
-public protocol IssueStore: AnyObject, Sendable {
+/// What every store answers: the queries, the files, the packages and what sync recorded, all
+/// read-only. `serve`'s answers, render from the store and the query commands need only this.
+public protocol IssueReader: AnyObject, Sendable {
     /// Where the store lives, for messages.
     var root: URL { get }
 
@@ -27,12 +23,6 @@ public protocol IssueStore: AnyObject, Sendable {
     /// (`serve`'s handlers) must make them from a thread pool. False for a local SQLite store,
     /// whose reads are short enough to make in place.
     var waitsOnNetwork: Bool { get }
-
-    /// Imports one zip (`ImportJob`): the checks the job's container did not have yet, the
-    /// versions, the pass that stages its files, and the commit, all or nothing (see
-    /// `SQLiteStore.importZip(_:)` for the guarantees). The result's warnings start with the
-    /// container's.
-    func importZip(_ job: ImportJob) throws -> ImportResult
 
     /// Every issue, newest first.
     func issues() throws -> [StoredIssue]
@@ -87,15 +77,35 @@ public protocol IssueStore: AnyObject, Sendable {
     func package(_ id: String) throws -> StoredPackage
     /// What `galley sync` recorded of the feed at `url` after its last complete sync, if any.
     func followedFeed(_ url: String) throws -> FollowedFeed?
-    /// Records a complete sync of a feed.
-    func recordFollowedFeed(_ feed: FollowedFeed) throws
     /// A package `galley sync` downloaded and the import gate refused, by SHA-256, if any.
     func refusedPackage(_ sha256: String) throws -> RefusedPackage?
-    /// Records a refused package, so that no sync downloads it again.
-    func recordRefusedPackage(_ refused: RefusedPackage) throws
     /// Every followed feed and every refused package, for `store copy`.
     func followedFeeds() throws -> [FollowedFeed]
     func refusedPackages() throws -> [RefusedPackage]
+    /// Every independent article, newest first (undated last), then by global id.
+    func independentArticles() throws -> [IndependentArticle]
+    /// Integrity: the database, every file with its size and checksum, no orphans.
+    func check() throws -> StoreCheck
+}
+
+/// The store's operations, as the CLI (and `serve` and `sync`) reach them: an `IssueReader`
+/// that also writes, so that a second backend (PostgreSQL) slots in behind one protocol and
+/// runs the same conformance tests. `SQLiteStore` (a folder) and `PostgresStore` (a database
+/// and a blob store) implement it.
+///
+/// Every write either does all of its work or none of it: a failed import leaves the store as
+/// it was. Unknown ids are `GalleyError`s naming the id and a command that lists the valid ones.
+public protocol IssueStore: IssueReader {
+
+    /// Imports one zip (`ImportJob`): the checks the job's container did not have yet, the
+    /// versions, the pass that stages its files, and the commit, all or nothing (see
+    /// `SQLiteStore.importZip(_:)` for the guarantees). The result's warnings start with the
+    /// container's.
+    func importZip(_ job: ImportJob) throws -> ImportResult
+    /// Records a complete sync of a feed.
+    func recordFollowedFeed(_ feed: FollowedFeed) throws
+    /// Records a refused package, so that no sync downloads it again.
+    func recordRefusedPackage(_ refused: RefusedPackage) throws
     /// Raises an issue's feed version to at least `version` (the issue's and the counter that
     /// outlives deletions), so that a store copied from another never offers apps a version
     /// they have seen go by. Never lowers it.
@@ -104,13 +114,9 @@ public protocol IssueStore: AnyObject, Sendable {
     /// Merges independent articles by global id: new ones added, changed ones updated, the
     /// same ones untouched (no write at all when nothing changed), others kept.
     func mergeIndependentArticles(_ articles: [IndependentArticle], source: String) throws -> ArticleMerge
-    /// Every independent article, newest first (undated last), then by global id.
-    func independentArticles() throws -> [IndependentArticle]
 
     /// Removes an issue's rows and files; returns what was removed.
     func delete(_ id: String) throws -> StoredIssue
-    /// Integrity: the database, every file with its size and checksum, no orphans.
-    func check() throws -> StoreCheck
     /// Removes what interrupted imports left behind; returns what was removed.
     func collectGarbage() throws -> [String]
     /// After a load of many issues at once (several zips in one import, a store copy): brings
@@ -119,7 +125,7 @@ public protocol IssueStore: AnyObject, Sendable {
     func settleAfterLoad() throws
 }
 
-extension IssueStore {
+extension IssueReader {
     /// One article, its assets, and the newer and older articles of its issue that `neighbours`
     /// asks for (`eachArticleNeighbour` collected; none: the article alone, for what shows no
     /// neighbours).

@@ -290,7 +290,7 @@ public struct ArticleDetail: Sendable, Codable {
     }
 }
 
-extension IssueStore {
+extension IssueReader {
     /// The document `JSONDocument.encode` makes of `article(id, issue:)` (`article show
     /// --json`, `/articles/{id}`), written through `write` as the store reads the article's
     /// neighbours, one at a time: the neighbours of an article of a 30,000-article issue are
