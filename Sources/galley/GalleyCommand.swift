@@ -76,7 +76,7 @@ struct GalleyCommand: ParsableCommand {
             let advice = dashedTextAdvice(CommandLine.arguments.dropFirst(), message: message)
             if let advice { message += "\nHint: " + advice }
             if code == .success {
-                print(message)
+                Terminal.standardOutput.write(message + "\n")
                 Foundation.exit(0)
             }
             Terminal.standardError.write(message + "\n")

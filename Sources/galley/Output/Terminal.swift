@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import GalleyCore
 import GalleyKit
 
@@ -30,9 +31,35 @@ struct Terminal {
         }
     }
 
+    /// Writes all of `text`, with write(2) rather than `FileHandle.write`, which traps on a
+    /// failed write. A reader that went away (`galley search … | head -3`) ends the process as
+    /// it ends any Unix tool, by SIGPIPE (exit status 141 to the shell), whether or not the
+    /// signal was ignored: swift-nio ignores it for the whole process once a PostgreSQL store or
+    /// a server starts, so the write fails with EPIPE instead. Standard error's failures are
+    /// dropped: there is nowhere left to say them.
     func write(_ text: String) {
-        let handle = fd == 1 ? FileHandle.standardOutput : FileHandle.standardError
-        handle.write(Data(text.utf8))
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { buffer -> Int in
+                guard let base = buffer.baseAddress else { return 0 }
+                return Glibc.write(fd, base + offset, buffer.count - offset)
+            }
+            if written > 0 {
+                offset += written
+                continue
+            }
+            if written < 0, errno == EINTR { continue }
+            if fd == 1, written < 0, errno == EPIPE { Self.endByBrokenPipe() }
+            return
+        }
+    }
+
+    /// Ends the process as the default SIGPIPE action would.
+    static func endByBrokenPipe() -> Never {
+        signal(SIGPIPE, SIG_DFL)
+        raise(SIGPIPE)
+        exit(128 + SIGPIPE)
     }
 
     /// The report writer for this stream: ANSI colours when colouring, plain text elsewhere.
