@@ -15,7 +15,8 @@ struct GalleyCommand: ParsableCommand {
             Exit status: 0 when the work is done, 1 when the input has problems (each one is \
             reported with its file, line and a hint), 2 when galley could not run (bad \
             arguments, unreadable paths, an output that exists), 130 or 143 when stopped by \
-            Ctrl-C or SIGTERM (pack removes its temporary files first).
+            Ctrl-C or SIGTERM (pack removes its temporary files first), 141 when the program \
+            reading its output has gone (`galley search ... | head -3`).
 
             Every command takes --quiet (findings and errors only), --verbose (what galley \
             does and how long it takes), --color auto|always|never (NO_COLOR turns auto off) \
