@@ -54,6 +54,25 @@ struct GalleyCommand: ParsableCommand {
             + "(galley \(command.isEmpty ? "COMMAND" : command) [OPTIONS] -- \(dashed))."
     }
 
+    /// `galley help TOPIC…` for a topic that is no command: ArgumentParser prints the root's help
+    /// and exits 0, which tells a script the topic exists. A usage error instead, naming it.
+    static func requireKnownHelpTopic(_ arguments: [String]) throws {
+        guard arguments.first == "help" else { return }
+        var subcommands: [ParsableCommand.Type] = GalleyCommand.configuration.subcommands
+        for word in arguments.dropFirst() where !word.hasPrefix("-") {
+            let names = subcommands.map { Self.name(of: $0) }
+            guard let index = names.firstIndex(of: word) else {
+                throw ValidationError("no command `\(word)` to give help on; the commands are \(names.joined(separator: ", "))")
+            }
+            subcommands = subcommands[index].configuration.subcommands
+        }
+    }
+
+    /// A subcommand's name as the command line spells it.
+    static func name(of command: ParsableCommand.Type) -> String {
+        command.configuration.commandName ?? command._commandName
+    }
+
     /// Runs the command, mapping argument errors to exit status 2 (ArgumentParser uses 64).
     static func main() {
         // Process-wide settings (docs/architecture.md, rule 10). libarchive's zip times and name
@@ -67,6 +86,7 @@ struct GalleyCommand: ParsableCommand {
         // reports and cleans up after like a full disk, instead of killing the process mid-file.
         signal(SIGXFSZ, SIG_IGN)
         do {
+            try Self.requireKnownHelpTopic(Array(CommandLine.arguments.dropFirst()))
             var command = try parseAsRoot()
             try command.run()
         } catch let code as ExitCode {

@@ -3,6 +3,21 @@ import Testing
 
 /// `--quiet`, `--verbose` and `--color` on every command (docs/cli.md).
 @Suite struct OutputOptionsTests {
+    /// `galley help TOPIC` for a topic that is no command is a usage error naming it (it printed
+    /// the root's help and exited 0); a real topic, at any depth, is help and 0.
+    @Test func helpOnAnUnknownCommandIsAUsageError() throws {
+        for topic in [["nosuch"], ["store", "nosuch"]] {
+            let result = try Harness.galley(["help"] + topic)
+            #expect(result.status == 2, "\(topic): \(result.status)")
+            #expect(result.stderr.contains("no command `nosuch`"), "\(topic): \(result.stderr)")
+            #expect(result.stdout.isEmpty)
+        }
+        for topic in [[], ["pack"], ["store", "check"]] {
+            let result = try Harness.galley(["help"] + topic)
+            #expect(result.status == 0 && result.stdout.contains("USAGE"), "\(topic): \(result.stderr)")
+        }
+    }
+
     static let commands: [[String]] = [
         ["pack"], ["validate"], ["render"], ["import"], ["issues"], ["issue", "show"], ["articles"],
         ["article", "show"], ["article", "newer"], ["article", "older"], ["assets"], ["search"], ["delete"],
