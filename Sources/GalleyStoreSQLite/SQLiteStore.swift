@@ -18,6 +18,8 @@ public final class SQLiteStore: IssueStore {
     private let writerSlot: WriterSlot
     /// `revision()` without a read while the database's files are unchanged.
     let revisionWatch: RevisionWatch
+    /// Whether the write-ahead log was there when the store was opened (see `deinit`).
+    private let logExisted: Bool
 
     /// Opens the store at `root`, and removes what an interrupted import left behind when no
     /// other writer is at work. When the store does not exist yet or needs a migration, it is
@@ -29,6 +31,7 @@ public final class SQLiteStore: IssueStore {
         self.root = root
         let path = root.appending(path: Self.databaseName).path
         revisionWatch = RevisionWatch(database: path)
+        logExisted = FileStatus(path + "-wal") != nil
         var readOnly: DatabasePool?
         if FileManager.default.fileExists(atPath: path) {
             readOnly = try Self.openReadOnly(path, root: root)
@@ -54,6 +57,21 @@ public final class SQLiteStore: IssueStore {
                 _ = try? removeLeftovers()
             }
         }
+    }
+
+    /// Read-only connections make the write-ahead log and its index (`-wal`, `-shm`) when they
+    /// are not there, and never remove them: only the last writable connection to close does.
+    /// So a query, or an import that changed nothing, left both beside the database. When this
+    /// store found no log, it closes its connections and opens and closes one writable
+    /// connection (which writes nothing): SQLite then checkpoints and removes both, unless
+    /// another process still has the database open, whose last connection will.
+    deinit {
+        guard !logExisted else { return }
+        let path = root.appending(path: Self.databaseName).path
+        try? (database as? DatabasePool)?.close()
+        writerSlot.close()
+        guard FileStatus(path + "-wal") != nil, let last = try? DatabaseQueue(path: path) else { return }
+        try? last.close()
     }
 
     /// Read-only connections, or nil when the store's schema is older than this Galley's (the
@@ -146,6 +164,14 @@ public final class SQLiteStore: IssueStore {
         private var pool: DatabasePool?
 
         init(_ pool: DatabasePool?) { self.pool = pool }
+
+        /// Closes the writing connection, if it was opened.
+        func close() {
+            lock.lock()
+            defer { lock.unlock() }
+            try? pool?.close()
+            pool = nil
+        }
 
         func get(_ open: () throws -> DatabasePool) throws -> DatabasePool {
             lock.lock()

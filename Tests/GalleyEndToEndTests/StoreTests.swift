@@ -210,6 +210,26 @@ import Testing
         #expect(try Harness.galley(["store", "check", "--store", store]).status == 0)
     }
 
+    /// Queries, an import that changes nothing and a refused one leave no write-ahead log or
+    /// shared-memory index beside the database (read-only connections made them and never took
+    /// them away), and the database byte-identical.
+    @Test func readsAndNoOpImportsLeaveNoLogBesideTheDatabase() throws {
+        let store = try store()
+        let zip = Harness.fixtures.appending(path: "zips/example-valid.zip").path
+        #expect(try Harness.galley(["import", zip, "--store", store]).status == 0)
+        let database = try Data(contentsOf: URL(fileURLWithPath: store + "/store.sqlite"))
+        let runs: [([String], Int32)] = [
+            (["issues"], 0), (["search", "title"], 0), (["import", zip], 0),
+            (["import", Harness.fixtures.appending(path: "zips/missing-title-error.zip").path], 1), (["store", "check"], 0),
+        ]
+        for (arguments, status) in runs {
+            #expect(try Harness.galley(arguments + ["--store", store]).status == status, "\(arguments)")
+            let names = try FileManager.default.contentsOfDirectory(atPath: store)
+            #expect(!names.contains { $0.hasSuffix("-wal") || $0.hasSuffix("-shm") }, "\(arguments): \(names.sorted())")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: store + "/store.sqlite")) == database)
+    }
+
     @Test func hostileZipsAreRefusedAndTheStoreIsUntouched() throws {
         let store = try store()
         #expect(try Harness.galley(["import", try packExample().path, "--store", store]).status == 0)

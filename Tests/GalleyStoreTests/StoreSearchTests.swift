@@ -230,9 +230,11 @@ import Testing
             Article(title: "Many", body: terms.joined(separator: " ")),
             Article(title: "One", body: "zeta7 only"),
         ], into: store)
-        let pattern = try SQLiteStore(at: store, access: .read).database.read { db in try SQLiteStore.searchPattern("zeta", db) }
+        // The store held while its connections are used: it closes them when it goes.
+        let reader = try SQLiteStore(at: store, access: .read)
+        let pattern = try reader.database.read { db in try SQLiteStore.searchPattern("zeta", db) }
         #expect(pattern == "\"zeta\"*")
-        let narrow = try SQLiteStore(at: store, access: .read).database.read { db in try SQLiteStore.searchPattern("zeta7", db) }
+        let narrow = try reader.database.read { db in try SQLiteStore.searchPattern("zeta7", db) }
         #expect(narrow == "(" + (["\"zeta7\""] + (70..<80).map { "\"zeta\($0)\"" }).joined(separator: " OR ") + ")")
         #expect(Set(titles(try SQLiteStore(at: store, access: .read).search("zeta"))) == ["Many", "One"])
     }
