@@ -219,10 +219,9 @@ public final class SQLiteStore: IssueStore {
             // 16 KiB pages for a new store (an existing one keeps its own; this must come before
             // the write-ahead log is turned on, which GRDB does after this). An article's row
             // holds its HTML body and the search index its text, a few KiB each: in 4 KiB pages
-            // they spill into chains of overflow pages. At 30,000 articles the database is
-            // 239 MB instead of 288 MB and the import's rows take half the time (import 8.3 s ->
-            // 6.9 s); 8 KiB gained nothing, 32 KiB less than 16. The store's
-            // queries (bench/store_bench.py) are as fast or faster.
+            // they spill into chains of overflow pages; 16 KiB pages hold them, and halve the
+            // time an import's rows take (`bench/import_bench.py` at 30,000 articles). The
+            // store's queries (`bench/store_bench.py`) are as fast or faster.
             configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA page_size = 16384") }
             // Two processes opening a new store at once must not both create its tables: the
             // short migration lock (not the writer lock, which imports hold for long) orders them.

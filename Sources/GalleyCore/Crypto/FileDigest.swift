@@ -69,8 +69,8 @@ public struct FileDigest: Sendable, Hashable {
     /// Why not the page cache: a copy made there takes as many new cache pages as the zip has
     /// bytes, beside as many again for the import's extraction, and on a virtual machine whose
     /// host takes free memory back each new page costs a fault in the host; the two writers then
-    /// slow each other (bsdtar of a 1.9 GB zip: 1.4 s of system time beside a direct copy, about
-    /// 5 s beside a page-cache one). Direct I/O reuses a few 1 MiB buffers. Its cost, writes that
+    /// slow each other (bsdtar beside a page-cache copy takes several times the system time it
+    /// takes beside a direct one). Direct I/O reuses a few 1 MiB buffers. Its cost, writes that
     /// wait for the disk, is taken on a writer thread of its own, and once `urgency` is raised
     /// the rest goes through the page cache where the disk is slow.
     ///

@@ -40,11 +40,8 @@ public struct ThumbnailMaker: Sendable {
     /// shrinks on load only when a factor of two is left for the last step;
     /// `vips_tracked_get_mem_highwater`) and wakes worker threads of its own. One more than the
     /// cores, because a pipeline leaves its core idle part of the time (its calling thread
-    /// waits on its worker, and on the files). Pack of 300 articles of such photos
-    /// (`bench/thumbnail_bench.py`, with every thread on one malloc heap, which the commands
-    /// that make thumbnails ask for, `FreedMemory.oneHeap`): two at once 83 MB and 16.1-16.8 s,
-    /// three 91-94 MB and 14.3-14.4 s, four 100 MB and 14.4-15.4 s; with no bound and a heap per
-    /// thread, as before, 161-170 MB and 15.3 s.
+    /// waits on its worker, and on the files). More at once adds a pipeline's memory each and
+    /// gains no time (`bench/thumbnail_bench.py` measures pack of such photos).
     private let turns: Turns
 
     public init(folder: URL, crop: ThumbnailCrop = .attention) {
@@ -147,8 +144,7 @@ extension ThumbnailMaker {
     /// Loads libvips's HEIF module the first time a picture may need it, with no thumbnail
     /// under way (it registers its loaders with GLib's type system while libvips looks them up
     /// for every picture). Not at libvips's start: the module and libheif's decoders and
-    /// encoders are 2.1 MB of resident pages that an issue of JPEG and PNG pictures never uses
-    /// (pack of the bundled example with its thumbnails, five runs each: 64.6-65.6 -> 61.8-62.9 MB).
+    /// encoders are 2.1 MB of resident pages that an issue of JPEG and PNG pictures never uses.
     private func loadHEIFModule(_ vips: galley_vips_table) {
         guard !Self.heifModuleLoaded.load(ordering: .acquiring) else { return }
         turns.takeAlone {

@@ -25,8 +25,8 @@ extension PostgresStore {
             // query first: the search below then carries it as a constant, which lets the
             // planner estimate how many articles match and pick its plan by that (a walk back
             // through the newest articles when most match, stopping at the rank limit; the GIN
-            // index when few do). As a value computed inside the statement it could not (every
-            // search got the GIN index and sorted all its matches: 68 ms for 30,000 of them).
+            // index when few do). As a value computed inside the statement it could not: every
+            // search took the GIN index and sorted all its matches, slowest for the broadest.
             var made = PostgresFilter()
             let expression = [parts.words.map { "to_tsquery('simple', unaccent(\(made.bind($0))))" },
                               parts.phrases.map { "websearch_to_tsquery('simple', unaccent(\(made.bind($0))))" }]

@@ -32,9 +32,9 @@ extension PostgresStore {
             let issueCount = try connection.rows("SELECT count(*) AS n FROM issue", logger).first?.int("n") ?? 0
             // The files through a cursor, by blob: each blob is verified once however many files
             // share it (the one before is all there is to remember), and nothing grows with the
-            // file count but the problems, put back in issue and name order after. At 30,000
-            // articles (60,002 files) the rows read whole and a table of every blob verified took
-            // the check to 91 MB.
+            // file count but the problems, put back in issue and name order after (read whole,
+            // the rows of a 30,000-article issue and a table of every blob took the check past
+            // the 64 MB goal).
             var fileProblems: [(issue: String, name: String, text: String)] = []
             var files = 0
             var last: (sha: String, problem: String?)?
@@ -79,8 +79,8 @@ extension PostgresStore {
     /// `VACUUM (ANALYZE)`, which autovacuum does too, but up to a minute after a load (its nap
     /// time). Until then search is planned without knowing how many articles a word matches,
     /// and the new rows' words wait in the GIN index's pending list, which every search reads
-    /// through: a selective search right after the bench's 100-issue load took 20 ms (a scan
-    /// of every article), 3 ms after this (~0.3 s at 30,000 articles).
+    /// through, so a selective search scans every article until then (`bench/store_bench.py
+    /// --backend postgres` measures searches right after its load).
     public func settleAfterLoad() throws {
         try read { connection in try connection.run("VACUUM (ANALYZE)", logger) }
     }

@@ -40,8 +40,7 @@ extension SQLiteStore {
     }
 
     /// The listing read row by row from one read transaction (a GRDB cursor): `galley assets`
-    /// prints each as it comes. Made whole, 60,001 assets were 84 MB of the command's peak
-    /// (191 MB with --json).
+    /// prints each as it comes, so the command's memory does not grow with the listing.
     public func eachAsset(_ filter: AssetFilter, _ body: (StoredAsset) throws -> Void) throws {
         try database.read { db in
             var (sql, arguments) = try assetQuery(filter, columns: Self.assetColumns, db)
