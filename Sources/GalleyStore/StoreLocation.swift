@@ -15,7 +15,7 @@ public enum StoreLocation: Sendable, Hashable {
     public static func resolve(given: String?, environment: [String: String]) throws -> StoreLocation {
         if let given {
             guard !given.isEmpty else {
-                throw GalleyError("the store's location is empty", id: .usage,
+                throw GalleyError("the store location is empty (it would name the current folder)", id: .usage,
                                   hint: "Give a folder (`--store ./store`) or a postgres:// address, or leave --store out for the default store.")
             }
             return StoreLocation(given)
@@ -43,7 +43,7 @@ public enum StoreLocation: Sendable, Hashable {
     }
 
     /// The folder, for a folder store; nil for a database.
-    public var folder: URL? {
+    public var localFolder: URL? {
         if case .folder(let url) = self { return url }
         return nil
     }

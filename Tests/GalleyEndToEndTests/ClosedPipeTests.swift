@@ -10,15 +10,13 @@ import Testing
 @Suite struct ClosedPipeTests {
     /// galley's exit status and standard error when its standard output has no reader left by
     /// the time it writes (the reader, `true`, has exited half a second before).
-    static func closedPipe(_ arguments: [String], ignoringSIGPIPE: Bool, environment: [String: String] = [:]) throws -> (status: String, stderr: String) {
+    static func closedPipe(_ arguments: [String], ignoringSIGPIPE: Bool) throws -> (status: String, stderr: String) {
         let work = try Harness.temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: work) }
         let quoted = ([Harness.galley.path] + arguments).map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
         let script = (ignoringSIGPIPE ? "trap '' PIPE; " : "")
             + "{ sleep 0.5; \(quoted) 2>\"\(work.path)/stderr\"; } | true; echo \"${PIPESTATUS[0]}\""
-        var env = ProcessInfo.processInfo.environment
-        env.merge(environment) { $1 }
-        let result = try Harness.run(URL(fileURLWithPath: "/bin/bash"), ["-c", script], environment: env, in: work)
+        let result = try Harness.run(URL(fileURLWithPath: "/bin/bash"), ["-c", script], in: work)
         let stderr = (try? String(contentsOf: work.appending(path: "stderr"), encoding: .utf8)) ?? ""
         return (result.stdout.trimmingCharacters(in: .whitespacesAndNewlines), stderr)
     }

@@ -59,7 +59,7 @@ import Testing
         try Self.zip(at: first)
         // Large enough that the command writes the rows beside its pass.
         let opened = try ImportJob.open(first.path)
-        #expect(BesideRows.pays(manifestBytes: opened.manifestBytes, zipBytes: opened.facts.declaredBytes))
+        #expect(BesideRows.pays(manifestBytes: opened.opened.manifestBytes, zipBytes: opened.opened.facts.declaredBytes))
 
         let imported = try Harness.galley(["import", first.path, "--store", store, "--json", "--verbose"])
         #expect(imported.status == 0, "\(imported.stderr)")

@@ -50,7 +50,7 @@ import Testing
                           ["serve", "--store", "", "--port", "0"], ["sync", "http://127.0.0.1:1/feed", "--store", ""]] {
             let result = try Harness.galley(arguments, in: work)
             #expect(result.status == 2, "\(arguments): \(result.status) \(result.stderr)")
-            #expect(result.stderr.contains("--store is empty"), "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("the store location is empty"), "\(arguments): \(result.stderr)")
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: work.path).isEmpty)
     }

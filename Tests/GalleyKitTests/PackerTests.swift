@@ -8,8 +8,7 @@ import Testing
 @Suite struct PackerTests {
     init() { ProcessEnvironment.configureForArchives() }
 
-    static let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appending(path: "Examples/winter-2026")
+    static let example = TestFiles.example
 
     func outputFolder() throws -> URL {
         let url = Scratch.path("galley-unit")

@@ -18,8 +18,7 @@ import Testing
     let store: SQLiteStore
     let appleID = "com.example.harbour.2026-01"
 
-    static let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appending(path: "Examples/winter-2026")
+    static let example = TestFiles.example
 
     init() throws {
         store = try Self.exampleStore("galley-serve")
@@ -621,8 +620,7 @@ import Testing
         #expect(try store.check().problems.isEmpty)
     }
 
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appending(path: "Fixtures")
+    static let fixtures = TestFiles.fixtures
 
     /// The Drupal packager's endpoint and the feed: `{version, file_path}` per issue, the version
     /// growing with each import that changes it, the zip at a content-named address with ranges,

@@ -10,8 +10,7 @@ import Testing
 /// `revision()` skips the database read while the store's files are unchanged, and never
 /// answers an old revision after a write, by this connection or another process's.
 @Suite struct RevisionWatchTests {
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appending(path: "Fixtures")
+    static let fixtures = TestFiles.fixtures
 
     init() { ProcessEnvironment.configureForArchives() }
 

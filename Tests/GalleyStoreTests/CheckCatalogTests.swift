@@ -13,8 +13,7 @@ import Testing
 /// states, when it states one), a clean one must not. It lives with the store's tests because
 /// the complete catalogue includes the store's `import.*` checks.
 @Suite struct CheckCatalogTests {
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appending(path: "Fixtures")
+    static let fixtures = TestFiles.fixtures
 
     init() { ProcessEnvironment.configureForArchives() }
 

@@ -127,7 +127,7 @@ struct ImportBesideTests {
         let folder = try Scratch.folder("galley-beside")
         let store = try SQLiteStore(at: folder.appending(path: "store"))
         let opened = try ImportJob.open(zip)
-        #expect(opened.checksBeside, "latest.json is the first entry: the beside way is taken")
+        #expect(opened.opened.checksBeside, "latest.json is the first entry: the beside way is taken")
         let error = try #require(throws: DiagnosticsError.self) { try store.importZip(opened) }
         #expect(error.diagnostics.contains { $0.id == Check.manifestKeyMissing.id && $0.message.contains("`title`") })
         #expect(try store.issues().isEmpty)
@@ -156,11 +156,11 @@ struct ImportBesideTests {
     /// zips put before the articles; a zip whose latest.json is not its first entry gives none.
     @Test func theIssueFieldsArePeekedFromLatestJSONsFirstBytes() throws {
         let zips = StoreConformanceTests.fixtures.appending(path: "zips")
-        let peeked = try #require(try ImportJob.open(zips.appending(path: "example-valid.zip").path).peekIssue())
+        let peeked = try #require(try ImportJob.open(zips.appending(path: "example-valid.zip").path).opened.peekIssue())
         #expect(peeked.appleID == "example-valid")
         #expect(peeked.globalID == "5f0000000000000000000010")
         #expect(peeked.lastUpdated == "2020-03-01T00:00:00.000+0000")
-        let older = try #require(try ImportJob.open(StoreConformanceTests.fixtures.appending(path: "versions/example-valid.zip").path).peekIssue())
+        let older = try #require(try ImportJob.open(StoreConformanceTests.fixtures.appending(path: "versions/example-valid.zip").path).opened.peekIssue())
         #expect(older.lastUpdated < peeked.lastUpdated)
     }
 
@@ -172,7 +172,7 @@ struct ImportBesideTests {
         // The older version with its articles before the issue's fields: its first bytes give
         // no version (the peek stops at the first article).
         let articlesFirst = fixtures.appending(path: "versions/articles-first/example-valid.zip").path
-        #expect(try ImportJob.open(articlesFirst).peekIssue().flatMap { SQLiteStore.milliseconds($0.lastUpdated) } == nil)
+        #expect(try ImportJob.open(articlesFirst).opened.peekIssue().flatMap { SQLiteStore.milliseconds($0.lastUpdated) } == nil)
         let folder = try Scratch.folder("galley-beside")
         let root = folder.appending(path: "store")
         let store = try SQLiteStore(at: root)

@@ -16,8 +16,7 @@ struct ImportChangedZipTests {
     init() { ProcessEnvironment.configureForArchives() }
 
     static let fixtures = StoreConformanceTests.fixtures.appending(path: "zips")
-    static let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appending(path: "Examples/winter-2026")
+    static let example = TestFiles.example
 
     enum Change: String, CaseIterable, CustomTestStringConvertible {
         /// Another valid zip written beside it and renamed over it, as packers write.

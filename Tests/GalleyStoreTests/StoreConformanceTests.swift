@@ -76,10 +76,8 @@ import Testing
         }
     }
 
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appending(path: "Fixtures")
-    static let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appending(path: "Examples/winter-2026")
+    static let fixtures = TestFiles.fixtures
+    static let example = TestFiles.example
     static let issue = "com.example.harbour.2026-01"
     static let issueGlobalID = "4224009caba66f171d26ec50"
     static let lighthouse = "fbf92e3a2aa69e50f4c7b6e7"

@@ -15,8 +15,7 @@ import Testing
 @Suite struct StoreRaceTests {
     init() { ProcessEnvironment.configureForArchives() }
 
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appending(path: "Fixtures")
+    static let fixtures = TestFiles.fixtures
 
     /// What a reader saw that it must never see.
     final class Sightings: @unchecked Sendable {

@@ -70,15 +70,6 @@ public struct ImportJob {
         return passed
     }
 
-    /// Whether latest.json can be checked beside the pass (it is the zip's first entry).
-    package var checksBeside: Bool { opened.checksBeside }
-    /// latest.json's declared size when it is the first entry (0 otherwise).
-    package var manifestBytes: Int64 { opened.manifestBytes }
-    /// What the central directory says of the files.
-    package var facts: ImportGate.Facts { opened.facts }
-    /// The issue's own fields from latest.json's first bytes, or nil (a hint, nothing checked).
-    package func peekIssue() -> IssueRecord? { opened.peekIssue() }
-
     private init(path: String, opened: ImportGate.Opened) {
         self.path = path
         self.opened = opened

@@ -107,7 +107,7 @@ struct ImportCommand: ParsableCommand {
         // The first folder of the store's path that is not there yet, if any: what this command
         // creates, and removes again when it imported nothing.
         var created: URL?
-        var missing = try store.location.folder
+        var missing = try store.location.localFolder
         while let folder = missing, FileStatus(folder.path) == nil, folder.pathComponents.count > 1 {
             created = folder
             missing = folder.deletingLastPathComponent()

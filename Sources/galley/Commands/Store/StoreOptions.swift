@@ -11,9 +11,13 @@ struct StoreOptions: ParsableArguments {
         valueName: "store"), completion: .directory)
     var store: String?
 
+    /// The location's own rule (`StoreLocation.resolve`: an empty one is refused), said as a
+    /// usage error when the arguments are parsed.
     func validate() throws {
-        if store?.isEmpty == true {
-            throw ValidationError("--store is empty: give a folder or a postgres:// address, or leave it out for the default store")
+        do {
+            _ = try location
+        } catch let error as GalleyError {
+            throw ValidationError([error.message, error.hint].compactMap { $0 }.joined(separator: ". "))
         }
     }
 
