@@ -8,17 +8,27 @@ import NIOCore
 import _NIOFileSystem
 
 extension GalleyServer {
-    /// `GET`/`HEAD /issues/{id}/files/{name}`: one file of an issue. Only names the store
-    /// recorded for that issue are served: nothing else of the disk is reachable.
+    /// `GET`/`HEAD /issues/{id}/files/{name}`: one file of an issue, as it is now (its URL
+    /// outlives versions, so caches revalidate it); `/issues/{id}/files/{sha256}/{name}`: that
+    /// file while its content is `sha256` (a 404 once it changed), cached for good. Only names
+    /// the store recorded for that issue are served: nothing else of the disk is reachable.
     func download(_ request: Request, _ context: ServeContext) async throws -> Response {
         do {
             let id = try context.parameters.require("id")
-            let name = try context.parameters.require("name")
+            // The router wants one capture name per position: the content's address is
+            // `files/{name}/{file}` with the digest first.
+            let digest = context.parameters.get("file") == nil ? nil : try context.parameters.require("name")
+            let name = try context.parameters.get("file") ?? context.parameters.require("name")
             guard Self.isPlainName(name) else {
                 throw GalleyError("no file `\(name)` in issue `\(id)`", id: .notFound)
             }
             let file = try await storeCall { try self.store.localFile(try self.store.file(name, issue: id)) }
-            return try await send(file, request, context) {
+            if let digest, digest != file.sha256 {
+                throw GalleyError("issue `\(id)` no longer has this version of `\(name)`", id: .notFound,
+                                  hint: "GET /issues/\(HTMLText.urlPath(id))/files/\(HTMLText.urlPath(name)) has the current one.")
+            }
+            let addressing: Addressing = digest == nil ? .byName : .byContent
+            return try await send(file, request, context, addressing) {
                 (try? MediaProber.probe(path: file.path))??.format.mimeType
                     ?? (name.lowercased().hasSuffix(".json") ? Self.json : "application/octet-stream")
             }
@@ -41,18 +51,36 @@ extension GalleyServer {
                                   hint: "GET /packages/\(package.appleID) names its current one.")
             }
             let file = try await storeCall { try self.store.localFile(package.file) }
-            return try await send(file, request, context, disposition: "\(SourceTree.zipSafeName(package.appleID)).zip") { "application/zip" }
+            return try await send(file, request, context, .byContent, disposition: "\(SourceTree.zipSafeName(package.appleID)).zip") { "application/zip" }
         } catch {
             return failure(error, version: nil)
         }
     }
 
+    /// How a download's URL names it, which decides how long caches keep it.
+    enum Addressing {
+        /// By its name: the URL outlives the content (a re-import changes the file behind it),
+        /// so every cache revalidates (`no-cache`: a 304 costs no body).
+        case byName
+        /// By its content's SHA-256: the URL's bytes never change, so caches keep it for good.
+        case byContent
+
+        var cacheControl: String {
+            switch self {
+            case .byName: "public, no-cache"
+            case .byContent: "public, max-age=31536000, immutable"
+            }
+        }
+    }
+
     /// Sends one stored file, streamed in chunks (memory stays flat at any size), with its
-    /// SHA-256 as a strong ETag, `Last-Modified`, a single `Range` (206, or 416 when nothing of
-    /// the file is in it) honoured only while `If-Range` still names this file. `contentType`
-    /// runs only when the body is sent: a revalidation reads nothing of the file.
+    /// SHA-256 as a strong ETag, `Last-Modified` (and `If-Modified-Since` honoured when no
+    /// `If-None-Match` came, as RFC 9110 orders them), a single `Range` (206, or 416 when
+    /// nothing of the file is in it) honoured only while `If-Range` still names this file (its
+    /// tag or its date). `contentType` runs only when the body is sent: a revalidation reads
+    /// nothing of the file.
     func send(
-        _ file: StoredFile, _ request: Request, _ context: ServeContext, disposition: String? = nil,
+        _ file: StoredFile, _ request: Request, _ context: ServeContext, _ addressing: Addressing, disposition: String? = nil,
         contentType: () -> String
     ) async throws -> Response {
         guard FileStatus(file.path)?.kind == .file else {
@@ -60,9 +88,13 @@ extension GalleyServer {
                               hint: "`galley store check` lists what is missing; import the issue again to mend it.")
         }
         let tag = "\"\(file.sha256)\""
-        var headers: HTTPFields = [.eTag: tag, .acceptRanges: "bytes", .cacheControl: "public, max-age=31536000, immutable"]
-        if let modified = Self.httpDate(rfc3339: file.lastUpdated) { headers[.lastModified] = modified }
-        if Self.matches(request.headers[.ifNoneMatch], tag) {
+        var headers: HTTPFields = [.eTag: tag, .acceptRanges: "bytes", .cacheControl: addressing.cacheControl]
+        let modifiedSeconds = ISODateTime(parsing: file.lastUpdated).map { Int($0.millisecondsSinceEpoch / 1000) }
+        let modified = modifiedSeconds.map(HTTPDate.format)
+        if let modified { headers[.lastModified] = modified }
+        if let asked = request.headers[.ifNoneMatch] {
+            if Self.matches(asked, tag) { return Response(status: .notModified, headers: headers) }
+        } else if let since = request.headers[.ifModifiedSince].flatMap(HTTPDate.parse), let modifiedSeconds, modifiedSeconds <= since {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentType] = contentType()
@@ -71,7 +103,7 @@ extension GalleyServer {
         if let digest = Self.base64(hex: file.sha256) { headers[Self.reprDigest] = "sha-256=:\(digest):" }
         // If-Range with another validator: the client's partial copy is stale, send it all.
         let ifRange = request.headers[.ifRange]
-        let rangeHeader = ifRange == nil || ifRange == tag ? request.headers[.range] : nil
+        let rangeHeader = ifRange == nil || ifRange == tag || (ifRange != nil && ifRange == modified) ? request.headers[.range] : nil
         let bytes: ClosedRange<Int64>?
         var status = HTTPResponse.Status.ok
         switch ByteRange(header: rangeHeader, size: file.size) {
@@ -156,8 +188,4 @@ extension GalleyServer {
             && !name.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
     }
 
-    /// An RFC 3339 instant as an HTTP date (`Sun, 04 Jan 2026 18:30:00 GMT`).
-    static func httpDate(rfc3339 text: String) -> String? {
-        ISODateTime(parsing: text).map { HTTPDate.format(Int($0.millisecondsSinceEpoch / 1000)) }
-    }
 }

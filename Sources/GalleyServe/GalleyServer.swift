@@ -17,8 +17,16 @@ public struct ServeOptions: Sendable {
     public var port = 8080
     public var logLevel: Logger.Level = .info
     /// The address apps reach this server at (`https://cdn.example.com`), for the feed's
-    /// `file_path`s; nil takes each request's `Host`.
+    /// `file_path`s; nil: what a trusted proxy forwards, else the address the connection
+    /// reached (never the `Host` a client sent).
     public var publicURL: String?
+    /// The proxies whose `Forwarded` and `X-Forwarded-*` headers name the links' origin.
+    public var trustedProxies = TrustedProxies.none
+    /// How long a shared cache (a CDN, nginx) may keep a JSON answer, in seconds; 0: it
+    /// revalidates every time (`no-cache`).
+    public var sharedMaxAge = 10
+    /// How long past that a shared cache may still answer with it while it revalidates.
+    public var staleWhileRevalidate = 60
     /// The origins whose web pages may read the answers (CORS), `*` for any; empty, none.
     public var corsOrigins: [String] = []
     /// Writes (upload, delete) with this bearer token; nil: writes are off.
@@ -47,6 +55,9 @@ public struct GalleyServer: Sendable {
     /// See `ServeOptions.publicURL`.
     public let publicURL: String?
     let corsOrigins: [String]
+    let trustedProxies: TrustedProxies
+    /// The `Cache-Control` of every JSON answer and its 304s.
+    let jsonCacheControl: String
     /// Who may write; nil: writes are off.
     let writes: WriteAccess?
     /// Request counts and latencies for `/metrics`.
@@ -71,6 +82,8 @@ public struct GalleyServer: Sendable {
         self.store = store
         publicURL = options.publicURL.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
         corsOrigins = options.corsOrigins
+        trustedProxies = options.trustedProxies
+        jsonCacheControl = Self.jsonCacheControl(sharedMaxAge: options.sharedMaxAge, staleWhileRevalidate: options.staleWhileRevalidate)
         writes = WriteAccess(token: options.token, maxUpload: options.maxUpload)
         signingKey = options.signingKey
         signatureLifetime = options.signatureLifetime
@@ -90,21 +103,26 @@ public struct GalleyServer: Sendable {
     /// The routes, grouped by resource (`Routes/`): each JSON resource at `/PATH` (version from
     /// `Accept-Version`), `/v1/PATH` and `/v2/PATH`, one Hummingbird route collection per
     /// resource and prefix; the operations' routes (health, metrics, the contract) once.
+    /// Every GET route also answers HEAD (Hummingbird's generated HEAD drops the body and keeps
+    /// its headers); a request of another method is a 405 with `Allow` (`RequestRules`).
     public func router() -> Router<ServeContext> {
-        let router = Router(context: ServeContext.self)
+        let router = Router(context: ServeContext.self, options: .autoGenerateHeadEndpoints)
+        let table = RouteTable()
         router.add(middleware: AccessMiddleware(metrics: metrics))
         if !corsOrigins.isEmpty {
             router.add(middleware: CORSPolicy(
                 origins: corsOrigins, exposed: Self.exposedHeaders,
-                allowedHeaders: [.accept, .acceptEncoding, Self.acceptVersion, .ifNoneMatch, .ifRange, .range, .authorization, .contentType]))
+                allowedHeaders: [.accept, .acceptEncoding, Self.acceptVersion, .ifNoneMatch, .ifRange, .range, .authorization, .contentType,
+                                 .ifModifiedSince]))
         }
-        router.addRoutes(operationRoutes())
+        router.add(middleware: RequestRules(server: self, table: table))
+        router.addRoutes(operationRoutes(ResourceRoutes(server: self, version: nil, table: table)))
         let resources: [(ResourceRoutes) -> Void] = [
             feedRoutes, issueRoutes, articleRoutes, pageRoutes, assetRoutes, searchRoutes, downloadRoutes, writeRoutes,
         ]
         for version in [nil] + APIVersion.allCases.map(Optional.some) {
             for add in resources {
-                let routes = ResourceRoutes(server: self, version: version)
+                let routes = ResourceRoutes(server: self, version: version, table: table)
                 add(routes)
                 router.addRoutes(routes.collection, atPath: RouterPath(version?.prefix ?? ""))
             }
@@ -158,28 +176,38 @@ public struct GalleyServer: Sendable {
                     hint: "Pack its source again with this Galley and import the new zip.")
     }
 
-    /// Where this server is, as apps reach it: `--public-url`, else `http://` and the request's
-    /// Host (kept to the characters a host and port may have), else nothing (relative paths).
-    func baseURL(_ request: Request) -> String {
+    /// Where this server is, as apps reach it: `--public-url`; else what a `--trusted-proxy`
+    /// forwards (`PublicOrigin.forwardedBase`); else `http://` and the address the connection
+    /// reached. Never the `Host` as sent: a shared cache would hand links to `evil.example`
+    /// to every reader.
+    func baseURL(_ request: Request, _ context: ServeContext) -> String {
         if let publicURL { return publicURL }
-        guard let host = request.head.authority,
-              !host.isEmpty, host.utf8.count <= 255,
-              host.unicodeScalars.allSatisfy({ CharacterSet.alphanumerics.contains($0) || ".-:[]".unicodeScalars.contains($0) }) else {
-            return ""
+        if trustedProxies.contains(context.remoteAddress), let forwarded = PublicOrigin.forwardedBase(request.headers) {
+            return forwarded
         }
-        return "http://\(host)"
+        return PublicOrigin.listening(context.localAddress)
+    }
+
+    /// A shared cache keeps a JSON answer `sharedMaxAge` seconds and may answer with it
+    /// `staleWhileRevalidate` more while it asks again; a reader's own cache always asks
+    /// (`max-age=0`), so an app revalidating on launch still gets its 304 or the new feed.
+    static func jsonCacheControl(sharedMaxAge: Int, staleWhileRevalidate: Int) -> String {
+        guard sharedMaxAge > 0 else { return "no-cache" }
+        return "public, max-age=0, s-maxage=\(sharedMaxAge)" + (staleWhileRevalidate > 0 ? ", stale-while-revalidate=\(staleWhileRevalidate)" : "")
     }
 
     struct ListAnswer<Item: Encodable>: Encodable {
         var items: [Item]
     }
 
-    /// An asset as the API shows it: its `path` is its download address on this server
-    /// (`/issues/{issue}/files/{name}`), never where the store keeps the file (the operator's
-    /// business, and no use to a client).
+    /// An asset as the API shows it: its `path` is its download address on this server named
+    /// by its content (`/issues/{issue}/files/{sha256}/{name}`, cached for good), never where
+    /// the store keeps the file (the operator's business, and no use to a client). Without a
+    /// file row it is the name's address, which answers the 404 that says so.
     static func served(_ asset: StoredAsset) -> StoredAsset {
         var shown = asset
-        shown.path = "/issues/\(HTMLText.urlPath(asset.issueGlobalID))/files/\(HTMLText.urlPath(asset.fileName))"
+        let folder = "/issues/\(HTMLText.urlPath(asset.issueGlobalID))/files/"
+        shown.path = folder + (asset.sha256.map { "\($0)/" } ?? "") + HTMLText.urlPath(asset.fileName)
         return shown
     }
 
@@ -293,10 +321,10 @@ public struct GalleyServer: Sendable {
         do {
             let revision = try await storeCall { try self.store.recentRevision() }
             // Each representation is its own entry with its own strong tag: the gzip one differs
-            // from the plain one, and (without --public-url) the feed's addresses name the Host.
+            // from the plain one, and (without --public-url) the feed's addresses name the origin.
             let gzip = Self.acceptsGzip(request.headers[.acceptEncoding])
-            let host = publicURL == nil ? request.head.authority ?? "" : ""
-            var key = "\(version.prefix)\u{1F}\(gzip ? "gz" : "")\u{1F}\(host)\u{1F}\(request.uri.description)"
+            let base = publicURL == nil ? baseURL(request, context) : ""
+            var key = "\(version.prefix)\u{1F}\(gzip ? "gz" : "")\u{1F}\(base)\u{1F}\(request.uri.description)"
             var sign: (@Sendable (ByteBufferView) -> String)?
             var signedPeriod: Int64?
             if signed, let signingKey {
@@ -310,24 +338,25 @@ public struct GalleyServer: Sendable {
             if request.method == .get {
                 // What the next request with these inputs is answered from (`Revalidator`): a 304
                 // with this tag, or the 200 kept under `key`.
-                let inputs = Revalidator.key(request.head, host: publicURL == nil)
+                let inputs = Revalidator.key(request.head, base: base)
                 if cache.validator(inputs, revision: revision)?.tag != tag {
                     let route = context.endpointPath ?? "unmatched"
-                    cache.keep(HTTPValidator(revision: revision, tag: tag, headers: Self.validatorHeaders(version, tag: tag),
+                    cache.keep(HTTPValidator(revision: revision, tag: tag, headers: validatorHeaders(version, tag: tag),
                                          counted: metrics.series(route: route, method: .get, status: .notModified),
                                          countedFull: metrics.series(route: route, method: .get, status: .ok),
                                          answerKey: key, period: signedPeriod), for: inputs)
                 }
             }
             if Self.matches(request.headers[.ifNoneMatch], tag) {
-                return Response(status: .notModified, headers: Self.validatorHeaders(version, tag: tag))
+                return Response(status: .notModified, headers: validatorHeaders(version, tag: tag))
             }
             if let kept {
                 return Response(status: .ok, headers: kept.headers, body: ResponseBody(byteBuffer: kept.body))
             }
-            let (signer, folder) = (sign, spoolFolder)
+            let (signer, folder, caching) = (sign, spoolFolder, jsonCacheControl)
             let made = try await storeCall(unbounded: unbounded) {
-                let made = try Self.represent(try answer(version), version: version, tag: tag, gzip: gzip, sign: signer, spoolFolder: folder)
+                let made = try Self.represent(try answer(version), version: version, tag: tag, gzip: gzip, cacheControl: caching,
+                                              sign: signer, spoolFolder: folder)
                 // A large answer's rows were read and freed on this thread, whose own malloc
                 // heap keeps their pages (one heap per pool thread): they go back here.
                 if case .file = made { FreedMemory.giveBack() }
@@ -345,12 +374,16 @@ public struct GalleyServer: Sendable {
         }
     }
 
-    /// The headers a JSON resource's 200 and 304 share: its version, its tag, and that caches
-    /// must revalidate.
-    static func validatorHeaders(_ version: APIVersion, tag: String) -> HTTPFields {
+    /// The headers a JSON resource's 200 and 304 share: its version, its tag, and how long
+    /// caches may keep it (`jsonCacheControl`).
+    func validatorHeaders(_ version: APIVersion, tag: String) -> HTTPFields {
+        Self.validatorHeaders(version, tag: tag, cacheControl: jsonCacheControl)
+    }
+
+    static func validatorHeaders(_ version: APIVersion, tag: String, cacheControl: String) -> HTTPFields {
         var headers = Self.headers(version)
         headers[.eTag] = tag
-        headers[.cacheControl] = "no-cache"
+        headers[.cacheControl] = cacheControl
         headers[.vary] = "Accept-Version, Accept-Encoding"
         return headers
     }
@@ -365,9 +398,9 @@ public struct GalleyServer: Sendable {
     /// An answer as the bytes and headers of a 200: JSON (or a page's HTML), gzipped when asked
     /// and worth it. A large answer (`JSONBody` spooled to a file) is gzipped file to file and is
     /// never signed: the routes that sign (the feed, a package) give answers their request bounds.
-    static func represent(_ answer: Representation, version: APIVersion, tag: String, gzip: Bool,
+    static func represent(_ answer: Representation, version: APIVersion, tag: String, gzip: Bool, cacheControl: String = "no-cache",
                           sign: ((ByteBufferView) -> String)? = nil, spoolFolder: String? = nil) throws -> Made {
-        var headers = validatorHeaders(version, tag: tag)
+        var headers = validatorHeaders(version, tag: tag, cacheControl: cacheControl)
         var body: ByteBuffer
         switch answer {
         case .written(.file(let file)):
@@ -578,7 +611,8 @@ extension GalleyServer {
             // Far below NIO's 80 KiB: an API request needs a few hundred bytes of headers.
             httpDecoderConfiguration: .init(maxHeaderFieldSize: 8 * 1024, maxHeaderListSize: 16 * 1024, maxHeaderFieldCount: 100))
         let serverName = "galley"
-        let revalidator = Revalidator(store: store, cache: cache, keysHost: publicURL == nil, signatureLifetime: signatureLifetime,
+        let revalidator = Revalidator(store: store, cache: cache, keysOrigin: publicURL == nil,
+                                      forwardedMatters: publicURL == nil && !trustedProxies.isEmpty, signatureLifetime: signatureLifetime,
                                       logger: logger, serverName: serverName)
         let app = Application(
             router: router(),

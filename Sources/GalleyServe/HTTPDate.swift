@@ -18,4 +18,19 @@ enum HTTPDate {
         return "\(Self.days[weekday]), \(two(day)) \(months[month - 1]) \(year) "
             + "\(two(inDay / 3600)):\(two(inDay % 3600 / 60)):\(two(inDay % 60)) GMT"
     }
+
+    /// `Tue, 24 Nov 2026 22:35:54 GMT` as seconds since 1970; nil for anything else (RFC 9110
+    /// has a recipient ignore an `If-Modified-Since` it cannot parse).
+    static func parse(_ text: String) -> Int? {
+        let parts = text.split(separator: " ")
+        guard parts.count == 6, parts[5] == "GMT", parts[0].count == 4, parts[0].hasSuffix(","),
+              let day = Int(parts[1]), (1...31).contains(day),
+              let month = months.firstIndex(of: String(parts[2])),
+              let year = Int(parts[3]), (1970...9999).contains(year) else { return nil }
+        let clock = parts[4].split(separator: ":")
+        guard clock.count == 3, let hour = Int(clock[0]), let minute = Int(clock[1]), let second = Int(clock[2]),
+              (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second) else { return nil }
+        let days = ISODateTime.daysFromCivil(year: year, month: month + 1, day: day)
+        return days * 86_400 + hour * 3600 + minute * 60 + second
+    }
 }

@@ -74,37 +74,44 @@ enum EarlyAnswer {
 struct Revalidator: Sendable {
     let store: any IssueStore
     let cache: ResponseCache
-    /// Whether the Host is one of the inputs (no `--public-url`: the feed's addresses name it).
-    let keysHost: Bool
+    /// Whether the links' origin is one of the inputs (no `--public-url`: the feed's
+    /// addresses name it).
+    let keysOrigin: Bool
+    /// Whether `Forwarded` and `X-Forwarded-*` may change the origin (`--trusted-proxy`, no
+    /// `--public-url`): requests that carry them go to the router.
+    let forwardedMatters: Bool
     let signatureLifetime: TimeInterval
     let logger: Logger
     let serverName: String?
 
     /// The inputs a JSON resource's answer depends on, as one string: the request target (path
-    /// and query, which also carries a `/v1` or `/v2` prefix), `Accept-Version`,
-    /// `Accept-Encoding` and, without `--public-url`, `Host`, each as sent.
-    static func key(path: String, version: String?, encoding: String?, authority: String?, host: Bool) -> String {
+    /// and query, which also carries a `/v1` or `/v2` prefix), `Accept-Version` and
+    /// `Accept-Encoding`, each as sent, and the links' origin (`GalleyServer.baseURL`; empty
+    /// with `--public-url`).
+    static func key(path: String, version: String?, encoding: String?, base: String) -> String {
         var key = path
-        key.reserveCapacity(path.utf8.count + (version?.utf8.count ?? 1) + (encoding?.utf8.count ?? 1) + (authority?.utf8.count ?? 1) + 3)
+        key.reserveCapacity(path.utf8.count + (version?.utf8.count ?? 1) + (encoding?.utf8.count ?? 1) + base.utf8.count + 3)
         key += "\u{1F}"
         key += version ?? "\u{0}"
         key += "\u{1F}"
         key += encoding ?? "\u{0}"
         key += "\u{1F}"
-        if host { key += authority ?? "\u{0}" }
+        key += base
         return key
     }
 
     /// The key of a request the router has (Swift HTTP Types' model: its path is the request
-    /// target as sent, its authority the first Host).
-    static func key(_ request: HTTPRequest, host: Bool) -> String {
+    /// target as sent).
+    static func key(_ request: HTTPRequest, base: String) -> String {
         key(path: request.path ?? "", version: request.headerFields[GalleyServer.acceptVersion],
-            encoding: request.headerFields[.acceptEncoding], authority: request.authority, host: host)
+            encoding: request.headerFields[.acceptEncoding], base: base)
     }
 
     /// The request headers the early path reads or declines on.
     private enum Field {
         case acceptVersion, acceptEncoding, host, ifNoneMatch, connection
+        /// `Forwarded`, `X-Forwarded-Host`, `X-Forwarded-Proto`: the origin, from a trusted proxy.
+        case forwarded
         /// Makes the router's answer differ (`Origin`) or brings a body.
         case declines
         case other
@@ -126,18 +133,21 @@ struct Revalidator: Sendable {
             case 4: self = named("host") ? .host : .other
             case 6: self = named("origin") || named("expect") ? .declines : .other
             case 7: self = named("upgrade") ? .declines : .other
+            case 9: self = named("forwarded") ? .forwarded : .other
+            case 16: self = named("x-forwarded-host") ? .forwarded : .other
             case 10: self = named("connection") ? .connection : .other
             case 13: self = named("if-none-match") ? .ifNoneMatch : .other
             case 14: self = named("accept-version") ? .acceptVersion : named("content-length") ? .declines : .other
             case 15: self = named("accept-encoding") ? .acceptEncoding : .other
-            case 17: self = named("transfer-encoding") ? .declines : .other
+            case 17: self = named("transfer-encoding") ? .declines : named("x-forwarded-proto") ? .forwarded : .other
             default: self = .other
             }
         }
     }
 
-    /// What a request may be answered with here, or nil: the router answers it.
-    func answerable(_ head: HTTPRequestHead) -> EarlyAnswer? {
+    /// What a request may be answered with here, or nil: the router answers it. `base` is the
+    /// links' origin on this connection (`PublicOrigin.listening`).
+    func answerable(_ head: HTTPRequestHead, base: String) -> EarlyAnswer? {
         guard head.method == .GET, head.version == .http1_1, head.uri.utf8.first == UInt8(ascii: "/"),
               !store.waitsOnNetwork else { return nil }
         var version: String?, encoding: String?, authority: String?, asked: String?
@@ -159,13 +169,16 @@ struct Revalidator: Sendable {
                 guard value.lowercased() == "keep-alive" else { return nil }
             case .declines:
                 return nil
+            case .forwarded:
+                if forwardedMatters { return nil }
             case .other:
                 continue
             }
         }
-        guard let revision = try? store.recentRevision(),
-              let validator = cache.validator(Self.key(path: head.uri, version: version, encoding: encoding, authority: authority,
-                                                       host: keysHost), revision: revision) else { return nil }
+        // No Host is the router's 400 (RFC 9112 section 3.2).
+        guard authority != nil, let revision = try? store.recentRevision(),
+              let validator = cache.validator(Self.key(path: head.uri, version: version, encoding: encoding, base: keysOrigin ? base : ""),
+                                              revision: revision) else { return nil }
         if let period = validator.period, FeedSignature.expiry(at: Date(), ttl: signatureLifetime).period != period {
             return nil
         }
@@ -229,6 +242,8 @@ final class RevalidationHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var date: (second: Int, text: String) = (-1, "")
     private var lastActive = NIODeadline.now()
     private var idleCheck: Scheduled<Void>?
+    /// The links' origin on this connection (`PublicOrigin.listening`).
+    private var base = ""
 
     init(_ revalidator: Revalidator, idleTimeout: TimeAmount?) {
         self.revalidator = revalidator
@@ -261,7 +276,7 @@ final class RevalidationHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(let head):
             reading = true
-            if routed == 0, held == nil, let answer = revalidator.answerable(head) {
+            if routed == 0, held == nil, let answer = revalidator.answerable(head, base: base) {
                 held = (head, answer, now)
                 return
             }
@@ -339,6 +354,7 @@ final class RevalidationHandler: ChannelDuplexHandler, RemovableChannelHandler {
     // MARK: Idle timeout (the rule of Hummingbird's `HTTPConnectionStateHandler`)
 
     private func becameActive(_ context: ChannelHandlerContext) {
+        base = PublicOrigin.listening(context.channel.localAddress)
         lastActive = .now()
         scheduleIdleCheck(context, at: lastActive)
     }

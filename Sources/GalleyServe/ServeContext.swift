@@ -8,9 +8,15 @@ public struct ServeContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The loop that owns the connection: every write to it is carried out there, in order.
     let eventLoop: any EventLoop
+    /// The address the connection reached (links without `--public-url` name it).
+    let localAddress: SocketAddress?
+    /// Who connected (a `--trusted-proxy`, or not).
+    let remoteAddress: SocketAddress?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)
         eventLoop = source.channel.eventLoop
+        localAddress = source.channel.localAddress
+        remoteAddress = source.channel.remoteAddress
     }
 }

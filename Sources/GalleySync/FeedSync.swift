@@ -337,6 +337,7 @@ public struct FeedSyncer: Sendable {
                     try await download(client, package, to: partial) { progress?(name, $0, package.size) }
                 }
                 downloaded = try verify(partial, fetched, package)
+                unlink(Self.validatorPath(partial))
                 // rename(2) replaces a file a sync killed before its import left behind.
                 guard rename(partial, file) == 0 else {
                     throw GalleyError("cannot move the download into place: \(String(cString: strerror(errno)))", id: .storeFailed, path: file,
@@ -491,11 +492,21 @@ public struct FeedSyncer: Sendable {
     /// them, and nothing else removes them. Under the lock, as `removeFinishedDownloads`.
     static func removeAbandonedDownloads(in folder: String, keeping: Set<String>, now: Date = Date()) {
         let cutoff = Int64(now.timeIntervalSince1970) - abandonedDownloadAge
-        for raw in rawDirectoryNames(folder) ?? [] where raw.count > 8 && raw.suffix(8).elementsEqual(".partial".utf8) {
+        let names = rawDirectoryNames(folder) ?? []
+        for raw in names where raw.count > 8 && raw.suffix(8).elementsEqual(".partial".utf8) {
             let name = String(decoding: raw, as: UTF8.self)
             guard !keeping.contains(name) else { continue }
             let path = folder + "/" + name
-            if let status = FileStatus(path, follow: false), status.kind == .file, status.modified / 1_000_000_000 < cutoff { unlink(path) }
+            if let status = FileStatus(path, follow: false), status.kind == .file, status.modified / 1_000_000_000 < cutoff {
+                unlink(path)
+                unlink(validatorPath(path))
+            }
+        }
+        // A validator whose download is gone (removed above, or by a crash between the two).
+        let suffix = validatorSuffix.utf8
+        for raw in names where raw.count > suffix.count && raw.suffix(suffix.count).elementsEqual(suffix) {
+            let path = folder + "/" + String(decoding: raw, as: UTF8.self)
+            if FileStatus(String(path.dropLast(suffix.count)), follow: false) == nil { unlink(path) }
         }
     }
 
@@ -539,11 +550,42 @@ public struct FeedSyncer: Sendable {
 
     static let feedLimit = 16 * 1_048_576
 
+    /// Who asks, in every request: hosts' logs and rate limits can tell a reader's sync from a
+    /// crawler.
+    static let userAgent = "galley-sync/\(Galley.version)"
+
+    /// Beside each `.partial` download: the validator its host gave when it started (a strong
+    /// `ETag`, else `Last-Modified`), which `If-Range` sends back on resuming.
+    static let validatorSuffix = "-validator"
+
+    static func validatorPath(_ partial: String) -> String { partial + validatorSuffix }
+
+    /// What resuming `partial` asks `If-Range` with: the host's own validator, kept when the
+    /// download began (nginx's `"6b0f229f-b649cf5"`, a bucket's MD5, a date), else the feed's
+    /// SHA-256 as `galley serve` tags its packages; nil: no way to be sure, start over.
+    static func resumeValidator(_ partial: String, sha256: String?) -> String? {
+        if let kept = try? String(contentsOfFile: validatorPath(partial), encoding: .utf8),
+           !kept.isEmpty, kept.utf8.count <= 200, !kept.contains(where: \.isNewline) {
+            return kept
+        }
+        return sha256.map { "\"\($0)\"" }
+    }
+
+    /// The validator a download's answer carries that `If-Range` may use (RFC 9110: a strong
+    /// entity tag, or a date), or nil.
+    static func hostValidator(_ headers: HTTPHeaders) -> String? {
+        if let tag = headers.first(name: "ETag"), tag.hasPrefix("\""), tag.utf8.count <= 200 { return tag }
+        if let date = headers.first(name: "Last-Modified"), !date.isEmpty, date.utf8.count <= 100 { return date }
+        return nil
+    }
+
     /// Downloads a package into `partial`, resuming from what it holds when the server still
-    /// has the same file (`If-Range` with the feed's SHA-256, which `galley serve` uses as its
-    /// ETag). A server that answers the whole file instead starts it over. Returns the file's
-    /// size and SHA-256, hashed as the bytes arrive (a resumed download hashes what it had
-    /// first), so the file is not read again to be checked.
+    /// has the same file (`If-Range` with the validator the host gave when the download began,
+    /// `resumeValidator`: so a cut download resumes from nginx, a bucket or a CDN, not only from
+    /// `galley serve`). A server that answers the whole file instead starts it over; the feed's
+    /// size and SHA-256 are checked at the end either way. Returns the file's size and SHA-256,
+    /// hashed as the bytes arrive (a resumed download hashes what it had first), so the file is
+    /// not read again to be checked.
     private func download(_ client: HTTPClient, _ package: Feed.Package, to partial: String,
                           progress: (Int64) -> Void) async throws -> FileDigest {
         var have = FileStatus(partial)?.size ?? 0
@@ -553,9 +595,9 @@ public struct FeedSyncer: Sendable {
         }
         if let size = package.size, have == size, size > 0 { return try Self.digest(partial) }
         var request = HTTPClientRequest(url: package.url.absoluteString)
-        if have > 0 {
+        if have > 0, let validator = Self.resumeValidator(partial, sha256: package.sha256) {
             request.headers.add(name: "Range", value: "bytes=\(have)-")
-            if let sha = package.sha256 { request.headers.add(name: "If-Range", value: "\"\(sha)\"") }
+            request.headers.add(name: "If-Range", value: validator)
         }
         let address = package.url.absoluteString
         let response = try await send(client, request, address)
@@ -572,6 +614,15 @@ public struct FeedSyncer: Sendable {
                               hint: "Check the store's free space and permissions.")
         }
         defer { close(fd) }
+        if !resumed {
+            // This answer starts the file: its validator is the one a resume must name.
+            let validatorFile = Self.validatorPath(partial)
+            if let validator = Self.hostValidator(response.headers) {
+                try? Data(validator.utf8).write(to: URL(fileURLWithPath: validatorFile))
+            } else {
+                unlink(validatorFile)
+            }
+        }
         var written = resumed ? have : 0
         let hasher = SHA256Hasher()
         if resumed {
@@ -635,6 +686,8 @@ public struct FeedSyncer: Sendable {
 
     /// Sends a request; a failure to connect or a status worth retrying is `Transient`.
     private func send(_ client: HTTPClient, _ request: HTTPClientRequest, _ address: String) async throws -> HTTPClientResponse {
+        var request = request
+        request.headers.replaceOrAdd(name: "User-Agent", value: Self.userAgent)
         let response: HTTPClientResponse
         do {
             response = try await client.execute(request, deadline: .now() + .seconds(options.connectTimeout + options.idleTimeout))

@@ -177,6 +177,11 @@ extension Harness {
     /// Runs the Python `script` with `arguments`; once it has printed `lines` lines (and waits
     /// on a line of its standard input), runs `meanwhile`, then lets it go on. Returns all it
     /// printed.
+    /// Runs a Python script to its end and returns what it printed.
+    static func python(_ script: String, _ arguments: [String]) throws -> String {
+        try python(script, arguments, pausingAfter: 0) {}
+    }
+
     static func python(_ script: String, _ arguments: [String], pausingAfter lines: Int,
                        meanwhile: () throws -> Void) throws -> String {
         let python = Process()

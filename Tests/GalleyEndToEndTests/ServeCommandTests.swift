@@ -99,9 +99,10 @@ import Testing
     }
 
     /// Answers are made once per store revision and kept, yet never stale: an import by another
-    /// process shows at the next request, without a restart. Without --public-url the feed's
-    /// addresses follow the request's Host, each Host its own answer and tag.
-    @Test func keptAnswersFollowImportsByOtherProcessesAndTheHost() throws {
+    /// process shows at the next request, without a restart. The feed's addresses never follow
+    /// the Host sent (a shared cache would hand them to every reader): they name the listening
+    /// address, whatever the Host, with one tag.
+    @Test func keptAnswersFollowImportsByOtherProcessesAndNeverTheHost() throws {
         let (work, store, server) = try serving(packing: true)
         defer { server.stop() }
         let script = """
@@ -110,10 +111,10 @@ import Testing
             def get(path, **headers):
                 with urllib.request.urlopen(urllib.request.Request(base + path, headers=headers)) as r:
                     return r.headers["ETag"], json.load(r)
-            for host in ("a.example", "b.example:8443", "a.example"):
-                tag, feed = get("/feed", Host=host)
-                print(host, tag.startswith('"r'), feed["packages"][0]["file_path"].split("/packages/")[0])
-            print(get("/feed", Host="a.example")[0] != get("/feed", Host="b.example:8443")[0])
+            for host in ("evil.example", "b.example:8443"):
+                tag, feed = get("/feed", Host=host, **{"X-Forwarded-Host": "evil.example"})
+                print(tag.startswith('"r'), feed["packages"][0]["file_path"].split("/packages/")[0] == base)
+            print(get("/feed", Host="a.example")[0] == get("/feed", Host="b.example:8443")[0])
             first = get("/v2/issues")
             print(first == get("/v2/issues"), len(first[1]["items"]))
             sys.stdout.flush()
@@ -121,20 +122,72 @@ import Testing
             second = get("/v2/issues")
             print(second[0] != first[0], len(second[1]["items"]))
             """
-        let seen = try Harness.python(script, [String(server.port)], pausingAfter: 5) {
+        let seen = try Harness.python(script, [String(server.port)], pausingAfter: 4) {
             // Another process imports while the server runs.
             let imported = try Harness.galley(["import", work.appending(path: "com.example.harbour.2026-01.zip").path, "--store", store.path, "-q"])
             #expect(imported.status == 0)
         }
         #expect(seen == """
-            a.example True http://a.example
-            b.example:8443 True http://b.example:8443
-            a.example True http://a.example
+            True True
+            True True
             True
             True 1
             True 2
 
             """)
+    }
+
+    /// Behind a proxy: `Forwarded` and `X-Forwarded-*` name the links' origin only from a
+    /// `--trusted-proxy`; `--public-url` beats both. Requests with no Host, or two, are 400
+    /// (RFC 9112) even on the early path.
+    @Test func forwardedOriginsComeOnlyFromTrustedProxies() throws {
+        let (_, _, server) = try serving(["--trusted-proxy", "127.0.0.0/8"])
+        defer { server.stop() }
+        let script = """
+            import json, socket, sys, urllib.request
+            port = int(sys.argv[1])
+            def link(**headers):
+                with urllib.request.urlopen(urllib.request.Request("http://127.0.0.1:%d/feed" % port, headers=headers)) as r:
+                    return json.load(r)["packages"][0]["file_path"].split("/packages/")[0]
+            print(link())
+            print(link(**{"X-Forwarded-Host": "cdn.example", "X-Forwarded-Proto": "https"}))
+            print(link(Forwarded='for=192.0.2.1;proto=https;host="issues.example:8443", for=10.0.0.1'))
+            print(link(**{"X-Forwarded-Host": "bad host/with space"}))
+            def status(raw):
+                s = socket.create_connection(("127.0.0.1", port))
+                s.sendall(raw)
+                line = s.recv(4096).split(b"\\r\\n")[0].decode()
+                s.close()
+                return line
+            for _ in range(2):
+                print(status(b"GET /v2/issues HTTP/1.1\\r\\nConnection: close\\r\\n\\r\\n"))
+                print(status(b"GET /v2/issues HTTP/1.1\\r\\nHost: a\\r\\nHost: b\\r\\nConnection: close\\r\\n\\r\\n"))
+            """
+        let seen = try Harness.python(script, [String(server.port)])
+        let base = "http://127.0.0.1:\(server.port)"
+        #expect(seen == """
+            \(base)
+            https://cdn.example
+            https://issues.example:8443
+            \(base)
+            HTTP/1.1 400 Bad Request
+            HTTP/1.1 400 Bad Request
+            HTTP/1.1 400 Bad Request
+            HTTP/1.1 400 Bad Request
+
+            """)
+        // Not trusted (the default): the same headers change nothing.
+        let (_, _, plain) = try serving()
+        defer { plain.stop() }
+        let untrusted = try Harness.python("""
+            import json, sys, urllib.request
+            r = urllib.request.Request("http://127.0.0.1:%s/feed" % sys.argv[1], headers={"X-Forwarded-Host": "cdn.example", "Forwarded": "host=x.example"})
+            print(json.load(urllib.request.urlopen(r))["packages"][0]["file_path"].startswith("http://127.0.0.1:"))
+            """, [String(plain.port)])
+        #expect(untrusted == "True\n")
+        let refused = try Harness.galley(["serve", "--store", "nowhere", "--trusted-proxy", "10.0.0.0/33"])
+        #expect(refused.status == 2)
+        #expect(refused.stderr.contains("--trusted-proxy `10.0.0.0/33`"))
     }
 
     /// Revalidations are answered before the router (`RevalidationHandler`) with the bytes the

@@ -13,4 +13,15 @@ import Testing
         formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
         #expect(HTTPDate.format(seconds) == formatter.string(from: Date(timeIntervalSince1970: TimeInterval(seconds))))
     }
+
+    @Test(arguments: [0, 951_782_400, 1_709_164_800, 1_795_560_954, 253_402_300_799])
+    func whatItWritesItReads(seconds: Int) {
+        #expect(HTTPDate.parse(HTTPDate.format(seconds)) == seconds)
+    }
+
+    @Test(arguments: ["", "Tuesday, 24-Nov-26 22:35:54 GMT", "Tue Nov 24 22:35:54 2026", "Tue, 24 Nov 2026 22:35:54 UTC",
+                      "Tue, 32 Nov 2026 22:35:54 GMT", "Tue, 24 Nox 2026 22:35:54 GMT", "Tue, 24 Nov 2026 25:35:54 GMT"])
+    func anythingElseIsNoDate(text: String) {
+        #expect(HTTPDate.parse(text) == nil)
+    }
 }

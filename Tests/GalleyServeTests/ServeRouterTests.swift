@@ -240,8 +240,13 @@ import Testing
             let issueAssets = try await items("/assets?issue=\(appleID)")
             #expect(issueAssets.count == 8)
             let issueID = try #require(issueAssets.first?["issue_global_id"] as? String)
+            // Each asset's address is named by its content: /issues/{id}/files/{sha256}/{name}.
             for asset in issueAssets {
-                #expect(asset["path"] as? String == "/issues/\(issueID)/files/\(asset["file_name"] as? String ?? "?")")
+                let path = try #require(asset["path"] as? String)
+                let parts = path.split(separator: "/")
+                #expect(parts.count == 5 && parts[0] == "issues" && parts[1] == issueID && parts[2] == "files", "\(path)")
+                #expect(parts.count == 5 && parts[3].count == 64 && parts[3].allSatisfy(\.isHexDigit), "\(path)")
+                #expect(parts.last.map(String.init) == asset["file_name"] as? String)
             }
             // Written as the store reads the rows, the answer is the document of the whole list.
             for uri in ["/assets", "/assets?issue=\(appleID)", "/assets?kind=video"] {
@@ -355,6 +360,105 @@ import Testing
                 #expect(response.status == .ok)
                 #expect(response.body.readableBytes == 0)
                 #expect(response.headers[.contentLength] == String(whole.count))
+            }
+        }
+    }
+
+    /// Only a content-addressed URL is cached for good: a file by name can change behind its
+    /// URL (a re-import), so caches revalidate it; by its SHA-256 it is immutable, and a digest
+    /// that is no longer the file's is a 404. `If-Modified-Since` is honoured where
+    /// `Last-Modified` is sent, and a date in `If-Range` resumes as the tag does.
+    @Test func namedFilesRevalidateAndContentAddressedOnesAreImmutable() async throws {
+        let file = try store.file("cover.jpg", issue: appleID)
+        try await test { client in
+            let named = "/issues/\(appleID)/files/cover.jpg"
+            let addressed = "/issues/\(appleID)/files/\(file.sha256)/cover.jpg"
+            try await client.execute(uri: named, method: .get) { response in
+                #expect(response.headers[.cacheControl] == "public, no-cache")
+            }
+            try await client.execute(uri: addressed, method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.body.readableBytes == Int(file.size))
+                #expect(response.headers[.cacheControl] == "public, max-age=31536000, immutable")
+                #expect(response.headers[.eTag] == "\"\(file.sha256)\"")
+            }
+            let stale = "/issues/\(appleID)/files/\(String(repeating: "0", count: 64))/cover.jpg"
+            try await client.execute(uri: stale, method: .get) { response in
+                #expect(response.status == .notFound)
+                let id = try Self.errorID(response)
+                #expect(id == "id.not-found")
+            }
+            let modified = "Sun, 04 Jan 2026 18:30:00 GMT"
+            for (since, status) in [(modified, HTTPResponse.Status.notModified), ("Mon, 05 Jan 2026 00:00:00 GMT", .notModified),
+                                    ("Sat, 03 Jan 2026 00:00:00 GMT", .ok), ("yesterday", .ok)] {
+                try await client.execute(uri: named, method: .get, headers: [.ifModifiedSince: since]) { response in
+                    #expect(response.status == status, "\(since)")
+                }
+            }
+            // If-None-Match wins over If-Modified-Since (RFC 9110, section 13.2.2).
+            try await client.execute(uri: named, method: .get, headers: [.ifModifiedSince: modified, .ifNoneMatch: "\"other\""]) { response in
+                #expect(response.status == .ok)
+            }
+            try await client.execute(uri: named, method: .get, headers: [.range: "bytes=10-", .ifRange: modified]) { response in
+                #expect(response.status == .partialContent)
+            }
+        }
+    }
+
+    /// JSON answers may be kept by shared caches briefly (`s-maxage`, `stale-while-revalidate`)
+    /// and are always revalidated by a reader's own (`max-age=0`); the 304 says the same.
+    @Test func jsonAnswersTellSharedCachesHowLongToKeepThem() async throws {
+        var options = ServeOptions()
+        options.sharedMaxAge = 30
+        options.staleWhileRevalidate = 90
+        let app = Application(router: GalleyServer(store: store, options: options).router())
+        try await app.test(.router) { client in
+            let expected = "public, max-age=0, s-maxage=30, stale-while-revalidate=90"
+            let tag = try await client.execute(uri: "/feed", method: .get) { response in
+                #expect(response.headers[.cacheControl] == expected)
+                return try #require(response.headers[.eTag])
+            }
+            try await client.execute(uri: "/feed", method: .get, headers: [.ifNoneMatch: tag]) { response in
+                #expect(response.status == .notModified)
+                #expect(response.headers[.cacheControl] == expected)
+            }
+        }
+        #expect(GalleyServer.jsonCacheControl(sharedMaxAge: 0, staleWhileRevalidate: 90) == "no-cache")
+    }
+
+    /// HTTP as clients expect it: HEAD wherever GET is (uptime checks), 405 with `Allow` for a
+    /// method the path does not take, a route that does not exist in the one error shape, and
+    /// RFC 9112's Host rule (none, or two, is a 400).
+    @Test func headEverywhereWrongMethodsAndMissesInTheOneShape() async throws {
+        try await test { client in
+            for uri in ["/healthz", "/feed", "/v2/issues", "/issues/\(appleID)", "/metrics", "/openapi.yaml"] {
+                let length = try await client.execute(uri: uri, method: .get) { $0.body.readableBytes }
+                try await client.execute(uri: uri, method: .head) { response in
+                    #expect(response.status == .ok, "\(uri)")
+                    #expect(response.body.readableBytes == 0, "\(uri)")
+                    if uri != "/metrics" { #expect(response.headers[.contentLength] == String(length), "\(uri)") }
+                }
+            }
+            for (uri, method, allow) in [("/feed", HTTPRequest.Method.post, "GET, HEAD"), ("/healthz", .delete, "GET, HEAD"),
+                                         ("/v2/issues", .put, "GET, HEAD, POST"), ("/issues", .trace, "GET, HEAD, POST"),
+                                         ("/issues/\(appleID)", .patch, "DELETE, GET, HEAD")] {
+                try await client.execute(uri: uri, method: method) { response in
+                    #expect(response.status == .methodNotAllowed, "\(method) \(uri)")
+                    #expect(response.headers[.allow] == allow, "\(method) \(uri)")
+                    let id = try Self.errorID(response)
+                #expect(id == "usage")
+                }
+            }
+            try await client.execute(uri: "/no/such/route", method: .get) { response in
+                #expect(response.status == .notFound)
+                #expect(response.headers[.contentType] == GalleyServer.json)
+                let id = try Self.errorID(response)
+                #expect(id == "id.not-found")
+            }
+            try await client.execute(uri: "/feed", method: .get, headers: [HTTPField.Name("Host")!: "second.example"]) { response in
+                #expect(response.status == .badRequest)
+                let id = try Self.errorID(response)
+                #expect(id == "usage")
             }
         }
     }

@@ -7,8 +7,8 @@ extension GalleyServer {
     /// The package feed reader apps poll (`/feed`, signed when the server has a key), one
     /// package as the Drupal packager answered it, and the independent articles as a feed.
     func feedRoutes(_ routes: ResourceRoutes) {
-        routes.get("feed", signed: true) { request, _, _ in
-            let base = self.baseURL(request)
+        routes.get("feed", signed: true) { request, context, _ in
+            let base = self.baseURL(request, context)
             return .json(FeedAnswer(revision: try self.store.revision(),
                                     packages: try self.store.packages().filter { $0.withheld == nil }.map { PackageAnswer($0, base: base) }))
         }
@@ -19,7 +19,7 @@ extension GalleyServer {
         routes.get("packages/{id}", signed: true) { request, context, _ in
             let package = try self.store.package(try context.parameters.require("id"))
             guard package.withheld == nil else { throw Self.withheld(package) }
-            return .json(PackageAnswer(package, base: self.baseURL(request)))
+            return .json(PackageAnswer(package, base: self.baseURL(request, context)))
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 
 /// What a resource route answers, before `GalleyServer.represent` makes it a 200's bytes: one
@@ -19,7 +20,22 @@ struct ResourceRoutes {
     let server: GalleyServer
     /// The version a prefix fixes; nil at `/`, where `Accept-Version` chooses.
     let version: APIVersion?
+    /// Where each route's path and method is noted (405's `Allow`).
+    let table: RouteTable
     let collection = RouteCollection(context: ServeContext.self)
+
+    /// The path as the router sees it: under this collection's prefix.
+    func noted(_ path: String, _ method: HTTPRequest.Method) -> RouterPath {
+        let routerPath = RouterPath(path)
+        table.add(RouterPath(version?.prefix ?? "").appendingPath(routerPath), method)
+        return routerPath
+    }
+
+    /// Any route: `handler` answers `method` at `path`.
+    func on(_ path: String, method: HTTPRequest.Method,
+            _ handler: @escaping @Sendable (Request, ServeContext) async throws -> Response) {
+        collection.on(noted(path, method), method: method, use: handler)
+    }
 
     /// A JSON (or page) resource at `path`. `signed`: carries `Galley-Signature` when the server
     /// has a key. `unbounded`: the answer's size grows with the store, so it is made off the
@@ -27,7 +43,7 @@ struct ResourceRoutes {
     func get(_ path: String, signed: Bool = false, unbounded: Bool = false,
              _ answer: @escaping @Sendable (Request, ServeContext, APIVersion) throws -> Representation) {
         let (server, fixed) = (server, version)
-        collection.get(RouterPath(path)) { request, context in
+        collection.get(noted(path, .get)) { request, context in
             try await server.resource(request, version: fixed, context, signed: signed, unbounded: unbounded) { version in
                 try answer(request, context, version)
             }

@@ -192,9 +192,12 @@ public struct StoredAsset: Sendable, Codable {
     public var crop350: String
     public var path: String
     public var metadata: String?
+    /// The SHA-256 of the asset's file, nil when the store has no file of that name (`store
+    /// check` reports it). Not in the JSON: `serve` puts it in the file's address.
+    public var sha256: String?
 
     package enum CodingKeys: String, CodingKey {
-        case kind, placement, caption, credit, path, metadata
+        case kind, placement, caption, credit, path, metadata, sha256
         case globalID = "global_id"
         case issueGlobalID = "issue_global_id"
         case articleGlobalID = "article_global_id"
@@ -225,7 +228,8 @@ public struct StoredAsset: Sendable, Codable {
         return JSONValue(parsing: metadata) ?? .string(metadata)
     }
 
-    package init(globalID: String, issueGlobalID: String, articleGlobalID: String? = nil, kind: String, placement: Int, caption: String, credit: String, fileName: String, crop350: String, path: String, metadata: String? = nil) {
+    package init(globalID: String, issueGlobalID: String, articleGlobalID: String? = nil, kind: String, placement: Int, caption: String, credit: String, fileName: String, crop350: String, path: String, metadata: String? = nil, sha256: String? = nil) {
+        self.sha256 = sha256
         self.globalID = globalID
         self.issueGlobalID = issueGlobalID
         self.articleGlobalID = articleGlobalID

@@ -179,7 +179,7 @@ public final class PostgresStore: IssueStore {
                            articleGlobalID: try row.optionalString("article_global_id"), kind: try row.string("kind"),
                            placement: Int(try row.int("placement")), caption: try row.string("caption"), credit: try row.string("credit"),
                            fileName: try row.string("file_name"), crop350: try row.string("crop350"),
-                           path: sha.map { blobs.address($0) } ?? "", metadata: try row.optionalString("metadata"))
+                           path: sha.map { blobs.address($0) } ?? "", metadata: try row.optionalString("metadata"), sha256: sha)
     }
 
     func notFound(issue id: String) -> GalleyError {

@@ -23,12 +23,16 @@ extension SQLiteStore {
         }
     }
 
-    /// A `StoredAsset` (its path still empty) from `asset s JOIN issue i LEFT JOIN article a`.
+    /// A `StoredAsset` (its path still empty) from `asset s JOIN issue i LEFT JOIN article a
+    /// LEFT JOIN file f` (`fileJoin`: the file gives the content's digest).
     static let assetColumns = """
         s.globalID AS global_id, i.globalID AS issue_global_id, a.globalID AS article_global_id, s.kind,
         s.placement, s.caption, s.source AS credit, s.fileName AS file_name, s.crop350 AS crop_350_350,
-        s.metadata, '' AS path
+        s.metadata, '' AS path, f.sha256
         """
+
+    /// The asset's file row, by the `UNIQUE (issueId, name)` index: one row or none per asset.
+    static let fileJoin = "LEFT JOIN file f ON f.issueId = s.issueId AND f.name = s.fileName"
 
     /// The asset with its file's path in the store, by its issue's folder.
     func assetPath(_ row: StoredAsset, folders: [String: String]) -> StoredAsset {
@@ -76,7 +80,7 @@ extension SQLiteStore {
         if filter.issueOwn { query.add("s.articleId IS NULL") }
         let sql = """
             SELECT \(columns) FROM asset s JOIN issue i ON i.id = s.issueId
-            LEFT JOIN article a ON a.id = s.articleId
+            LEFT JOIN article a ON a.id = s.articleId \(columns == Self.assetColumns ? Self.fileJoin : "")
             """ + query.whereSQL
         return (sql, query.arguments)
     }

@@ -32,7 +32,7 @@ extension SQLiteStore {
                 """, arguments: [rowID]) else { throw GalleyError("no article `\(id)` in the store", id: .notFound, path: root.path) }
             let assetRows = try StoredAsset.fetchAll(db, sql: """
                 SELECT \(Self.assetColumns) FROM asset s JOIN issue i ON i.id = s.issueId
-                LEFT JOIN article a ON a.id = s.articleId WHERE s.articleId = ? ORDER BY s.kind, s.placement
+                LEFT JOIN article a ON a.id = s.articleId \(Self.fileJoin) WHERE s.articleId = ? ORDER BY s.kind, s.placement
                 """, arguments: [rowID])
             let assets = assetRows.map { assetPath($0, folders: [issueRow.globalID: issueRow.folder]) }
             let metaText = row.customMeta

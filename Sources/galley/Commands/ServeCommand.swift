@@ -40,6 +40,14 @@ struct ServeCommand: ParsableCommand {
             --trust-key checks; each signature expires after --signature-lifetime days and is \
             renewed every half of it.
 
+            Behind a CDN or proxy: JSON answers may be kept by shared caches for \
+            --shared-max-age seconds (and served stale while revalidating for \
+            --stale-while-revalidate more); a reader's own cache always revalidates. A file at \
+            /issues/{id}/files/{name} revalidates (its content can change), one at \
+            /issues/{id}/files/{sha256}/{name} and a zip at /packages/{id}/{sha256}.zip are \
+            cached for good. Links name --public-url, else what a --trusted-proxy forwards, \
+            else the address the connection reached: never the Host a client sent.
+
             Stops on Ctrl-C or SIGTERM, letting requests in flight finish.
 
             Examples:
@@ -47,6 +55,7 @@ struct ServeCommand: ParsableCommand {
               galley serve --store store --host 0.0.0.0 --port 8080
               GALLEY_SERVE_TOKEN=$(cat /etc/galley/token) galley serve --store store --public-url https://issues.example.com
               galley serve --store store --signing-key /etc/galley/feed.key
+              galley serve --store store --trusted-proxy 127.0.0.1 --shared-max-age 30
             """)
 
     @OptionGroup var store: StoreOptions
@@ -58,9 +67,24 @@ struct ServeCommand: ParsableCommand {
     var port = 8080
 
     @Option(help: ArgumentHelp(
-        "The address apps reach this server at, for the feed's file_path links (default: http:// and each request's Host).",
+        "The address apps reach this server at, for the feed's file_path links (default: what a --trusted-proxy forwards, else the address the connection reached; never the Host a client sends).",
         valueName: "url"))
     var publicURL: String?
+
+    @Option(help: ArgumentHelp(
+        "Believe Forwarded and X-Forwarded-Host/-Proto from this proxy (an address or a CIDR block such as 10.0.0.0/8). Repeat for more.",
+        valueName: "address"))
+    var trustedProxy: [String] = []
+
+    @Option(help: ArgumentHelp(
+        "How long a shared cache (a CDN, nginx) may keep a JSON answer before it asks again (s-maxage); 0: it asks every time.",
+        valueName: "seconds"))
+    var sharedMaxAge = 10
+
+    @Option(help: ArgumentHelp(
+        "How long past --shared-max-age a shared cache may still answer with a kept JSON answer while it asks again.",
+        valueName: "seconds"))
+    var staleWhileRevalidate = 60
 
     @Option(help: ArgumentHelp(
         "Let web pages from this origin read the answers (CORS), e.g. https://reader.example.com; * for any. Repeat for more.",
@@ -101,6 +125,13 @@ struct ServeCommand: ParsableCommand {
                 throw ValidationError("--cors-origin must be * or an origin such as https://reader.example.com (scheme and host, no path)")
             }
         }
+        guard (0...86_400).contains(sharedMaxAge) else { throw ValidationError("--shared-max-age must be from 0 to 86400 seconds") }
+        guard (0...86_400).contains(staleWhileRevalidate) else {
+            throw ValidationError("--stale-while-revalidate must be from 0 to 86400 seconds")
+        }
+        if case .failure(let invalid) = TrustedProxies.parse(trustedProxy) {
+            throw ValidationError("--trusted-proxy `\(invalid.entry)` is not an address or CIDR block such as 127.0.0.1, 10.0.0.0/8 or ::1")
+        }
         if let publicURL {
             guard let url = URL(string: publicURL), ["http", "https"].contains(url.scheme ?? ""), url.host != nil,
                   url.query == nil, url.fragment == nil else {
@@ -119,6 +150,9 @@ struct ServeCommand: ParsableCommand {
             var options = ServeOptions(host: host, port: port)
             options.publicURL = publicURL
             options.corsOrigins = corsOrigin
+            options.trustedProxies = (try? TrustedProxies.parse(trustedProxy).get()) ?? .none
+            options.sharedMaxAge = sharedMaxAge
+            options.staleWhileRevalidate = staleWhileRevalidate
             options.idleTimeout = idleTimeout
             options.token = token
             options.maxUpload = Self.bytes(maxUpload) ?? options.maxUpload

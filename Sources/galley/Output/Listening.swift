@@ -28,8 +28,8 @@ func serveUntilStopped<Listening: Encodable & Sendable>(
         }
     } catch {
         guard started.value == true else {
-            throw GalleyError("cannot listen on \(host):\(port): \(error)", id: .failed,
-                              hint: "Another program may have the port: choose another with --port (0 takes any free one).")
+            let (reason, hint) = GalleyServer.listenFailure(error, port: port)
+            throw GalleyError("cannot listen on \(host):\(port): \(reason)", id: .failed, hint: hint)
         }
         throw GalleyError("\(what) stopped: \(error)", id: .failed)
     }
