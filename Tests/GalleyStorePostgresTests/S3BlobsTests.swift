@@ -7,8 +7,7 @@ import Testing
 
 /// AWS Signature V4 as Galley signs S3 requests, against the examples AWS publishes in its
 /// documentation ("Signature Calculations for the Authorization Header: Transferring Payload in a
-/// Single Chunk"): moto, the test server, does not check signatures, so these are what prove
-/// the signing.
+/// Single Chunk"), beside the test server (SeaweedFS), which refuses a wrong signature.
 @Suite struct S3SignatureTests {
     static let secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
     static let date = Date(timeIntervalSince1970: 1_369_353_600)  // 2013-05-24T00:00:00Z
@@ -50,7 +49,7 @@ import Testing
     }
 }
 
-/// The blob store on S3 against moto's server (scripts/s3-test-server.sh): what the
+/// The blob store on S3 against SeaweedFS's S3 server (scripts/s3-test-server.sh): what the
 /// conformance suite does not reach on its own.
 @Suite(.enabled(if: PostgresTestServer.enabled, "needs GALLEY_TEST_S3 (make test starts a server)"))
 struct S3BlobsTests {
@@ -119,5 +118,24 @@ struct S3BlobsTests {
         } catch let error as GalleyError {
             #expect(error.message.contains("HTTP 404") || error.message.contains("NoSuchBucket"), "\(error.message)")
         }
+    }
+
+    /// The server checks signatures: a wrong secret is refused with an error that says so, and
+    /// nothing is stored.
+    @Test func aWrongSecretIsRefused() throws {
+        var environment = try PostgresTestServer.s3Environment()
+        let bucket = PostgresTestServer.uniqueName("galley-secret")
+        let right = S3Blobs(try S3Location("s3://\(bucket)/p", environment: environment), root: Scratch.path("galley-s3"))
+        try right.createBucket()
+        environment["AWS_SECRET_ACCESS_KEY"] = "not-the-secret"
+        let wrong = S3Blobs(try S3Location("s3://\(bucket)/p", environment: environment), root: Scratch.path("galley-s3"))
+        let file = try randomFile(10)
+        do {
+            _ = try wrong.place(file.url, sha256: file.sha256, size: 10)
+            Issue.record("an upload with a wrong secret was taken")
+        } catch let error as GalleyError {
+            #expect(error.message.contains("403") || error.message.contains("SignatureDoesNotMatch"), "\(error.message)")
+        }
+        #expect(throws: GalleyError.self) { _ = try right.localFile(file.sha256, size: 10) }
     }
 }

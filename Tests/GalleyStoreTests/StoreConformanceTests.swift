@@ -16,7 +16,7 @@ import Testing
     enum Backend: String, CustomTestStringConvertible {
         case sqlite
         case postgres
-        /// PostgreSQL with its blobs on S3 (moto's server, scripts/s3-test-server.sh).
+        /// PostgreSQL with its blobs on S3 (SeaweedFS's S3 server, scripts/s3-test-server.sh).
         case postgresS3 = "postgres+s3"
         var testDescription: String { rawValue }
 

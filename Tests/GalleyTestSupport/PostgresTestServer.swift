@@ -23,7 +23,7 @@ public enum PostgresTestServer {
     /// A name no other test of this run uses (databases, buckets).
     public static func uniqueName(_ prefix: String) -> String { "\(prefix)-\(getpid())-\(counter.next())" }
 
-    /// The environment of a store whose blobs are on the S3 test server: moto's endpoint, its
+    /// The environment of a store whose blobs are on the S3 test server: its endpoint, its
     /// test credentials, a cache folder of its own and 5 MiB parts (so multipart uploads run).
     public static func s3Environment() throws -> [String: String] {
         guard let s3 else {

@@ -12,7 +12,7 @@ import NIOPosix
 /// region and credentials from the usual AWS environment variables (`AWS_ACCESS_KEY_ID`,
 /// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION` or `AWS_DEFAULT_REGION`, and
 /// `AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL` for another service than AWS, addressed
-/// path-style: MinIO, Ceph, moto).
+/// path-style: MinIO, Ceph, SeaweedFS).
 struct S3Location: Sendable, Hashable {
     var bucket: String
     /// Without leading or trailing slashes; may be empty.
