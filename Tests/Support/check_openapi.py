@@ -84,6 +84,8 @@ def main(argv):
     article = json.loads(body)["articles"][0]["global_id"]
     _, _, body = fetch(base, "GET", f"/packages/{issue}")
     package_file = json.loads(body)["file_path"].rsplit("/", 1)[1]
+    _, headers, _ = fetch(base, "HEAD", f"/issues/{issue}/files/latest.json")
+    latest_sha = headers["ETag"].strip('"')
     auth = {"Authorization": f"Bearer {token}"}
     zip_bytes = pathlib.Path(upload).read_bytes()
 
@@ -123,6 +125,9 @@ def main(argv):
         ("/issues/{id}/files/{name}", "get", f"/issues/{issue}/files/latest.json", {"Range": "bytes=999999999-"}, None),
         ("/issues/{id}/files/{name}", "get", f"/issues/{issue}/files/..%2Fstore.sqlite", {}, None),
         ("/issues/{id}/files/{name}", "head", f"/issues/{issue}/files/latest.json", {}, None),
+        ("/issues/{id}/files/{sha256}/{name}", "get", f"/issues/{issue}/files/{latest_sha}/latest.json", {}, None),
+        ("/issues/{id}/files/{sha256}/{name}", "get", f"/issues/{issue}/files/{'0' * 64}/latest.json", {}, None),
+        ("/issues/{id}/files/{sha256}/{name}", "head", f"/issues/{issue}/files/{latest_sha}/latest.json", {}, None),
         ("/packages/{id}", "get", f"/packages/{issue}", {}, None),
         ("/packages/{id}", "get", "/packages/nope", {}, None),
         ("/feed", "get", "/feed", {}, None),
