@@ -76,10 +76,16 @@ extension GalleyServer {
                 throw GalleyError("the upload broke off: \(error)", id: .usage, hint: "Send the whole zip as the request body.")
             }
             let store = self.store
-            let result = try await NIOThreadPool.singleton.runIfActive {
-                var result = try store.importZip(ImportJob.open(path).forcing(force))
-                result.path = "upload"
-                return result
+            let result: ImportResult
+            do {
+                result = try await NIOThreadPool.singleton.runIfActive {
+                    var result = try store.importZip(ImportJob.open(path).forcing(force))
+                    result.path = "upload"
+                    result.warnings = Self.asUploaded(result.warnings, from: path)
+                    return result
+                }
+            } catch let refused as DiagnosticsError {
+                throw DiagnosticsError(Self.asUploaded(refused.diagnostics, from: path))
             }
             var response = document(result, status: result.status == .imported ? .created : .ok)
             response.headers[.location] = "/issues/\(HTMLText.urlPath(result.appleID))"
@@ -132,5 +138,22 @@ final class ByteCounter: @unchecked Sendable {
         defer { lock.unlock() }
         total += Int64(count)
         return total <= limit
+    }
+}
+
+extension GalleyServer {
+    /// Findings about an uploaded zip as its sender can use them: located at `upload`, not at
+    /// the server's temporary file, and without `zip.file-name` (the file name is the server's,
+    /// not the sender's).
+    static func asUploaded(_ diagnostics: [Diagnostic], from path: String) -> [Diagnostic] {
+        diagnostics.compactMap { finding in
+            guard finding.id.rawValue != "zip.file-name" else { return nil }
+            var shown = finding
+            if var location = shown.location, location.path == path || location.path.hasPrefix(path) {
+                location.path = "upload" + location.path.dropFirst(path.count)
+                shown.location = location
+            }
+            return shown
+        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -9,6 +10,9 @@ import Prometheus
 /// swift-metrics' process-wide bootstrap, so that two servers in one process, as in the tests,
 /// count apart), and one access-log line per request through swift-log.
 public final class ServeMetrics: @unchecked Sendable {
+    /// Bodies above this many bytes are counted as they are sent (`AccessMiddleware`).
+    static let countedFrom = 1 << 20
+
     let registry = PrometheusCollectorRegistry()
     /// Each series' counter and histogram, made once: the registry's own lookup validates and
     /// rebuilds names and labels, too much to do for every request. Behind `lock`.
@@ -91,9 +95,34 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
             throw error
         }
         // Timed to the response's head: a download's streaming time is the client's pace, not
-        // the server's (and wrapping the body would cost byte-buffer answers their fast path).
-        finish(request, context, status: response.status, bytes: response.headers[.contentLength], start: start)
-        return response
+        // the server's. A large or streamed body (a download, a spooled listing) is logged
+        // when it ends, with the bytes it handed to the connection: a download cut at 10 MB of
+        // 191 MB says 10 MB. Smaller answers keep their byte-buffer fast path, logged at once.
+        let length = response.headers[.contentLength].flatMap(Int.init)
+        let streams = length.map { $0 > ServeMetrics.countedFrom } ?? (response.status != .notModified && response.status != .noContent)
+        guard streams, request.method != .head else {
+            finish(request, context, status: response.status, bytes: response.headers[.contentLength], start: start)
+            return response
+        }
+        let elapsed = Int64(DispatchTime.now().uptimeNanoseconds - start)
+        let route = context.endpointPath ?? "unmatched"
+        metrics.record(route: route, method: request.method, status: response.status, nanoseconds: elapsed)
+        var counted = response
+        let (body, logger, method, path, status) = (response.body, context.logger, request.method, request.uri.path, response.status)
+        counted.body = ResponseBody(contentLength: length) { writer in
+            let sent = SentBytes()
+            do {
+                try await body.write(writer.map { buffer in
+                    sent.add(buffer.readableBytes)
+                    return buffer
+                })
+                logger.notice(ServeMetrics.accessLine(method, path, status, bytes: String(sent.value), nanoseconds: elapsed))
+            } catch {
+                logger.notice(ServeMetrics.accessLine(method, path, status, bytes: String(sent.value), nanoseconds: elapsed))
+                throw error
+            }
+        }
+        return counted
     }
 
     private func finish(_ request: Request, _ context: Context, status: HTTPResponse.Status, bytes: String?, start: UInt64) {
@@ -103,4 +132,11 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
         metrics.record(route: route, method: request.method, status: status, nanoseconds: elapsed)
         context.logger.notice(ServeMetrics.accessLine(request.method, request.uri.path, status, bytes: bytes, nanoseconds: elapsed))
     }
+}
+
+/// The bytes a response body has handed to its connection so far.
+final class SentBytes: Sendable {
+    private let count = NIOLockedValueBox(0)
+    func add(_ bytes: Int) { count.withLockedValue { $0 += bytes } }
+    var value: Int { count.withLockedValue { $0 } }
 }

@@ -137,6 +137,54 @@ import Testing
             """)
     }
 
+    /// The access log records the bytes a download actually sent: a client that reads 64 KB of
+    /// an 8.6 MB zip and hangs up is logged with far less than the zip's size.
+    @Test func aCutDownloadIsLoggedWithTheBytesSent() throws {
+        // An issue of 8.6 MB: its cover carries 8 MB of incompressible bytes after the picture.
+        let work = try Harness.temporaryDirectory()
+        let source = work.appending(path: "source")
+        try FileManager.default.copyItem(at: Harness.example, to: source)
+        let cover = try FileHandle(forWritingTo: source.appending(path: "cover.jpg"))
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var noise = [UInt8](repeating: 0, count: 8 << 20)
+        for index in noise.indices {
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            noise[index] = UInt8(truncatingIfNeeded: state)
+        }
+        try cover.seekToEnd()
+        try cover.write(contentsOf: noise)
+        try cover.close()
+        #expect(try Harness.galley(["pack", source.path, "-o", work.path + "/", "-q"]).status == 0)
+        let store = work.appending(path: "store")
+        #expect(try Harness.galley(["import", work.appending(path: "com.example.harbour.2026-01.zip").path, "--store", store.path, "-q"]).status == 0)
+        let server = try Harness.listening(["serve", "--store", store.path, "--port", "0", "--json"])
+        defer { server.stop() }
+        let script = """
+            import json, socket, sys, time, urllib.request
+            port = int(sys.argv[1])
+            package = json.load(urllib.request.urlopen("http://127.0.0.1:%d/packages/com.example.harbour.2026-01" % port))
+            path = package["file_path"].split(str(port), 1)[1]
+            s = socket.create_connection(("127.0.0.1", port))
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.sendall(("GET %s HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n" % path).encode())
+            got = 0
+            while got < 65536:
+                got += len(s.recv(4096))
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00")
+            s.close()
+            print(path, package["size"])
+            """
+        let seen = try Harness.python(script, [String(server.port)]).split(separator: " ")
+        let path = try #require(seen.first.map(String.init))
+        let size = try #require(seen.last.flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) })
+        let logged = Harness.read(server.errors.fileHandleForReading) { String(decoding: $0, as: UTF8.self).contains("GET \(path) 200 ") }
+        let line = try #require(String(decoding: logged, as: UTF8.self).split(separator: "\n").first { $0.contains("GET \(path) 200 ") })
+        let bytes = try #require(Int(line.split(separator: " ")[line.split(separator: " ").firstIndex(of: "200")! + 1]))
+        // What the connection took includes what the kernel's socket buffers hold (a few MB on
+        // loopback), never the whole zip the Content-Length announced.
+        #expect(bytes < size, "logged \(bytes) of \(size): \(line)")
+    }
+
     /// Behind a proxy: `Forwarded` and `X-Forwarded-*` name the links' origin only from a
     /// `--trusted-proxy`; `--public-url` beats both. Requests with no Host, or two, are 400
     /// (RFC 9112) even on the early path.
