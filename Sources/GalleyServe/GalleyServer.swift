@@ -141,11 +141,13 @@ public struct GalleyServer: Sendable {
         var sha256: String
         var lastUpdated: String
 
-        init(_ package: StoredPackage, base: String) {
+        /// `relative`: `file_path` without a base (`packages/...`, resolved against the feed's own
+        /// address, as a static site's feed is read).
+        init(_ package: StoredPackage, base: String, relative: Bool = false) {
             appleID = package.appleID
             globalID = package.globalID
             version = package.version
-            filePath = "\(base)/packages/\(package.appleID.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? package.appleID)/\(package.sha256).zip"
+            filePath = (relative ? "" : "\(base)/") + "packages/\(package.appleID.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? package.appleID)/\(package.sha256).zip"
             size = package.size
             sha256 = package.sha256
             lastUpdated = package.lastUpdated

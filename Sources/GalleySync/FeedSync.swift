@@ -293,7 +293,12 @@ public struct FeedSyncer: Sendable {
         }
         var verified: FeedTrustKey.Verified?
         if let trustKey = options.trustKey {
-            verified = try trustKey.verify(header: answer.signature, body: answer.body.readableBytesView, address: options.url)
+            // A static feed (`galley publish`) has its signature in a file beside it.
+            var signature = answer.signature
+            if signature == nil {
+                signature = try await retrying(emit, appleID: nil) { try await fetchDetachedSignature(client, feedURL) }
+            }
+            verified = try trustKey.verify(header: signature, body: answer.body.readableBytesView, address: options.url)
         }
         // A feed of articles (with a key map, or Galley's own `{"articles": [...]}`), or of packages.
         let parsed = JSONValue(parsing: String(buffer: answer.body))
@@ -549,6 +554,21 @@ public struct FeedSyncer: Sendable {
     }
 
     static let feedLimit = 16 * 1_048_576
+
+    /// The signature `galley publish` writes beside a static feed (`feed.json.sig`: the
+    /// `Galley-Signature` header's value on one line), or nil when the host has none (404).
+    private func fetchDetachedSignature(_ client: HTTPClient, _ feedURL: URL) async throws -> String? {
+        let address = feedURL.absoluteString + ".sig"
+        let response = try await send(client, HTTPClientRequest(url: address), address)
+        if response.status == .notFound || response.status == .forbidden { return nil }
+        try Self.expect(response, [.ok], address)
+        do {
+            let body = try await response.body.collect(upTo: 4096)
+            return String(buffer: body).trimmingCharacters(in: .whitespacesAndNewlines)
+        } catch {
+            throw Transient(error: Self.unreachable(address, "the answer was cut or over 4 KB: \(error)"), retryAfter: nil)
+        }
+    }
 
     /// Who asks, in every request: hosts' logs and rate limits can tell a reader's sync from a
     /// crawler.

@@ -30,7 +30,7 @@ struct GalleyCommand: ParsableCommand {
                 ImportCommand.self, IssuesCommand.self, IssueCommand.self, ArticlesCommand.self, ArticleCommand.self,
                 AssetsCommand.self, SearchCommand.self, DeleteCommand.self, StoreCommand.self,
             ]),
-            CommandGroup(name: "Delivery", subcommands: [ServeCommand.self, SyncCommand.self, KeysCommand.self, KeyMapCommand.self, PreviewCommand.self]),
+            CommandGroup(name: "Delivery", subcommands: [ServeCommand.self, PublishCommand.self, SyncCommand.self, KeysCommand.self, KeyMapCommand.self, PreviewCommand.self]),
         ]
     )
 

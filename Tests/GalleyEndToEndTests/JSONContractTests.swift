@@ -52,6 +52,8 @@ import Testing
         ("search-none", "search", ["search", "zzzzzz", "--store", "store", "--json"]),
         ("store-check", "store-check", ["store", "check", "--store", "store", "--json"]),
         ("store-gc", "store-gc", ["store", "gc", "--store", "store", "--json"]),
+        ("publish", "publish", ["publish", "--store", "store", "--to", "WORK/site", "--json"]),
+        ("publish-no-store", "publish", ["publish", "--store", "WORK/no-store", "--to", "WORK/site2", "--json"]),
         ("store-copy", "store-copy", ["store", "copy", "--from", "store", "--to", "WORK/copy", "--json"]),
         ("store-copy-missing", "store-copy", ["store", "copy", "--from", "WORK/no-store", "--to", "WORK/copy2", "--json"]),
         ("store-copy-bad-address", "store-copy", ["store", "copy", "--from", "store", "--to", "postgres://nobody@127.0.0.1:1/x", "--json"]),
@@ -70,6 +72,7 @@ import Testing
         "issue-show-unknown": "id.not-found", "articles-unknown-issue": "id.not-found",
         "article-meta-missing": "id.not-found", "delete-unconfirmed": "confirmation.missing", "usage": "usage", "keys-exists": "output.exists", "import-articles-missing": "input.not-found", "key-map-bad": "config.invalid",
         "usage-format": "usage", "store-copy-missing": "store.missing", "store-copy-bad-address": "usage",
+        "publish-no-store": "store.missing",
     ]
 
     @Test func everyJSONOutputKeepsTheContract() throws {

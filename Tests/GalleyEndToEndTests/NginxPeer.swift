@@ -48,7 +48,7 @@ struct NginxPeer {
             error_log \(prefix)/error.log warn;
             events { worker_connections 64; }
             http {
-                types { application/json json; application/zip zip; image/jpeg jpg; }
+                types { application/json json; application/zip zip; image/jpeg jpg; image/png png; image/gif gif; audio/mpeg mp3; video/mp4 mp4; }
                 default_type application/octet-stream;
                 log_format peer '$request_method $request_uri $status $upstream_cache_status $upstream_status "$http_range" "$http_if_range" $body_bytes_sent';
                 access_log \(prefix)/access.log peer;

@@ -1,0 +1,93 @@
+import ArgumentParser
+import Foundation
+import GalleyCore
+import GalleyServe
+import GalleySigning
+import GalleyStore
+
+struct PublishCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "publish",
+        abstract: "Write the store as static files a web server, a static host or a bucket's CDN serves.",
+        discussion: """
+            Writes what a reader app and galley sync need as plain files, at the same paths as \
+            galley serve's API: feed.json (with feed.json.sig beside it when --signing-key is \
+            given), packages/{apple_id}.json, each issue's zip at packages/{apple_id}/{sha256}.zip, \
+            issues.json, issues/{apple_id}.json, issues/{apple_id}/assets.json, \
+            articles/{global_id}.json, and every asset's file at \
+            issues/{global_id}/files/{sha256}/{name}. Links are relative to the site's root \
+            unless --public-url is given.
+
+            Incremental: a second publish writes only what changed, writes feed.json after \
+            everything it names, and only then removes the files of the last publish that \
+            nothing names any more (a reader never sees a feed that names a missing file). \
+            Content-addressed files never change: serve them with a long cache lifetime, \
+            and the JSON files with a short one (docs/publish.md).
+
+            A signed feed's signature expires after --signature-lifetime: publish again \
+            (from cron) well before it does, or galley sync --trust-key warns.
+
+            With --json: the document of docs/json/publish.schema.json.
+
+            Examples:
+              galley publish --store store --to /var/www/issues
+              galley publish --store store --to build/site --public-url https://cdn.example.com/issues
+              galley publish --store store --to build/site --signing-key /etc/galley/feed.key
+            """)
+
+    @OptionGroup var store: StoreOptions
+
+    @Option(help: ArgumentHelp("The folder to write the site into (made if missing).", valueName: "folder"), completion: .directory)
+    var to: String
+
+    @Option(help: ArgumentHelp("The address the site is reached at, for absolute links (default: links relative to the site's root).",
+                               valueName: "url"))
+    var publicURL: String?
+
+    @Option(help: ArgumentHelp("Sign feed.json with this private key (from galley keys generate) into feed.json.sig.", valueName: "file"),
+            completion: .file(extensions: ["key"]))
+    var signingKey: String?
+
+    @Option(help: ArgumentHelp("How long the signature holds: a number with s, m, h or d.", valueName: "duration"))
+    var signatureLifetime = "7d"
+
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        guard !to.isEmpty else { throw ValidationError("--to is empty: give the folder to publish into") }
+        if to.hasPrefix("s3://") {
+            throw ValidationError("--to s3://… is not built yet: publish into a folder and copy it to the bucket (docs/publish.md)")
+        }
+        guard let lifetime = durationSeconds(signatureLifetime), lifetime >= 60, lifetime <= 366 * 86_400 else {
+            throw ValidationError("--signature-lifetime must be a duration such as 7d, 12h or 90m, from 60s to 366d")
+        }
+        if let publicURL {
+            guard let url = URL(string: publicURL), ["http", "https"].contains(url.scheme ?? ""), url.host != nil,
+                  url.query == nil, url.fragment == nil else {
+                throw ValidationError("--public-url must be an http or https address without query, e.g. https://cdn.example.com/issues")
+            }
+        }
+    }
+
+    func run() throws {
+        let console = output.console
+        try console.run {
+            let opened = try store.open(.read)
+            var options = PublishOptions(folder: URL(fileURLWithPath: to))
+            options.publicURL = publicURL
+            options.signingKey = try signingKey.map { try FeedSigningKey(contentsOf: $0) }
+            options.signatureLifetime = durationSeconds(signatureLifetime) ?? options.signatureLifetime
+            let bar = console.progressBar("publishing")
+            var done: Int64 = 0
+            let total = Int64((try? opened.packages().count) ?? 0)
+            let report = try Publisher(store: opened, options: options).publish { appleID in
+                bar?.update(done: done, total: total, detail: appleID)
+                done += 1
+            }
+            bar?.clear()
+            if output.json { return console.emit(report) }
+            console.status("published \(report.issues) issue\(report.issues == 1 ? "" : "s") to \(report.to): "
+                           + "\(report.written) written, \(report.unchanged) unchanged, \(report.removed) removed")
+        }
+    }
+}
