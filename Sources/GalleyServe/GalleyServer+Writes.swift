@@ -1,6 +1,7 @@
 import Foundation
 import GalleyCore
 import GalleyFormats
+import GalleyKit
 import GalleyStore
 import HTTPTypes
 import Hummingbird
@@ -147,7 +148,7 @@ extension GalleyServer {
     /// not the sender's).
     static func asUploaded(_ diagnostics: [Diagnostic], from path: String) -> [Diagnostic] {
         diagnostics.compactMap { finding in
-            guard finding.id.rawValue != "zip.file-name" else { return nil }
+            guard finding.id != Check.zipFileName.id else { return nil }
             var shown = finding
             if var location = shown.location, location.path == path || location.path.hasPrefix(path) {
                 location.path = "upload" + location.path.dropFirst(path.count)

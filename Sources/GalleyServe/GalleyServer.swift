@@ -269,7 +269,12 @@ public struct GalleyServer: Sendable {
         filter.excludeType = query["exclude_type"].map(String.init)
         filter.keyword = query["keyword"].map(String.init)
         filter.featured = try flag(request, "featured")
-        filter.byDate = query["order"] == "date"
+        switch query["order"] {
+        case nil: filter.byDate = false
+        case "date": filter.byDate = true
+        case let other?: throw GalleyError("`order` is `\(other)`: the only order to ask for is `date`", id: .usage,
+                                           hint: "Leave it out for the listing's own order, or give ?order=date.")
+        }
         if let limit = query["limit"] {
             guard let value = Int(limit), (1...100).contains(value) else {
                 throw GalleyError("`limit` must be a number from 1 to 100", id: .usage, hint: "For example ?limit=20.")
@@ -337,20 +342,24 @@ public struct GalleyServer: Sendable {
             }
             let kept = cache.entry(key, revision: revision)
             let tag = kept?.tag ?? "\"r\(revision)-\(version.prefix)-\(SHA256Hasher.hex(of: key).prefix(16))\(gzip ? "-gz" : "")\""
-            if request.method == .get {
-                // What the next request with these inputs is answered from (`Revalidator`): a 304
-                // with this tag, or the 200 kept under `key`.
-                let inputs = Revalidator.key(request.head, base: base)
-                if cache.validator(inputs, revision: revision)?.tag != tag {
-                    let route = context.endpointPath ?? "unmatched"
-                    cache.keep(HTTPValidator(revision: revision, tag: tag, headers: validatorHeaders(version, tag: tag),
+            // What the next request with these inputs is answered from (`Revalidator`): a 304
+            // with this tag, or the 200 kept under `key`. Kept only once an answer was made for
+            // them: a request the answer refuses (a bad parameter) is a 400 whatever its
+            // `If-None-Match` says (RFC 9110 evaluates preconditions only for a 2xx).
+            let inputs = request.method == .get ? Revalidator.key(request.head, base: base) : nil
+            let proven = kept != nil || inputs.flatMap { cache.validator($0, revision: revision)?.tag } == tag
+            func keepValidator() {
+                guard let inputs, cache.validator(inputs, revision: revision)?.tag != tag else { return }
+                let route = context.endpointPath ?? "unmatched"
+                cache.keep(HTTPValidator(revision: revision, tag: tag, headers: validatorHeaders(version, tag: tag),
                                          counted: metrics.series(route: route, method: .get, status: .notModified),
                                          countedFull: metrics.series(route: route, method: .get, status: .ok),
                                          answerKey: key, period: signedPeriod), for: inputs)
-                }
             }
-            if Self.matches(request.headers[.ifNoneMatch], tag) {
-                return Response(status: .notModified, headers: validatorHeaders(version, tag: tag))
+            let revalidated = Self.matches(request.headers[.ifNoneMatch], tag)
+            if proven {
+                keepValidator()
+                if revalidated { return Response(status: .notModified, headers: validatorHeaders(version, tag: tag)) }
             }
             if let kept {
                 return Response(status: .ok, headers: kept.headers, body: ResponseBody(byteBuffer: kept.body))
@@ -364,11 +373,14 @@ public struct GalleyServer: Sendable {
                 if case .file = made { FreedMemory.giveBack() }
                 return made
             }
+            keepValidator()
             switch made {
             case .bytes(let made):
                 cache.store(made, for: key, revision: revision)
+                if revalidated { return Response(status: .notModified, headers: validatorHeaders(version, tag: tag)) }
                 return Response(status: .ok, headers: made.headers, body: ResponseBody(byteBuffer: made.body))
             case .file(let headers, let file):
+                if revalidated { return Response(status: .notModified, headers: validatorHeaders(version, tag: tag)) }
                 return Response(status: .ok, headers: headers, body: file.body(on: context.eventLoop))
             }
         } catch {

@@ -165,9 +165,11 @@ def main(argv):
         content_type = next((v for k, v in answer_headers.items() if k.lower() == "content-type"), None)
         if not media or method == "head" or status == 304:
             continue
+        base_type = (content_type or "").split(";")[0].strip().lower()
+        ranges = {"*/*", base_type.split("/")[0] + "/*"}
         if content_type not in media:
-            # application/octet-stream documents a file of any type.
-            if "application/octet-stream" not in media:
+            # A media range (*/*, image/*) documents a file of any type it covers.
+            if not ranges & set(media):
                 problems.append(f"{where}: Content-Type {content_type!r} is not one of {list(media)}")
             continue
         if content_type.startswith("application/json"):

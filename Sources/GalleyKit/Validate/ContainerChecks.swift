@@ -506,7 +506,7 @@ extension Check {
     static let zipTopFolder = Check("zip.top-folder", .container, .error, "The zip does not hold exactly one top folder.",
             explanation: "Dumpling reads `<apple_id>/latest.json`: files at the top, or several folders, are not found.",
             triggering: [.fixture("zips/two-top-folders-error.zip")], clean: [.validZip])
-    static let zipFileName = Check("zip.file-name", .container, .warning, "The zip's file name differs from its folder.",
+    package static let zipFileName = Check("zip.file-name", .container, .warning, "The zip's file name differs from its folder.",
             explanation: "Dumpling loads `<apple_id>.zip` from the app bundle; a zip named otherwise is never found.",
             triggering: [.fixture("zips/renamed-warning.zip")], clean: [.validZip])
     static let zipManifestMissing = Check("zip.manifest-missing", .container, .error, "The zip has no `<folder>/latest.json`.",

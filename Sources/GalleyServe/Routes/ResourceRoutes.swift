@@ -1,4 +1,5 @@
 import Foundation
+import GalleyCore
 import HTTPTypes
 import Hummingbird
 
@@ -45,7 +46,16 @@ struct ResourceRoutes {
         let (server, fixed) = (server, version)
         collection.get(noted(path, .get)) { request, context in
             try await server.resource(request, version: fixed, context, signed: signed, unbounded: unbounded) { version in
-                try answer(request, context, version)
+                // An empty value names nothing (`?issue=` is no issue, not every one), and a
+                // parameter given twice would have one of its values silently ignored.
+                var seen = Set<Substring>()
+                for (name, value) in request.uri.queryParameters {
+                    guard !value.isEmpty else { throw GalleyError("`\(name)` is empty", id: .usage, hint: "Give it a value, or leave it out.") }
+                    guard seen.insert(name).inserted else {
+                        throw GalleyError("`\(name)` is given more than once", id: .usage, hint: "Give each parameter once.")
+                    }
+                }
+                return try answer(request, context, version)
             }
         }
     }
