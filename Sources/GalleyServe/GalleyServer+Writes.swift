@@ -61,9 +61,26 @@ extension GalleyServer {
             let tooLarge = GalleyError("the upload is over the limit of \(writes.maxUpload) bytes", id: .uploadTooLarge,
                                        hint: "Import it on the server with `galley import`, or start serve with a larger --max-upload.")
             if let length = request.headers[.contentLength].flatMap({ Int64($0) }), length > writes.maxUpload { throw tooLarge }
-            let folder = FileManager.default.temporaryDirectory.appending(path: "galley-upload-\(UUID().uuidString)")
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(at: folder) }
+            let folder = uploadsFolder.appending(path: "galley-upload-\(UUID().uuidString)")
+            // Twice: another upload ending may remove the emptied uploads/ between the two mkdirs.
+            if (try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)) == nil {
+                do {
+                    try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                } catch {
+                    throw GalleyError("cannot make a folder for the upload: \(error.localizedDescription)", id: .storeFailed, path: folder.path,
+                                      hint: "Check the store's permissions and free space.")
+                }
+            }
+            defer {
+                try? FileManager.default.removeItem(at: folder)
+                // Gone when empty: the store's folder is left as the upload found it.
+                rmdir(uploadsFolder.path)
+            }
+            // Held while the upload lives: a folder whose lock can be taken belongs to a dead
+            // server (`removeDeadUploads`).
+            let held = try StoreLock(folder.appending(path: ".lock"))
+            guard held.tryLock() else { throw GalleyError("the upload's new folder is locked", id: .storeFailed, path: folder.path) }
+            defer { held.unlock() }
             let path = folder.appending(path: "upload.zip").path
             let counter = ByteCounter(limit: writes.maxUpload)
             do {
@@ -156,5 +173,28 @@ extension GalleyServer {
             }
             return shown
         }
+    }
+}
+
+extension GalleyServer {
+    /// Where uploads are spooled: `uploads/` in the store's folder (for a PostgreSQL store, its
+    /// blob folder), on the disk the import moves them within, and where a restart finds what
+    /// a killed server left.
+    var uploadsFolder: URL { store.root.appending(path: "uploads") }
+
+    /// Removes the upload folders of servers that died mid-upload (SIGKILL, a crash, a power
+    /// cut): each live upload holds the lock in its folder, so a folder whose lock can be taken
+    /// is nobody's. Safe beside other servers sharing the store. Returns how many went.
+    @discardableResult
+    public func removeDeadUploads() -> Int {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: uploadsFolder.path) else { return 0 }
+        var removed = 0
+        for name in names where name.hasPrefix("galley-upload-") {
+            let folder = uploadsFolder.appending(path: name)
+            guard let lock = try? StoreLock(folder.appending(path: ".lock")), lock.tryLock() else { continue }
+            if (try? FileManager.default.removeItem(at: folder)) != nil { removed += 1 }
+            lock.unlock()
+        }
+        return removed
     }
 }

@@ -624,6 +624,10 @@ extension GalleyServer {
             idleTimeout: nil,
             // Far below NIO's 80 KiB: an API request needs a few hundred bytes of headers.
             httpDecoderConfiguration: .init(maxHeaderFieldSize: 8 * 1024, maxHeaderListSize: 16 * 1024, maxHeaderFieldCount: 100))
+        if writes != nil {
+            let removed = removeDeadUploads()
+            if removed > 0 { logger.notice("removed \(removed) upload folder\(removed == 1 ? "" : "s") a stopped server left in \(uploadsFolder.path)") }
+        }
         let serverName = "galley"
         let revalidator = Revalidator(store: store, cache: cache, keysOrigin: publicURL == nil,
                                       forwardedMatters: publicURL == nil && !trustedProxies.isEmpty, signatureLifetime: signatureLifetime,

@@ -446,8 +446,7 @@ import Testing
         let listed = try Harness.galley(["issues", "--store", store.path, "--json"])
         #expect(listed.stdout != before, "the older version replaced the stored one")
         #expect(try Harness.galley(["store", "check", "--store", store.path, "-q"]).status == 0)
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: work.appending(path: "tmp").path)
-        #expect(leftovers.isEmpty, "\(leftovers)")
+        #expect(!FileManager.default.fileExists(atPath: store.appending(path: "uploads").path), "no upload left, nor the emptied folder")
         kill(process.processIdentifier, SIGTERM)
         process.waitUntilExit()
 
@@ -457,16 +456,37 @@ import Testing
         #expect((refused.json?["error"] as? [String: Any])?["id"] as? String == "config.invalid")
     }
 
+    /// Uploads are spooled in the store's uploads/ folder, each holding a lock while it lives;
+    /// what a killed server left there (a folder nobody holds) is removed when a server with
+    /// writes starts, and a live upload's folder is left alone.
+    @Test func whatAKilledServerLeftOfAnUploadIsRemovedAtStart() throws {
+        let (work, store, first) = try serving(writes: true)
+        first.stop()
+        let uploads = store.appending(path: "uploads")
+        let dead = uploads.appending(path: "galley-upload-dead")
+        try FileManager.default.createDirectory(at: dead, withIntermediateDirectories: true)
+        try Data(repeating: 7, count: 4096).write(to: dead.appending(path: "upload.zip"))
+        // A live one: its lock held by this test, as a running server holds its own.
+        let live = uploads.appending(path: "galley-upload-live")
+        try FileManager.default.createDirectory(at: live, withIntermediateDirectories: true)
+        let fd = open(live.appending(path: ".lock").path, O_RDWR | O_CREAT, 0o644)
+        defer { close(fd) }
+        #expect(flock(fd, LOCK_EX | LOCK_NB) == 0)
+        let server = try Harness.listening(["serve", "--store", store.path, "--port", "0", "--json",
+                                            "--token-file", work.appending(path: "token").path])
+        defer { server.stop() }
+        #expect(!FileManager.default.fileExists(atPath: dead.path), "the dead upload is removed")
+        #expect(FileManager.default.fileExists(atPath: live.path), "a live upload is left alone")
+        #expect(try Harness.galley(["store", "check", "--store", store.path, "-q"]).status == 0)
+    }
+
     /// SIGTERM while requests are under way: an upload half sent finishes (the rest of its body
     /// is read, the issue imported, its answer sent), a keep-alive connection whose last
     /// request was answered early is closed at once rather than at its idle timeout, new
     /// connections are refused, and the server then exits 0.
     @Test func requestsInFlightFinishAfterSIGTERMAndIdleConnectionsClose() throws {
-        // The server's temporary folder, where an upload's folder shows that it is under way.
-        let temporary = try Harness.temporaryDirectory()
-        var environment = ProcessInfo.processInfo.environment
-        environment["TMPDIR"] = temporary.path
-        let (_, store, server) = try serving(["--idle-timeout", "30", "-q"], writes: true, environment: environment)
+        // The store's uploads/ folder shows that an upload is under way.
+        let (_, store, server) = try serving(["--idle-timeout", "30", "-q"], writes: true)
         defer { server.stop() }
         let before = try Harness.galley(["issues", "--store", store.path, "--json"]).stdout
         let script = """
@@ -517,7 +537,8 @@ import Testing
             // Sent is not yet read: SIGTERM once the server has begun taking the upload in.
             let deadline = Date().addingTimeInterval(20)
             while Date() < deadline,
-                  (try? FileManager.default.contentsOfDirectory(atPath: temporary.path))?.contains(where: { $0.hasPrefix("galley-upload-") }) != true {
+                  (try? FileManager.default.contentsOfDirectory(atPath: store.appending(path: "uploads").path))?
+                    .contains(where: { $0.hasPrefix("galley-upload-") }) != true {
                 Thread.sleep(forTimeInterval: 0.02)
             }
             kill(server.process.processIdentifier, SIGTERM)
