@@ -30,22 +30,35 @@ import Testing
             """, http: "proxy_cache_path cache levels=1:2 keys_zone=galley:1m max_size=50m inactive=10m use_temp_path=off;")
         defer { nginx.stop() }
         let feed = nginx.base + "/feed"
-        func lastFeedLine() -> String { nginx.requests().last { $0.hasPrefix("GET /feed ") } ?? "" }
+        // nginx logs a request once it has answered it, so its line may come a moment after the
+        // client has its answer: wait (5 s at most) for the `count`th /feed line.
+        func feedLine(_ count: Int) -> String {
+            let deadline = Date().addingTimeInterval(5)
+            var lines = nginx.requests().filter { $0.hasPrefix("GET /feed ") }
+            while lines.count < count, Date() < deadline {
+                usleep(20_000)
+                lines = nginx.requests().filter { $0.hasPrefix("GET /feed ") }
+            }
+            return lines.count >= count ? lines[count - 1] : "(no request \(count) in \(lines))"
+        }
 
         let first = try Harness.galley(["sync", feed, "--store", reader.path, "--json"])
         #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
         #expect(try SyncCommandTests.issues(reader) == ["example-valid"])
         // The feed's link named the proxy, so the zip came through it too.
+        _ = feedLine(1)
         #expect(nginx.requests().contains { $0.hasPrefix("GET /packages/example-valid/") && $0.contains(" 200 ") }, "\(nginx.requests())")
 
         let second = try Harness.galley(["sync", feed, "--store", reader.path, "--json"])
         #expect(second.json?["unchanged"] as? Bool == true, "\(second.stdout)\(second.stderr)")
-        #expect(lastFeedLine().hasPrefix("GET /feed 304 HIT"), "the cache answered the client's If-None-Match: \(lastFeedLine())")
+        let secondLine = feedLine(2)
+        #expect(secondLine.hasPrefix("GET /feed 304 HIT"), "the cache answered the client's If-None-Match: \(secondLine)")
 
         usleep(2_500_000)
         let third = try Harness.galley(["sync", feed, "--store", reader.path, "--json"])
         #expect(third.json?["unchanged"] as? Bool == true, "\(third.stdout)\(third.stderr)")
-        #expect(lastFeedLine().hasPrefix("GET /feed 304 REVALIDATED 304"), "stale, it asked serve with its ETag: \(lastFeedLine())")
+        let thirdLine = feedLine(3)
+        #expect(thirdLine.hasPrefix("GET /feed 304 REVALIDATED 304"), "stale, it asked serve with its ETag: \(thirdLine)")
 
         // A file by name: never kept (no-cache), so the new content shows at once.
         func get(_ path: String) throws -> (Data, String) {
@@ -72,7 +85,10 @@ import Testing
         _ = try get(assets)
         let (_, addressedCaching) = try get(assets)
         #expect(addressedCaching.contains("immutable"))
-        #expect(nginx.requests().last?.hasPrefix("GET \(assets) 200 HIT") == true, "\(nginx.requests().last ?? "")")
+        func assetLines() -> [String] { nginx.requests().filter { $0.hasPrefix("GET \(assets) ") } }
+        let deadline = Date().addingTimeInterval(5)
+        while assetLines().count < 2, Date() < deadline { usleep(20_000) }
+        #expect(assetLines().last?.hasPrefix("GET \(assets) 200 HIT") == true, "\(assetLines())")
 
         #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "versions/edited/example-valid.zip").path, "--store", source.path,
                                     "--force", "-q"]).status == 0)
@@ -85,6 +101,7 @@ import Testing
         // proxy. (This fixture keeps its last_updated, so the reader's import gate then refuses
         // it as a conflict: what reaches the gate is what this test is about.)
         #expect(fourth.json?["unchanged"] as? Bool == false, "\(fourth.stdout)")
+        _ = feedLine(4)
         let zips = Set(nginx.requests().filter { $0.hasPrefix("GET /packages/example-valid/") }.map { $0.split(separator: " ")[1] })
         #expect(zips.count == 2, "\(zips)")
         #expect(try SyncCommandTests.storeIsClean(reader))
@@ -134,7 +151,9 @@ import Testing
 
         let resumed = try Harness.galley(["sync", nginx.base + "/feed.json", "--store", reader.path, "--json"])
         #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
-        // nginx's log writes a quote in a value as \x22.
+        // nginx's log writes a quote in a value as \x22, and a line once it has answered.
+        let logged = Date().addingTimeInterval(5)
+        while nginx.requests().filter({ $0.contains(".zip ") }).count < 2, Date() < logged { usleep(20_000) }
         let zipRequests = nginx.requests().filter { $0.contains(".zip ") }.map { $0.replacingOccurrences(of: "\\x22", with: "\"") }
         let last = zipRequests.last ?? ""
         #expect(last.contains(" 206 "), "\(zipRequests)")
