@@ -555,10 +555,19 @@ public struct FeedSyncer: Sendable {
 
     static let feedLimit = 16 * 1_048_576
 
+    /// Where a static feed's signature is: its path with `.sig` added, the query kept
+    /// (`.../feed.json?v=2` -> `.../feed.json.sig?v=2`).
+    static func detachedSignatureAddress(_ feedURL: URL) -> String {
+        guard var parts = URLComponents(url: feedURL, resolvingAgainstBaseURL: true) else { return feedURL.absoluteString + ".sig" }
+        parts.percentEncodedPath += ".sig"
+        parts.fragment = nil
+        return parts.string ?? feedURL.absoluteString + ".sig"
+    }
+
     /// The signature `galley publish` writes beside a static feed (`feed.json.sig`: the
     /// `Galley-Signature` header's value on one line), or nil when the host has none (404).
     private func fetchDetachedSignature(_ client: HTTPClient, _ feedURL: URL) async throws -> String? {
-        let address = feedURL.absoluteString + ".sig"
+        let address = Self.detachedSignatureAddress(feedURL)
         let response = try await send(client, HTTPClientRequest(url: address), address)
         if response.status == .notFound || response.status == .forbidden { return nil }
         try Self.expect(response, [.ok], address)

@@ -62,6 +62,18 @@ import Testing
         }
     }
 
+    /// A static feed's detached signature is beside it, its query kept.
+    @Test func theDetachedSignatureIsBesideTheFeed() throws {
+        let cases = [
+            ("http://127.0.0.1:8080/site/feed.json", "http://127.0.0.1:8080/site/feed.json.sig"),
+            ("https://cdn.example.com/feed.json?v=2", "https://cdn.example.com/feed.json.sig?v=2"),
+            ("https://cdn.example.com/a%20b/feed.json#top", "https://cdn.example.com/a%20b/feed.json.sig"),
+        ]
+        for (feed, signature) in cases {
+            #expect(FeedSyncer.detachedSignatureAddress(try #require(URL(string: feed))) == signature)
+        }
+    }
+
     @Test func retryAfterIsSecondsOrAnHTTPDate() {
         #expect(FeedSyncer.retryAfter("120") == 120)
         #expect(FeedSyncer.retryAfter(" 0 ") == 0)
