@@ -19,8 +19,8 @@ enum HTTPDate {
             + "\(two(inDay / 3600)):\(two(inDay % 3600 / 60)):\(two(inDay % 60)) GMT"
     }
 
-    /// `Tue, 24 Nov 2026 22:35:54 GMT` as seconds since 1970; nil for anything else (RFC 9110
-    /// has a recipient ignore an `If-Modified-Since` it cannot parse).
+    /// An IMF-fixdate (`format`'s own shape) as seconds since 1970; nil for anything else (RFC
+    /// 9110 has a recipient ignore an `If-Modified-Since` it cannot parse).
     static func parse(_ text: String) -> Int? {
         let parts = text.split(separator: " ")
         guard parts.count == 6, parts[5] == "GMT", parts[0].count == 4, parts[0].hasSuffix(","),

@@ -96,8 +96,8 @@ struct AccessMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         // Timed to the response's head: a download's streaming time is the client's pace, not
         // the server's. A large or streamed body (a download, a spooled listing) is logged
-        // when it ends, with the bytes it handed to the connection: a download cut at 10 MB of
-        // 191 MB says 10 MB. Smaller answers keep their byte-buffer fast path, logged at once.
+        // when it ends, with the bytes it handed to the connection, so a cut download is not
+        // logged at its Content-Length. Smaller answers keep their byte-buffer fast path.
         let length = response.headers[.contentLength].flatMap(Int.init)
         let streams = length.map { $0 > ServeMetrics.countedFrom } ?? (response.status != .notModified && response.status != .noContent)
         guard streams, request.method != .head else {

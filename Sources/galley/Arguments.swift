@@ -20,3 +20,13 @@ func durationSeconds(_ text: String) -> TimeInterval? {
     guard let number = Double(unit == nil ? text : String(text.dropLast())), number.isFinite, number >= 0 else { return nil }
     return number * (unit ?? 86_400)
 }
+
+/// `--public-url` as serve and publish take it: an http or https address with a host, no query
+/// and no fragment (links are made by appending paths to it).
+func validatePublicURL(_ text: String?, example: String) throws {
+    guard let text else { return }
+    guard let url = URL(string: text), ["http", "https"].contains(url.scheme ?? ""), url.host != nil,
+          url.query == nil, url.fragment == nil else {
+        throw ValidationError("--public-url must be an http or https address without query, e.g. \(example)")
+    }
+}

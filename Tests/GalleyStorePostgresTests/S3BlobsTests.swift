@@ -111,13 +111,21 @@ struct S3BlobsTests {
     @Test func aMissingBucketIsAClearError() throws {
         let environment = try PostgresTestServer.s3Environment()
         let blobs = S3Blobs(try S3Location("s3://no-such-bucket-\(getpid())", environment: environment), root: Scratch.path("galley-s3"))
+        try expectRefused(blobs, saying: ["HTTP 404", "NoSuchBucket"])
+    }
+
+    /// Places a small blob with `blobs`, which must fail with an error naming one of `reasons`;
+    /// returns the blob's digest.
+    @discardableResult
+    func expectRefused(_ blobs: S3Blobs, saying reasons: [String]) throws -> String {
         let file = try randomFile(10)
         do {
             _ = try blobs.place(file.url, sha256: file.sha256, size: 10)
-            Issue.record("an upload into a missing bucket succeeded")
+            Issue.record("the upload was taken")
         } catch let error as GalleyError {
-            #expect(error.message.contains("HTTP 404") || error.message.contains("NoSuchBucket"), "\(error.message)")
+            #expect(reasons.contains { error.message.contains($0) }, "\(error.message)")
         }
+        return file.sha256
     }
 
     /// The server checks signatures: a wrong secret is refused with an error that says so, and
@@ -129,13 +137,7 @@ struct S3BlobsTests {
         try right.createBucket()
         environment["AWS_SECRET_ACCESS_KEY"] = "not-the-secret"
         let wrong = S3Blobs(try S3Location("s3://\(bucket)/p", environment: environment), root: Scratch.path("galley-s3"))
-        let file = try randomFile(10)
-        do {
-            _ = try wrong.place(file.url, sha256: file.sha256, size: 10)
-            Issue.record("an upload with a wrong secret was taken")
-        } catch let error as GalleyError {
-            #expect(error.message.contains("403") || error.message.contains("SignatureDoesNotMatch"), "\(error.message)")
-        }
-        #expect(throws: GalleyError.self) { _ = try right.localFile(file.sha256, size: 10) }
+        let sha = try expectRefused(wrong, saying: ["403", "SignatureDoesNotMatch"])
+        #expect(throws: GalleyError.self) { _ = try right.localFile(sha, size: 10) }
     }
 }

@@ -89,7 +89,7 @@ public struct Publisher: Sendable {
             try site.place(file: zip.path, at: "packages/\(issuePath)/\(package.sha256).zip", sha256: package.sha256)
             try site.json("packages/\(issuePath).json", GalleyServer.PackageAnswer(package, base: options.publicURL ?? "", relative: base.isEmpty))
             // The issue with its articles (as /v2/issues/{id}), each article's detail (without
-            // neighbours: in a 30,000-article issue they would make every file 12 MB), and
+            // neighbours, which would make the files grow with the square of the issue), and
             // every asset's file at its content address.
             var summary: StoredIssue?
             var articles: [StoredArticle] = []

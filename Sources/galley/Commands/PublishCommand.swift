@@ -61,12 +61,7 @@ struct PublishCommand: ParsableCommand {
         guard let lifetime = durationSeconds(signatureLifetime), lifetime >= 60, lifetime <= 366 * 86_400 else {
             throw ValidationError("--signature-lifetime must be a duration such as 7d, 12h or 90m, from 60s to 366d")
         }
-        if let publicURL {
-            guard let url = URL(string: publicURL), ["http", "https"].contains(url.scheme ?? ""), url.host != nil,
-                  url.query == nil, url.fragment == nil else {
-                throw ValidationError("--public-url must be an http or https address without query, e.g. https://cdn.example.com/issues")
-            }
-        }
+        try validatePublicURL(publicURL, example: "https://cdn.example.com/issues")
     }
 
     func run() throws {

@@ -132,12 +132,7 @@ struct ServeCommand: ParsableCommand {
         if case .failure(let invalid) = TrustedProxies.parse(trustedProxy) {
             throw ValidationError("--trusted-proxy `\(invalid.entry)` is not an address or CIDR block such as 127.0.0.1, 10.0.0.0/8 or ::1")
         }
-        if let publicURL {
-            guard let url = URL(string: publicURL), ["http", "https"].contains(url.scheme ?? ""), url.host != nil,
-                  url.query == nil, url.fragment == nil else {
-                throw ValidationError("--public-url must be an http or https address without query, e.g. https://cdn.example.com")
-            }
-        }
+        try validatePublicURL(publicURL, example: "https://cdn.example.com")
     }
 
     func run() throws {
