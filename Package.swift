@@ -10,7 +10,7 @@ let package = Package(
             name: "GalleyKit",
             targets: [
                 "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyStoreSQLite", "GalleyStorePostgres",
-                "GalleyStoreBackends", "GalleySigning", "GalleyServe", "GalleySync",
+                "GalleyStoreBackends", "GalleySigning", "GalleyServe", "GalleySync", "GalleyS3", "GalleyPublish",
             ]),
     ],
     dependencies: [
@@ -95,18 +95,27 @@ let package = Package(
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]),
         // The shared store: PostgreSQL (postgres-nio), its blobs in a folder or on S3-compatible
-        // object storage (AsyncHTTPClient, requests signed with swift-crypto's HMAC).
+        // object storage (GalleyS3).
         .target(
             name: "GalleyStorePostgres",
             dependencies: [
-                "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore",
+                "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyS3",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+            ]),
+        // An S3 client: SigV4 over swift-crypto's HMAC, requests through AsyncHTTPClient; for
+        // the shared store's blobs and `galley publish` to a bucket.
+        .target(
+            name: "GalleyS3",
+            dependencies: [
+                "GalleyCore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),
         // The one place a location is opened with the backend it names (StoreBackends).
         .target(
@@ -132,11 +141,16 @@ let package = Package(
             ],
             // docs/openapi.yaml (a link to it), compiled in so that /openapi.yaml needs no file.
             resources: [.embedInCode("Resources/openapi.yaml")]),
+        // `galley publish`: the store as static files, in a folder or a bucket (GalleyS3), with
+        // serve's answers as their content.
+        .target(
+            name: "GalleyPublish",
+            dependencies: ["GalleyCore", "GalleyFormats", "GalleyStore", "GalleySigning", "GalleyServe", "GalleyS3"]),
         .executableTarget(
             name: "galley",
             dependencies: [
                 "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyStoreBackends", "GalleyServe", "GalleySync",
-                "GalleySigning",
+                "GalleySigning", "GalleyPublish",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         // `galley sync`: a feed followed into the store over HTTP (AsyncHTTPClient).
@@ -168,14 +182,20 @@ let package = Package(
             name: "GalleyStoreTests",
             dependencies: [
                 "GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyStoreSQLite", "GalleyStorePostgres",
-                "GalleyStoreBackends", "GalleyTestSupport",
+                "GalleyStoreBackends", "GalleyS3", "GalleyTestSupport",
             ]),
         .testTarget(
             name: "GalleyStoreSQLiteTests",
             dependencies: ["GalleyCore", "GalleyFormats", "GalleyKit", "GalleyStore", "GalleyStoreSQLite", "GalleyTestSupport"]),
         .testTarget(
             name: "GalleyStorePostgresTests",
-            dependencies: ["GalleyCore", "GalleyStore", "GalleyStorePostgres", "GalleyTestSupport"]),
+            dependencies: ["GalleyCore", "GalleyStore", "GalleyStorePostgres", "GalleyS3", "GalleyTestSupport"]),
+        .testTarget(
+            name: "GalleyS3Tests",
+            dependencies: ["GalleyCore", "GalleyS3", "GalleyTestSupport"]),
+        .testTarget(
+            name: "GalleyPublishTests",
+            dependencies: ["GalleyCore", "GalleyStore", "GalleyStoreSQLite", "GalleyS3", "GalleyPublish", "GalleyTestSupport"]),
         .testTarget(
             name: "GalleySigningTests",
             dependencies: ["GalleyCore", "GalleySigning"]),

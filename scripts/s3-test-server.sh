@@ -30,7 +30,7 @@ print(*[s.getsockname()[1] for s in socks])
 for s in socks: s.close()')
     data=$(mktemp -d "${TMPDIR:-/tmp}/galley-s3.XXXXXX")
     cat >"$data/s3.json" <<'JSON'
-{"identities": [{"name": "testing", "credentials": [{"accessKey": "testing", "secretKey": "testing"}],
+{"identities": [{"name": "anonymous", "actions": ["Read"]}, {"name": "testing", "credentials": [{"accessKey": "testing", "secretKey": "testing"}],
   "actions": ["Admin", "Read", "Write", "List", "Tagging"]}]}
 JSON
     mkdir -p "$data/dir"

@@ -28,13 +28,17 @@ extension GalleyServer {
                                   hint: "GET /issues/\(HTMLText.urlPath(id))/files/\(HTMLText.urlPath(name)) has the current one.")
             }
             let addressing: Addressing = digest == nil ? .byName : .byContent
-            return try await send(file, request, context, addressing) {
-                (try? MediaProber.probe(path: file.path))??.format.mimeType
-                    ?? (name.lowercased().hasSuffix(".json") ? Self.json : "application/octet-stream")
-            }
+            return try await send(file, request, context, addressing) { Self.mediaType(of: file.path, name: name) }
         } catch {
             return failure(error, version: nil)
         }
+    }
+
+    /// An issue's file's media type, from its bytes (the name can lie: validate warns of it),
+    /// else JSON by its name, else `application/octet-stream`. `galley publish` gives a
+    /// bucket's objects the same.
+    package static func mediaType(of path: String, name: String) -> String {
+        (try? MediaProber.probe(path: path))??.format.mimeType ?? (name.lowercased().hasSuffix(".json") ? json : "application/octet-stream")
     }
 
     /// `GET`/`HEAD /packages/{id}/{sha256}.zip`: an issue's kept zip, at an address named by

@@ -92,7 +92,7 @@ public struct GalleyServer: Sendable {
     /// The headers a browser page may read (CORS): the validators, paging and versions.
     static let exposedHeaders = ["ETag", "Link", "Content-Version", "Deprecation", "Sunset", "Content-Range", "Repr-Digest", "Galley-Signature"]
 
-    static let json = "application/json;charset=UTF-8"
+    package static let json = "application/json;charset=UTF-8"
     static let contentVersion = HTTPField.Name("Content-Version")!
     static let acceptVersion = HTTPField.Name("Accept-Version")!
     static let deprecation = HTTPField.Name("Deprecation")!
@@ -132,7 +132,7 @@ public struct GalleyServer: Sendable {
 
     /// The Drupal packager's `{version, file_path}`, with what a client checks a download
     /// against.
-    struct PackageAnswer: Encodable {
+    package struct PackageAnswer: Encodable {
         var appleID: String
         var globalID: String
         var version: Int64
@@ -143,7 +143,7 @@ public struct GalleyServer: Sendable {
 
         /// `relative`: `file_path` without a base (`packages/...`, resolved against the feed's own
         /// address, as a static site's feed is read).
-        init(_ package: StoredPackage, base: String, relative: Bool = false) {
+        package init(_ package: StoredPackage, base: String, relative: Bool = false) {
             appleID = package.appleID
             globalID = package.globalID
             version = package.version
@@ -167,10 +167,15 @@ public struct GalleyServer: Sendable {
         var articles: [IndependentArticle]
     }
 
-    struct FeedAnswer: Encodable {
+    package struct FeedAnswer: Encodable {
         /// The store's revision: grows with every import and delete.
         var revision: Int64
         var packages: [PackageAnswer]
+
+        package init(revision: Int64, packages: [PackageAnswer]) {
+            self.revision = revision
+            self.packages = packages
+        }
     }
 
     static func withheld(_ package: StoredPackage) -> GalleyError {
@@ -193,13 +198,15 @@ public struct GalleyServer: Sendable {
     /// A shared cache keeps a JSON answer `sharedMaxAge` seconds and may answer with it
     /// `staleWhileRevalidate` more while it asks again; a reader's own cache always asks
     /// (`max-age=0`), so an app revalidating on launch still gets its 304 or the new feed.
-    static func jsonCacheControl(sharedMaxAge: Int, staleWhileRevalidate: Int) -> String {
+    package static func jsonCacheControl(sharedMaxAge: Int, staleWhileRevalidate: Int) -> String {
         guard sharedMaxAge > 0 else { return "no-cache" }
         return "public, max-age=0, s-maxage=\(sharedMaxAge)" + (staleWhileRevalidate > 0 ? ", stale-while-revalidate=\(staleWhileRevalidate)" : "")
     }
 
-    struct ListAnswer<Item: Encodable>: Encodable {
+    package struct ListAnswer<Item: Encodable>: Encodable {
         var items: [Item]
+
+        package init(items: [Item]) { self.items = items }
     }
 
     /// An asset as the API shows it: its `path` is its download address on this server named

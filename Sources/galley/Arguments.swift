@@ -30,3 +30,24 @@ func validatePublicURL(_ text: String?, example: String) throws {
         throw ValidationError("--public-url must be an http or https address without query, e.g. \(example)")
     }
 }
+
+/// How long shared caches keep JSON (`serve`'s answers, a published bucket's objects): the
+/// `s-maxage` and `stale-while-revalidate` of `GalleyServer.jsonCacheControl`.
+struct JSONCacheOptions: ParsableArguments {
+    @Option(help: ArgumentHelp(
+        "How long a shared cache (a CDN, nginx) may keep a JSON answer before it asks again (s-maxage); 0: it asks every time.",
+        valueName: "seconds"))
+    var sharedMaxAge = 10
+
+    @Option(help: ArgumentHelp(
+        "How long past --shared-max-age a shared cache may still answer with a kept JSON answer while it asks again.",
+        valueName: "seconds"))
+    var staleWhileRevalidate = 60
+
+    func validate() throws {
+        guard (0...86_400).contains(sharedMaxAge) else { throw ValidationError("--shared-max-age must be from 0 to 86400 seconds") }
+        guard (0...86_400).contains(staleWhileRevalidate) else {
+            throw ValidationError("--stale-while-revalidate must be from 0 to 86400 seconds")
+        }
+    }
+}

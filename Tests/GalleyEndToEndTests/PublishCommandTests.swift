@@ -1,4 +1,5 @@
 import Foundation
+import GalleyTestSupport
 import Testing
 
 /// `galley publish` into a folder, served by a real static host (Debian's nginx), followed by
@@ -121,10 +122,107 @@ import Testing
         #expect((refused.json?["error"] as? [String: Any])?["id"] as? String == "feed.signature", "\(refused.stdout)")
     }
 
-    @Test func aBucketOrAnEmptyFolderIsAUsageError() throws {
-        for to in ["s3://bucket/prefix", ""] {
-            let result = try Harness.galley(["publish", "--store", "nowhere", "--to", to])
+    @Test func aBucketWithoutCredentialsOrAnEmptyFolderIsAUsageError() throws {
+        let blank = ["AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""]
+        for to in ["s3://bucket/prefix", "s3:///prefix", ""] {
+            let result = try Harness.galley(["publish", "--store", "nowhere", "--to", to], environment: blank)
             #expect(result.status == 2, "\(to): \(result.stderr)")
         }
+        let missing = try Harness.galley(["publish", "--store", "nowhere", "--to", "s3://bucket/prefix", "--json"], environment: blank)
+        let error = missing.json?["error"] as? [String: Any]
+        #expect(error?["id"] as? String == "usage" && (error?["message"] as? String ?? "").contains("AWS_ACCESS_KEY_ID"), "\(missing.stdout)")
+    }
+}
+
+/// `galley publish --to s3://…` into the S3 test server (SeaweedFS, a real S3 server that checks
+/// signatures; scripts/s3-test-server.sh), read back as a reader app does: anonymously, from
+/// the bucket's own address, with `galley sync`.
+@Suite(.serialized, .enabled(if: PostgresTestServer.s3 != nil || PostgresTestServer.enabled, "needs GALLEY_TEST_S3 (make test starts a server)"))
+struct BucketPublishCommandTests {
+    /// A new bucket on the test server; returns its address and the publisher's environment.
+    static func bucket() throws -> (name: String, environment: [String: String]) {
+        let environment = try PostgresTestServer.s3Environment()
+        let name = PostgresTestServer.uniqueName("galley-cli-site")
+        let made = try Harness.tool("python3", [Harness.root.appending(path: "Tests/Support/s3_request.py").path, "PUT",
+                                                "\(environment["AWS_ENDPOINT_URL"] ?? "")/\(name)"], environment: environment)
+        #expect(made.stdout.hasPrefix("200"), "\(made.stdout)\(made.stderr)")
+        return (name, environment)
+    }
+
+    /// A store of the example issue and the fixture, published into a fresh bucket.
+    static func published(_ work: URL) throws -> (feed: String, environment: [String: String]) {
+        let store = work.appending(path: "store")
+        #expect(try Harness.galley(["pack", Harness.example.path, "-o", work.path + "/", "-q"]).status == 0)
+        for zip in [work.appending(path: "com.example.harbour.2026-01.zip").path, Harness.fixtures.appending(path: "zips/example-valid.zip").path] {
+            #expect(try Harness.galley(["import", zip, "--store", store.path, "-q"]).status == 0)
+        }
+        let (name, environment) = try bucket()
+        let result = try Harness.galley(["publish", "--store", store.path, "--to", "s3://\(name)/news", "--json"], environment: environment)
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        #expect(result.json?["to"] as? String == "s3://\(name)/news" && result.json?["issues"] as? Int == 2, "\(result.stdout)")
+        return ("\(environment["AWS_ENDPOINT_URL"] ?? "")/\(name)/news/feed.json", environment)
+    }
+
+    /// Followed anonymously from the bucket (its listing stays closed); an unchanged feed is one
+    /// conditional request the bucket answers 304.
+    @Test func aPublishedBucketIsFollowedAnonymously() throws {
+        let work = try Harness.temporaryDirectory()
+        let reader = work.appending(path: "reader")
+        let (feed, _) = try Self.published(work)
+        let followed = try Harness.galley(["sync", feed, "--store", reader.path, "--json"])
+        #expect(followed.status == 0, "\(followed.stdout)\(followed.stderr)")
+        #expect(try SyncCommandTests.issues(reader) == ["com.example.harbour.2026-01", "example-valid"])
+        #expect(try SyncCommandTests.storeIsClean(reader))
+        let again = try Harness.galley(["sync", feed, "--store", reader.path, "--json"])
+        #expect(again.json?["unchanged"] as? Bool == true, "\(again.stdout)")
+    }
+
+    /// A download cut after its first 100 kB resumes from the bucket with the bucket's own ETag
+    /// (an MD5, not the feed's SHA-256) and is checked against the SHA-256 at the end. The cut is
+    /// made by reading the first bytes of the object as sync would and stopping: on loopback
+    /// the bucket sends a zip too fast for a kill to land inside it.
+    @Test func aCutDownloadResumesFromTheBucket() throws {
+        let work = try Harness.temporaryDirectory()
+        let (feed, _) = try Self.published(work)
+        // The state a sync killed after 100 kB leaves: the bytes, and the validator of the answer.
+        let cut = """
+            import json, os, sys, urllib.parse, urllib.request
+            feed_url, downloads, corrupt = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+            feed = json.load(urllib.request.urlopen(feed_url))
+            package = [p for p in feed["packages"] if p["apple_id"] == "com.example.harbour.2026-01"][0]
+            with urllib.request.urlopen(urllib.parse.urljoin(feed_url, package["file_path"])) as answer:
+                head = answer.read(100_000)
+                tag = answer.headers["ETag"]
+            if corrupt: head = bytes(len(head))
+            os.makedirs(downloads, exist_ok=True)
+            partial = os.path.join(downloads, package["sha256"] + ".zip.partial")
+            open(partial, "wb").write(head)
+            open(partial + "-validator", "w").write(tag)
+            print(tag, package["sha256"])
+            """
+        let reader = work.appending(path: "reader")
+        let made = try Harness.python(cut, [feed, reader.appending(path: "downloads").path, "0"]).split(separator: " ").map(String.init)
+        #expect(made.count == 2 && made[0].hasPrefix("\"") && !made[0].contains(made[1].trimmingCharacters(in: .whitespacesAndNewlines)),
+                "the bucket's own ETag: \(made)")
+        let resumed = try Harness.galley(["sync", feed, "--store", reader.path, "--events", "json"])
+        #expect(resumed.status == 0, "\(resumed.stdout)\(resumed.stderr)")
+        let started = SyncCommandTests.events(resumed.stdout).filter { $0["event"] as? String == "downloadStarted" }
+        #expect(started.contains { $0["apple_id"] as? String == "com.example.harbour.2026-01" && $0["bytes"] as? Int == 100_000 }, "\(started)")
+        #expect(try SyncCommandTests.issues(reader) == ["com.example.harbour.2026-01", "example-valid"])
+        #expect(try SyncCommandTests.storeIsClean(reader))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: reader.appending(path: "downloads").path) == [".lock"])
+
+        // The same cut with other bytes kept: the bucket sends only the rest (a 206), so the
+        // file's SHA-256 is wrong, the store keeps nothing of it, and the next sync starts over.
+        let other = work.appending(path: "other")
+        _ = try Harness.python(cut, [feed, other.appending(path: "downloads").path, "1"])
+        let refused = try Harness.galley(["sync", feed, "--store", other.path, "--events", "json"])
+        #expect(refused.status != 0)
+        let failed = SyncCommandTests.events(refused.stdout).first { $0["event"] as? String == "downloadFailed" }
+        #expect((failed?["error"] as? [String: Any])?["id"] as? String == "download.mismatch", "\(refused.stdout)")
+        #expect(try SyncCommandTests.issues(other) == ["example-valid"])
+        let retried = try Harness.galley(["sync", feed, "--store", other.path, "--json"])
+        #expect(retried.status == 0, "\(retried.stdout)\(retried.stderr)")
+        #expect(try SyncCommandTests.issues(other) == ["com.example.harbour.2026-01", "example-valid"])
     }
 }

@@ -5,6 +5,7 @@ import Testing
 @testable import GalleyFormats
 @testable import GalleyKit
 @testable import GalleyStore
+import GalleyS3
 @testable import GalleyStorePostgres
 @testable import GalleyStoreSQLite
 

@@ -1,5 +1,6 @@
 import Foundation
 import GalleyCore
+import GalleyS3
 import GalleyStore
 
 /// Where a PostgreSQL store is: `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE?blobs=FOLDER`.

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import GalleyCore
-import GalleyServe
+import GalleyPublish
 import GalleySigning
 import GalleyStore
 
@@ -10,8 +10,8 @@ struct PublishCommand: ParsableCommand {
         commandName: "publish",
         abstract: "Write the store as static files a web server, a static host or a bucket's CDN serves.",
         discussion: """
-            Writes what a reader app and galley sync need as plain files, at the same paths as \
-            galley serve's API: feed.json (with feed.json.sig beside it when --signing-key is \
+            Writes what a reader app and galley sync need as plain files, into a folder or an \
+            S3-compatible bucket, at the same paths as galley serve's API: feed.json (with feed.json.sig beside it when --signing-key is \
             given), packages/{apple_id}.json, each issue's zip at packages/{apple_id}/{sha256}.zip, \
             issues.json, issues/{apple_id}.json, issues/{apple_id}/assets.json, \
             articles/{global_id}.json, and every asset's file at \
@@ -24,6 +24,13 @@ struct PublishCommand: ParsableCommand {
             Content-addressed files never change: serve them with a long cache lifetime, \
             and the JSON files with a short one (docs/publish.md).
 
+            To a bucket (--to s3://BUCKET/PREFIX): the credentials, region and endpoint come \
+            from AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_REGION and \
+            AWS_ENDPOINT_URL (for a service other than AWS). Each object carries its media type \
+            and Cache-Control: content-addressed ones immutable, the JSON ones as \
+            --shared-max-age and --stale-while-revalidate say. The bucket must let readers GET \
+            (a public-read policy, or a CDN with access to it).
+
             A signed feed's signature expires after --signature-lifetime: publish again \
             (from cron) well before it does, or galley sync --trust-key warns.
 
@@ -33,11 +40,13 @@ struct PublishCommand: ParsableCommand {
               galley publish --store store --to /var/www/issues
               galley publish --store store --to build/site --public-url https://cdn.example.com/issues
               galley publish --store store --to build/site --signing-key /etc/galley/feed.key
+              AWS_ENDPOINT_URL=http://127.0.0.1:8333 galley publish --store store --to s3://issues/harbour
             """)
 
     @OptionGroup var store: StoreOptions
 
-    @Option(help: ArgumentHelp("The folder to write the site into (made if missing).", valueName: "folder"), completion: .directory)
+    @Option(help: ArgumentHelp("The folder to write the site into (made if missing), or s3://BUCKET/PREFIX.", valueName: "folder|s3-url"),
+            completion: .directory)
     var to: String
 
     @Option(help: ArgumentHelp("The address the site is reached at, for absolute links (default: links relative to the site's root).",
@@ -51,13 +60,13 @@ struct PublishCommand: ParsableCommand {
     @Option(help: ArgumentHelp("How long the signature holds: a number with s, m, h or d.", valueName: "duration"))
     var signatureLifetime = "7d"
 
+    /// A bucket's JSON objects carry it; a folder's web server sets its own.
+    @OptionGroup var caching: JSONCacheOptions
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        guard !to.isEmpty else { throw ValidationError("--to is empty: give the folder to publish into") }
-        if to.hasPrefix("s3://") {
-            throw ValidationError("--to s3://… is not built yet: publish into a folder and copy it to the bucket (docs/publish.md)")
-        }
+        guard !to.isEmpty else { throw ValidationError("--to is empty: give the folder or s3://BUCKET/PREFIX to publish into") }
         guard let lifetime = durationSeconds(signatureLifetime), lifetime >= 60, lifetime <= 366 * 86_400 else {
             throw ValidationError("--signature-lifetime must be a duration such as 7d, 12h or 90m, from 60s to 366d")
         }
@@ -67,8 +76,11 @@ struct PublishCommand: ParsableCommand {
     func run() throws {
         let console = output.console
         try console.run {
+            // A wrong bucket address or missing credentials: said before the store is opened.
+            var options = PublishOptions(destination: try PublishDestination.parse(to, environment: ProcessInfo.processInfo.environment))
             let opened = try store.open(.read)
-            var options = PublishOptions(folder: URL(fileURLWithPath: to))
+            options.sharedMaxAge = caching.sharedMaxAge
+            options.staleWhileRevalidate = caching.staleWhileRevalidate
             options.publicURL = publicURL
             options.signingKey = try signingKey.map { try FeedSigningKey(contentsOf: $0) }
             options.signatureLifetime = durationSeconds(signatureLifetime) ?? options.signatureLifetime

@@ -76,15 +76,7 @@ struct ServeCommand: ParsableCommand {
         valueName: "address"))
     var trustedProxy: [String] = []
 
-    @Option(help: ArgumentHelp(
-        "How long a shared cache (a CDN, nginx) may keep a JSON answer before it asks again (s-maxage); 0: it asks every time.",
-        valueName: "seconds"))
-    var sharedMaxAge = 10
-
-    @Option(help: ArgumentHelp(
-        "How long past --shared-max-age a shared cache may still answer with a kept JSON answer while it asks again.",
-        valueName: "seconds"))
-    var staleWhileRevalidate = 60
+    @OptionGroup var caching: JSONCacheOptions
 
     @Option(help: ArgumentHelp(
         "Let web pages from this origin read the answers (CORS), e.g. https://reader.example.com; * for any. Repeat for more.",
@@ -125,10 +117,6 @@ struct ServeCommand: ParsableCommand {
                 throw ValidationError("--cors-origin must be * or an origin such as https://reader.example.com (scheme and host, no path)")
             }
         }
-        guard (0...86_400).contains(sharedMaxAge) else { throw ValidationError("--shared-max-age must be from 0 to 86400 seconds") }
-        guard (0...86_400).contains(staleWhileRevalidate) else {
-            throw ValidationError("--stale-while-revalidate must be from 0 to 86400 seconds")
-        }
         if case .failure(let invalid) = TrustedProxies.parse(trustedProxy) {
             throw ValidationError("--trusted-proxy `\(invalid.entry)` is not an address or CIDR block such as 127.0.0.1, 10.0.0.0/8 or ::1")
         }
@@ -146,8 +134,8 @@ struct ServeCommand: ParsableCommand {
             options.publicURL = publicURL
             options.corsOrigins = corsOrigin
             options.trustedProxies = (try? TrustedProxies.parse(trustedProxy).get()) ?? .none
-            options.sharedMaxAge = sharedMaxAge
-            options.staleWhileRevalidate = staleWhileRevalidate
+            options.sharedMaxAge = caching.sharedMaxAge
+            options.staleWhileRevalidate = caching.staleWhileRevalidate
             options.idleTimeout = idleTimeout
             options.token = token
             options.maxUpload = Self.bytes(maxUpload) ?? options.maxUpload
