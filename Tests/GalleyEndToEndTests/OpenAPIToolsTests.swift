@@ -44,7 +44,7 @@ import Testing
             "--url", "http://127.0.0.1:\(server.port)", "--max-examples", "20", "--seed", "1", "--checks", "all",
             "--exclude-checks", "positive_data_acceptance", "--exclude-method", "POST", "-H", "Authorization: Bearer \(token)",
             "--no-color",
-        ], environment: ["SCHEMATHESIS_HOOKS": "", "HOME": work.path])
+        ], environment: ["SCHEMATHESIS_HOOKS": "", "HOME": work.path], in: work)  // its .schemathesis/ cache lands in `work`
         #expect(result.status == 0, "\(result.stdout.suffix(6000))\(result.stderr.suffix(2000))")
     }
 }
