@@ -64,6 +64,24 @@ struct S3BlobsTests {
         #expect(cached == Array(shas.suffix(2)), "16 MiB hold the last two 7 MiB blobs")
     }
 
+    /// A blob goes up with the media type of its bytes: a JPEG as one, a zip as one, anything
+    /// else as bytes.
+    @Test func blobsCarryTheMediaTypeOfTheirBytes() throws {
+        let blobs = try blobs()
+        let client = S3Client(blobs.location)
+        let zip = TestFiles.fixtures.appending(path: "zips/example-valid.zip")
+        let jpeg = TestFiles.example.appending(path: "cover.jpg")
+        let other = try randomFile(100)
+        for (source, type) in [(zip, "application/zip"), (jpeg, "image/jpeg"), (other.url, "application/octet-stream")] {
+            let staged = Scratch.path("galley-staged")
+            try FileManager.default.copyItem(at: source, to: staged)
+            let digest = try FileDigest.of(staged.path)
+            _ = try blobs.place(staged, sha256: digest.sha256, size: digest.size)
+            let answer = try client.send(.HEAD, key: blobs.key(digest.sha256))
+            #expect(answer.headers.first(name: "content-type") == type, "\(source.lastPathComponent)")
+        }
+    }
+
     /// A bucket that does not exist is an error that says so, not a crash.
     @Test func aMissingBucketIsAClearError() throws {
         let environment = try PostgresTestServer.s3Environment()

@@ -1,5 +1,6 @@
 import Foundation
 import GalleyCore
+import GalleyFormats
 import GalleyS3
 import GalleyStore
 
@@ -42,14 +43,24 @@ final class S3Blobs: BlobStore, @unchecked Sendable {
     /// The blob's size, or nil when it is not there.
     func size(_ sha256: String) throws -> Int64? { try client.size(key(sha256)) }
 
-    /// Blobs are the store's own, read back by Galley, which sets a file's media type when it
-    /// serves it: they go up as `application/octet-stream`. (`galley publish` sets each
-    /// published file's own.)
     func place(_ staged: URL, sha256: String, size: Int64) throws -> Bool {
         defer { try? FileManager.default.removeItem(at: staged) }
         if try self.size(sha256) == size { return false }
-        try client.put(file: staged.path, sha256: sha256, key: key(sha256), headers: .init(contentType: "application/octet-stream"))
+        try client.put(file: staged.path, sha256: sha256, key: key(sha256), headers: .init(contentType: Self.mediaType(staged.path)))
         return true
+    }
+
+    /// A blob's media type from its bytes (a blob has no name of its own: two files of any
+    /// names may share it), so a bucket console or a CDN pointed at the blobs shows it as what it
+    /// is: the media formats Galley probes, a zip by its signature, else
+    /// `application/octet-stream`.
+    static func mediaType(_ path: String) -> String {
+        if let probed = try? MediaProber.probe(path: path) { return probed.format.mimeType }
+        if let handle = FileHandle(forReadingAtPath: path) {
+            defer { try? handle.close() }
+            if (try? handle.read(upToCount: 4)) == Data([0x50, 0x4B, 0x03, 0x04]) { return "application/zip" }
+        }
+        return "application/octet-stream"
     }
 
     func remove(_ sha256: String) {
