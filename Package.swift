@@ -201,7 +201,7 @@ let package = Package(
             dependencies: ["GalleyCore", "GalleySigning"]),
         .testTarget(
             name: "GalleySyncTests",
-            dependencies: ["GalleyCore", "GalleyStore", "GalleySync", "GalleyTestSupport"]),
+            dependencies: ["GalleyCore", "GalleyFormats", "GalleyStore", "GalleySync", "GalleyTestSupport"]),
         .testTarget(
             name: "GalleyServeTests",
             dependencies: [

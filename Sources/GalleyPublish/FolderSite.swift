@@ -29,11 +29,19 @@ struct FolderSite: SiteTarget {
     func write(_ data: Data, at path: String, headers: SiteHeaders) throws {
         let target = root.appending(path: path)
         try makeParent(target)
+        let before = FileStatus(target.path).map { $0.modified / 1_000_000_000 }
         do {
             try data.write(to: target, options: .atomic)
         } catch {
             throw GalleyError("cannot write \(path): \(error.localizedDescription)", id: .outputUnwritable, path: target.path,
                               hint: "Check the folder's free space and permissions; the site is left as the last publish made it.")
+        }
+        // Web servers make validators of the time to the second and the size (nginx's ETag is
+        // both in hex, Last-Modified the first): a feed rewritten within the second at the same
+        // size would keep its ETag, and readers would be told 304 for the new feed.
+        if let before, let after = FileStatus(target.path).map({ $0.modified / 1_000_000_000 }), after <= before {
+            var times = [timespec(tv_sec: Int(before + 1), tv_nsec: 0), timespec(tv_sec: Int(before + 1), tv_nsec: 0)]
+            utimensat(AT_FDCWD, target.path, &times, 0)
         }
     }
 

@@ -26,6 +26,9 @@ public struct SyncOptions: Sendable {
     public var trustKey: FeedTrustKey?
     /// Removes issues the feed no longer lists (takedowns); without it they are only reported.
     public var prune = false
+    /// Rebuilds a new version of a held issue from the held zip and ranged requests for what
+    /// changed (docs/sync.md, "Delta updates"); off: every new version is downloaded whole.
+    public var delta = true
 
     public init(url: String) { self.url = url }
 }
@@ -45,7 +48,11 @@ public struct SyncEvent: Sendable, Encodable {
         case downloadStarted
         /// A failed attempt that will be retried after `seconds`.
         case retrying
-        /// A package was downloaded, checked and imported (`status`: imported or replaced).
+        /// A delta update could not be made (`error` says why: no ranges, a directory that
+        /// does not match, a rebuilt file that is not the feed's); the whole file follows.
+        case deltaFallback
+        /// A package was downloaded, checked and imported (`status`: imported or replaced;
+        /// `bytes`: fetched for it, `reused`: copied from the held version by a delta).
         case issueDownloadComplete
         /// A feed of articles was merged into the store's independent articles (`status`: how
         /// many were added, updated, unchanged).
@@ -70,6 +77,7 @@ public struct SyncEvent: Sendable, Encodable {
     @JSONNullable public var appleID: String?
     @JSONNullable public var revision: Int64?
     @JSONNullable public var bytes: Int64?
+    @JSONNullable public var reused: Int64?
     @JSONNullable public var seconds: Double?
     @JSONNullable public var status: String?
     @JSONNullable public var error: GalleyError?
@@ -80,7 +88,7 @@ public struct SyncEvent: Sendable, Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case event, revision, bytes, seconds, status, error
+        case event, revision, bytes, reused, seconds, status, error
         case appleID = "apple_id"
     }
 }
@@ -99,6 +107,8 @@ public struct SyncSummary: Sendable, Encodable {
     public var unchanged: Bool
     @JSONNullable public var revision: Int64?
     public var imported: [ImportResult] = []
+    /// What each imported package's download cost: bytes fetched, bytes reused by a delta.
+    public var downloads: [DownloadCost] = []
     /// Packages already in the store (same SHA-256): not downloaded.
     public var current: [String] = []
     public var failures: [Failure] = []
@@ -113,7 +123,7 @@ public struct SyncSummary: Sendable, Encodable {
     @JSONNullable public var expires: String?
 
     enum CodingKeys: String, CodingKey {
-        case url, unchanged, revision, imported, current, failures, removed, expires, articles
+        case url, unchanged, revision, imported, downloads, current, failures, removed, expires, articles
         case keyID = "key_id"
         case notInFeed = "not_in_feed"
     }
@@ -335,12 +345,38 @@ public struct FeedSyncer: Sendable {
             do {
                 let file = downloads.appending(path: Self.downloadName(package)).path
                 let partial = file + ".partial"
+                let had = FileStatus(partial)?.size ?? 0
                 var started = SyncEvent(.downloadStarted, appleID: package.appleID)
-                started.bytes = FileStatus(partial)?.size ?? 0
+                started.bytes = had
                 emit(started)
-                let fetched = try await retrying(emit, appleID: package.appleID) {
-                    try await download(client, package, to: partial) { progress?(name, $0, package.size) }
+                var cost = DownloadCost(appleID: name, bytesFetched: 0, bytesReused: 0, delta: false)
+                var fetched: FileDigest?
+                // A delta from the version the store holds, unless a whole download was begun
+                // (resuming it costs less than starting a delta).
+                if options.delta, had == 0, let appleID = package.appleID, let current = try? store.package(appleID),
+                   let held = try? store.localFile(current.file) {
+                    let work = file + Self.deltaSuffix
+                    do {
+                        let result = try await deltaDownload(client, package, held: held.path, to: work) { progress?(name, $0, $1) }
+                        guard rename(work, partial) == 0 else { throw DeltaUnavailable(reason: "cannot move the rebuilt file into place") }
+                        unlink(Self.validatorPath(partial))
+                        fetched = result.digest
+                        cost = DownloadCost(appleID: name, bytesFetched: result.fetched, bytesReused: result.reused, delta: true)
+                    } catch let unavailable as DeltaUnavailable {
+                        var fallback = SyncEvent(.deltaFallback, appleID: name)
+                        fallback.error = GalleyError("no delta from the held version: \(unavailable.reason)", id: .feedUnreachable,
+                                                     hint: "The whole file is downloaded instead.")
+                        emit(fallback)
+                        cost.bytesFetched = unavailable.fetched
+                    }
                 }
+                if fetched == nil {
+                    fetched = try await retrying(emit, appleID: package.appleID) {
+                        try await download(client, package, to: partial) { progress?(name, $0, package.size) }
+                    }
+                    cost.bytesFetched += (fetched?.size ?? 0) - had
+                }
+                guard let fetched else { continue }
                 downloaded = try verify(partial, fetched, package)
                 unlink(Self.validatorPath(partial))
                 // rename(2) replaces a file a sync killed before its import left behind.
@@ -355,8 +391,11 @@ public struct FeedSyncer: Sendable {
                 if let downloaded { job = job.adopting(downloaded) }
                 let result = try store.importZip(job)
                 summary.imported.append(result)
+                summary.downloads.append(cost)
                 var complete = SyncEvent(.issueDownloadComplete, appleID: result.appleID)
                 complete.status = result.status.rawValue
+                complete.bytes = cost.bytesFetched
+                complete.reused = cost.bytesReused
                 emit(complete)
             } catch {
                 let failure = Self.galleyError(error, name)
@@ -506,6 +545,11 @@ public struct FeedSyncer: Sendable {
                 unlink(path)
                 unlink(validatorPath(path))
             }
+        }
+        // A delta's rebuilt file a killed sync left: the delta starts again.
+        for raw in names where raw.count > deltaSuffix.utf8.count && raw.suffix(deltaSuffix.utf8.count).elementsEqual(deltaSuffix.utf8) {
+            let path = folder + "/" + String(decoding: raw, as: UTF8.self)
+            if FileStatus(path, follow: false)?.kind == .file { unlink(path) }
         }
         // A validator whose download is gone (removed above, or by a crash between the two).
         let suffix = validatorSuffix.utf8
@@ -714,7 +758,7 @@ public struct FeedSyncer: Sendable {
     }
 
     /// Sends a request; a failure to connect or a status worth retrying is `Transient`.
-    private func send(_ client: HTTPClient, _ request: HTTPClientRequest, _ address: String) async throws -> HTTPClientResponse {
+    func send(_ client: HTTPClient, _ request: HTTPClientRequest, _ address: String) async throws -> HTTPClientResponse {
         var request = request
         request.headers.replaceOrAdd(name: "User-Agent", value: Self.userAgent)
         let response: HTTPClientResponse

@@ -52,7 +52,9 @@ public struct PackPlanner {
     static let earliestZipTime: Int64 = 315_532_800
 
     public private(set) var issue: IssueRecord
-    /// Seconds since 1970 written as every entry's modification time.
+    /// Seconds since 1970 written as every entry's modification time: `SOURCE_DATE_EPOCH`, else
+    /// the issue's `publish_date`, which a correction keeps (a new `last_updated` would change
+    /// every entry's local header, and a delta update could reuse none of them).
     public let entryTime: Int64
     public private(set) var diagnostics = DiagnosticLog()
     public private(set) var articleCount = 0
@@ -89,7 +91,7 @@ public struct PackPlanner {
         let issueID = source.globalID ?? GlobalID.issue(appleID: source.appleID)
         let lastUpdated = source.lastUpdated ?? source.publishDate
         baseDate = override ?? lastUpdated.millisecondsSinceEpoch
-        entryTime = max(sourceDateEpoch ?? baseDate / 1000, Self.earliestZipTime)
+        entryTime = max(sourceDateEpoch ?? source.publishDate.millisecondsSinceEpoch / 1000, Self.earliestZipTime)
         issue = IssueRecord(
             globalID: issueID, appleID: source.appleID, title: source.title,
             lastUpdated: DumplingDate.iso(millisecondsSinceEpoch: baseDate),

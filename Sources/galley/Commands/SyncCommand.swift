@@ -31,6 +31,13 @@ struct SyncCommand: ParsableCommand {
             removed only with --prune. A store that does not exist yet is made once the feed \
             has been fetched and checked: a first sync that cannot read the feed leaves none.
 
+            A new version of an issue the store holds is a delta update: the new zip's central \
+            directory is read with a ranged request at its end, every entry the held zip has \
+            byte for byte is copied from it, and only the rest is fetched (a few ranged \
+            requests), then the whole file is checked against the feed's SHA-256. A host without \
+            ranges, a directory that does not match, or a wrong result falls back to the whole \
+            download (deltaFallback). --no-delta always downloads whole (docs/sync.md).
+
             With --trust-key (the .pub file of galley keys generate), a feed that is unsigned, \
             signed by another key, or changed on the way is refused (feed.signature, exit 2) \
             before anything is downloaded, and a feed whose signature expired is warned about \
@@ -62,6 +69,9 @@ struct SyncCommand: ParsableCommand {
 
     @Flag(help: "Remove issues the feed no longer lists (takedowns). Without it they are reported and kept.")
     var prune = false
+
+    @Flag(help: "Download every new version whole instead of rebuilding it from the held version (a delta update).")
+    var noDelta = false
 
     @Option(help: ArgumentHelp("Read the feed as a foreign feed of articles through this key map (docs/key-maps.md).", valueName: "file"),
             completion: .file(extensions: ["yaml", "yml"]))
@@ -104,6 +114,7 @@ struct SyncCommand: ParsableCommand {
             var options = SyncOptions(url: url)
             options.retries = retries
             options.prune = prune
+            options.delta = !noDelta
             options.trustKey = trusted
             options.keyMap = map
             options.connectTimeout = min(timeout, 10)
@@ -146,6 +157,8 @@ struct SyncCommand: ParsableCommand {
                     console.out.write(JSONDocument.compact(event) + "\n")
                 } else if event.event == .retrying, let error = event.error {
                     console.note("\(error.message); trying again in \(event.seconds ?? 0) s")
+                } else if event.event == .deltaFallback, let error = event.error {
+                    console.note("\(event.appleID ?? ""): \(error.message); downloading it whole")
                 } else if event.event == .feedExpired, let error = event.error {
                     console.err.write("warning: \(error.message)\n    hint: \(error.hint ?? "")\n")
                 }
@@ -156,7 +169,11 @@ struct SyncCommand: ParsableCommand {
             if summary.unchanged {
                 console.status("\(url): unchanged since the last sync (revision \(summary.revision.map(String.init) ?? "-"))")
             }
-            for result in summary.imported { console.status("\(result.appleID): \(result.status.rawValue)") }
+            for result in summary.imported {
+                let cost = summary.downloads.first { $0.appleID == result.appleID }
+                let delta = cost.map { $0.delta ? " (delta: \(formatBytes($0.bytesFetched)) fetched, \(formatBytes($0.bytesReused)) reused)" : "" } ?? ""
+                console.status("\(result.appleID): \(result.status.rawValue)\(delta)")
+            }
             if let articles = summary.articles {
                 console.status("articles: \(articles.added.count) added, \(articles.updated.count) updated, \(articles.unchanged) unchanged"
                                + (articles.skipped.isEmpty ? "" : ", \(articles.skipped.count) skipped"))
