@@ -97,6 +97,7 @@ bench: release
 	python3 bench/serve_bench.py
 	python3 bench/sync_bench.py
 	python3 bench/sync_bench.py --articles 30000 --runs 3
+	python3 bench/delta_bench.py
 	python3 bench/results.py --check
 
 docs: build

@@ -38,6 +38,7 @@ BENCHES = [
     ("store", "store queries through the CLI (process start included) and through `serve`"),
     ("serve", "`galley serve` against nginx serving the same bytes as static files (wrk)"),
     ("sync", "`galley sync` against curl fetching the same package, then `galley import`"),
+    ("delta", "`galley sync` of a corrected issue as a delta update against the same sync with `--no-delta`"),
 ]
 
 

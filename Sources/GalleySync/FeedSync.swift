@@ -352,8 +352,10 @@ public struct FeedSyncer: Sendable {
                 var cost = DownloadCost(appleID: name, bytesFetched: 0, bytesReused: 0, delta: false)
                 var fetched: FileDigest?
                 // A delta from the version the store holds, unless a whole download was begun
-                // (resuming it costs less than starting a delta).
-                if options.delta, had == 0, let appleID = package.appleID, let current = try? store.package(appleID),
+                // (resuming it costs less than starting a delta), or the feed gives no size and
+                // SHA-256 to prove the result with (a Drupal packager's).
+                if options.delta, had == 0, package.size != nil, package.sha256 != nil, let appleID = package.appleID,
+                   let current = try? store.package(appleID),
                    let held = try? store.localFile(current.file) {
                     let work = file + Self.deltaSuffix
                     do {

@@ -122,12 +122,29 @@ import Testing
     /// Hosts that lie about ranges: one without them (200 for a ranged request), one whose
     /// ranged bytes are other bytes, one whose directory places every entry at offset 0. Each
     /// ends in a whole download of the right file, said by `deltaFallback`, never a wrong issue.
-    @Test(arguments: ["norange", "otherbytes", "liedir"])
-    func aLyingHostEndsInAWholeDownload(_ mode: String) throws {
-        let work = try Harness.temporaryDirectory()
-        let versions = try Self.versions(work)
-        let site = work.appending(path: "site")
-        try FileManager.default.createDirectory(at: site, withIntermediateDirectories: true)
+    /// A folder `range_server.py` serves in `mode`, offering version `index` of `versions`.
+    struct LyingHost {
+        let site: URL
+        let versions: Versions
+        let log: URL
+        let server: Process
+        let feed: String
+
+        init(_ mode: String, _ versions: Versions, in work: URL) throws {
+            self.versions = versions
+            site = work.appending(path: "site")
+            log = work.appending(path: "requests.log")
+            try FileManager.default.createDirectory(at: site, withIntermediateDirectories: true)
+            server = Process()
+            server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            server.arguments = ["python3", Harness.root.appending(path: "Tests/Support/range_server.py").path, mode, site.path, log.path]
+            let output = Pipe()
+            server.standardOutput = output
+            try server.run()
+            let port = try #require(Int(Harness.readLines(output.fileHandleForReading, 1).trimmingCharacters(in: .whitespacesAndNewlines)))
+            feed = "http://127.0.0.1:\(port)/feed.json"
+        }
+
         func offer(_ index: Int) throws {
             let digest = try Harness.python("""
                 import hashlib, sys
@@ -136,25 +153,64 @@ import Testing
             try? FileManager.default.removeItem(at: site.appending(path: "\(digest).zip"))
             try FileManager.default.copyItem(at: versions.zips[index], to: site.appending(path: "\(digest).zip"))
             try """
-                {"revision": \(index + 1), "packages": [{"apple_id": "\(Self.appleID)", "version": \(index + 1),
+                {"revision": \(index + 1), "packages": [{"apple_id": "\(DeltaSyncTests.appleID)", "version": \(index + 1),
                   "file_path": "\(digest).zip", "sha256": "\(digest)", "size": \(versions.sizes[index])}]}
                 """.write(to: site.appending(path: "feed.json"), atomically: true, encoding: .utf8)
         }
-        try offer(0)
-        let log = work.appending(path: "requests.log")
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        server.arguments = ["python3", Harness.root.appending(path: "Tests/Support/range_server.py").path, mode, site.path, log.path]
-        let output = Pipe()
-        server.standardOutput = output
-        try server.run()
-        defer { server.terminate() }
-        let port = try #require(Int(Harness.readLines(output.fileHandleForReading, 1).trimmingCharacters(in: .whitespacesAndNewlines)))
-        let feed = "http://127.0.0.1:\(port)/feed.json"
+
+        func stop() { server.terminate() }
+    }
+
+    /// A sync killed in the middle of a delta leaves the held issue as it was; the next one
+    /// removes the half-built file and makes the delta again.
+    @Test func aSyncKilledDuringADeltaLeavesTheHeldIssue() throws {
+        let work = try Harness.temporaryDirectory()
+        let versions = try Self.versions(work)
+        let host = try LyingHost("slow", versions, in: work)
+        defer { host.stop() }
+        try host.offer(0)
+        let reader = work.appending(path: "reader")
+        #expect(try Harness.galley(["sync", host.feed, "--store", reader.path, "-q"]).status == 0)
+        let before = try Harness.galley(["issue", "show", Self.appleID, "--store", reader.path, "--json"]).stdout
+        try host.offer(1)
+        let sync = Process()
+        sync.executableURL = Harness.galley
+        sync.arguments = ["sync", host.feed, "--store", reader.path, "-q"]
+        sync.standardOutput = FileHandle.nullDevice
+        sync.standardError = FileHandle.nullDevice
+        try sync.run()
+        let deadline = Date().addingTimeInterval(20)
+        func ranged() -> Int {
+            ((try? String(contentsOf: host.log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains(".zip range=bytes") }.count
+        }
+        while ranged() < 2, Date() < deadline { usleep(20_000) }
+        kill(sync.processIdentifier, SIGKILL)
+        sync.waitUntilExit()
+        let downloads = reader.appending(path: "downloads")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: downloads.path).contains { $0.hasSuffix(".zip.delta") },
+                "killed while the delta was being written")
+        #expect(try Harness.galley(["issue", "show", Self.appleID, "--store", reader.path, "--json"]).stdout == before)
+        #expect(try SyncCommandTests.storeIsClean(reader))
+
+        let again = try Harness.galley(["sync", host.feed, "--store", reader.path, "--json"])
+        #expect(again.status == 0, "\(again.stdout)\(again.stderr)")
+        #expect(Self.cost(again)?["delta"] as? Bool == true, "\(again.stdout)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: downloads.path) == [".lock"])
+        #expect(try SyncCommandTests.storeIsClean(reader))
+    }
+
+    @Test(arguments: ["norange", "otherbytes", "liedir"])
+    func aLyingHostEndsInAWholeDownload(_ mode: String) throws {
+        let work = try Harness.temporaryDirectory()
+        let versions = try Self.versions(work)
+        let host = try LyingHost(mode, versions, in: work)
+        defer { host.stop() }
+        try host.offer(0)
+        let feed = host.feed
         let reader = work.appending(path: "reader")
         #expect(try Harness.galley(["sync", feed, "--store", reader.path, "-q"]).status == 0)
 
-        try offer(1)
+        try host.offer(1)
         let result = try Harness.galley(["sync", feed, "--store", reader.path, "--events", "json"])
         #expect(result.status == 0, "\(mode): \(result.stdout)\(result.stderr)")
         let events = SyncCommandTests.events(result.stdout)

@@ -11,6 +11,7 @@ port on the first line, and appends "METHOD PATH range=..." to LOG per request; 
               so the directory reads and the rebuilt file comes out wrong)
   liedir      the zip's central directory, when asked for by range, claims every entry
               starts at offset 0 (overlapping entries)
+  slow        ranges honoured, each ranged answer after 1 s (a window to kill a sync in)
 """
 import http.server
 import os
@@ -18,6 +19,7 @@ import re
 import struct
 import sys
 import threading
+import time
 
 mode, root, log_path = sys.argv[1:4]
 
@@ -60,6 +62,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(data)
             return
+        if mode == "slow":
+            time.sleep(1)
         first, last = int(match.group(1)), min(int(match.group(2)), len(data) - 1)
         source = data
         if mode == "liedir":
