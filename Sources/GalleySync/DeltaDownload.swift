@@ -119,15 +119,8 @@ extension FeedSyncer {
         guard source >= 0 else { throw DeltaUnavailable(reason: "cannot read the held zip \(held)") }
         defer { close(source) }
         for copy in plan.copies {
-            var offset: UInt64 = 0
-            while offset < copy.length {
-                let count = Int(min(copy.length - offset, 1 << 20))
-                let bytes = try readAll(source, at: copy.from + offset, count: count)
-                guard bytes.count == count, bytes.withUnsafeBytes({ writeAll(fd, $0, at: Int64(copy.to + offset)) }) == 0 else {
-                    throw DeltaUnavailable(reason: "cannot copy from the held zip")
-                }
-                offset += UInt64(count)
-            }
+            let failure = copyRange(source, from: copy.from, fd, to: copy.to, count: copy.length)
+            guard failure == 0 else { throw DeltaUnavailable(reason: "cannot copy from the held zip: \(String(cString: strerror(failure)))") }
         }
         for range in plan.fetches { try await fetch(range) }
 

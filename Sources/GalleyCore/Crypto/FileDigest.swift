@@ -361,3 +361,31 @@ public struct FileDigestError: Error, Sendable, CustomStringConvertible {
     public var code: Int32
     public var description: String { "\(path): \(String(cString: strerror(code)))" }
 }
+
+/// Copies `count` bytes at `from` in `input` to `to` in `output` with copy_file_range(2) (the
+/// kernel copies, or shares the blocks on a file system that can), else with pread and pwrite
+/// where the kernel or the file systems cannot; 0, or the errno of the failure.
+package func copyRange(_ input: Int32, from: UInt64, _ output: Int32, to: UInt64, count: UInt64) -> Int32 {
+    var source = Int64(from)
+    var target = Int64(to)
+    var left = count
+    while left > 0 {
+        let copied = galley_copy_file_range(input, &source, output, &target, Int(min(left, 64 << 20)), 0)
+        if copied > 0 {
+            left -= UInt64(copied)
+            continue
+        }
+        if copied < 0, errno == EINTR { continue }
+        if copied == 0 { return EIO }  // the input ended early
+        guard [ENOSYS, EXDEV, EINVAL, EOPNOTSUPP, EBADF].contains(errno) else { return errno }
+        while left > 0 {
+            guard let bytes = try? readAll(input, at: UInt64(source), count: Int(min(left, 1 << 20))), !bytes.isEmpty else { return EIO }
+            let failure = bytes.withUnsafeBytes { writeAll(output, $0, at: target) }
+            if failure != 0 { return failure }
+            source += Int64(bytes.count)
+            target += Int64(bytes.count)
+            left -= UInt64(bytes.count)
+        }
+    }
+    return 0
+}
