@@ -29,6 +29,10 @@ public struct SyncOptions: Sendable {
     /// Rebuilds a new version of a held issue from the held zip and ranged requests for what
     /// changed (docs/sync.md, "Delta updates"); off: every new version is downloaded whole.
     public var delta = true
+    /// Forgets the revision and ETag this store recorded for the feed, so a feed that went back
+    /// (a server restored from a backup, or one wrong answer that went far ahead) is followed
+    /// again from whatever revision it now has (`--reset-revision`).
+    public var resetRevision = false
 
     public init(url: String) { self.url = url }
 }
@@ -284,7 +288,7 @@ public struct FeedSyncer: Sendable {
 
     private func sync(_ client: HTTPClient, _ feedURL: URL, _ round: Round, _ progress: Progress?,
                       _ emit: @escaping @Sendable (SyncEvent) -> Void) async throws -> SyncSummary {
-        let followed = try target.existing?.followedFeed(options.url)
+        let followed = options.resetRevision ? nil : try target.existing?.followedFeed(options.url)
         // --prune asks for the whole feed: a 304 would say nothing of what to remove, and the
         // issues left in the store by an earlier sync without --prune are removed now.
         let ifNoneMatch = options.prune ? nil : followed?.etag
@@ -448,7 +452,8 @@ public struct FeedSyncer: Sendable {
         if let revision, let followed, revision < followed.revision {
             throw GalleyError("the feed's revision \(revision) is lower than \(followed.revision), which this store already followed",
                               id: .feedRollback, path: options.url,
-                              hint: "The server went back to older content (a restored backup, or a replayed answer); nothing was changed.")
+                              hint: "The server went back to older content (a restored backup, or a replayed answer); nothing was changed. "
+                                  + "If that is what its publisher did, `galley sync --reset-revision` follows it from its revision now.")
         }
         var summary = SyncSummary(url: options.url, unchanged: false, revision: revision)
         summary.keyID = verified?.keyID

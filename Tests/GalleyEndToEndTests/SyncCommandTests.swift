@@ -221,8 +221,18 @@ import Testing
         // The same address now answers an older revision (a restored backup, a replayed answer).
         let result = try Harness.galley(["sync", url, "--store", reader.path, "--json"])
         #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
-        #expect((result.json?["error"] as? [String: Any])?["id"] as? String == "feed.rollback")
+        let error = result.json?["error"] as? [String: Any]
+        #expect(error?["id"] as? String == "feed.rollback")
+        let hint = error?["hint"] as? String ?? ""
+        #expect(hint.contains("--reset-revision"), "the way out is named: \(hint)")
         #expect(try Self.issues(reader) == ["example-valid"])
+        #expect(try Self.storeIsClean(reader))
+        // The way out: the store follows the feed from its revision now, and keeps doing so.
+        let reset = try Harness.galley(["sync", url, "--store", reader.path, "--reset-revision", "--json"])
+        #expect(reset.status == 0, "\(reset.stdout)\(reset.stderr)")
+        #expect(reset.json?["revision"] as? Int == 1, "\(reset.stdout)")
+        let after = try Harness.galley(["sync", url, "--store", reader.path, "--json"])
+        #expect(after.status == 0, "\(after.stdout)\(after.stderr)")
         #expect(try Self.storeIsClean(reader))
     }
 

@@ -73,6 +73,9 @@ struct SyncCommand: ParsableCommand {
     @Flag(help: "Download every new version whole instead of rebuilding it from the held version (a delta update).")
     var noDelta = false
 
+    @Flag(help: "Forget the revision this store followed, so a feed that went back (feed.rollback) is followed from its revision now.")
+    var resetRevision = false
+
     @Option(help: ArgumentHelp("Read the feed as a foreign feed of articles through this key map (docs/key-maps.md).", valueName: "file"),
             completion: .file(extensions: ["yaml", "yml"]))
     var keyMap: String?
@@ -115,6 +118,7 @@ struct SyncCommand: ParsableCommand {
             options.retries = retries
             options.prune = prune
             options.delta = !noDelta
+            options.resetRevision = resetRevision
             options.trustKey = trusted
             options.keyMap = map
             options.connectTimeout = min(timeout, 10)
