@@ -19,7 +19,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -28,6 +27,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pack_bench import ROOT, WORK, generate, image_kb, settle  # noqa: E402
 from serve_bench import free_port, wait_for  # noqa: E402
+from sync_bench import served  # noqa: E402
 import results  # noqa: E402
 
 OUT = os.path.join(WORK, "delta-bench")
@@ -67,19 +67,6 @@ def pack(galley, source, name):
     shutil.rmtree(out, ignore_errors=True)
     run([galley, "pack", source, "-o", out + "/", "-q", "--thumbnails", "none"])
     return os.path.join(out, [n for n in os.listdir(out) if n.endswith(".zip")][0])
-
-
-@contextlib.contextmanager
-def served(galley, store):
-    port = free_port()
-    server = subprocess.Popen([galley, "serve", "--store", store, "--port", str(port), "-q"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_for(f"http://127.0.0.1:{port}/healthz")
-        yield f"http://127.0.0.1:{port}/feed"
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
 
 
 @contextlib.contextmanager
@@ -144,12 +131,13 @@ def main():
         for path in (origin, held, site):
             shutil.rmtree(path, ignore_errors=True)
         run([galley, "import", first, "--store", origin, "-q"])
-        with served(galley, origin) as feed:
-            run([galley, "sync", feed, "--store", held, "-q"])
+        with served(galley, origin) as base:
+            run([galley, "sync", base + "/feed", "--store", held, "-q"])
         run([galley, "import", second, "--store", origin, "--force", "-q"])
         run([galley, "publish", "--store", origin, "--to", site, "-q"])
-        for host, serving in (("galley serve", served(galley, origin)), ("nginx", nginx(site))):
-            with serving as feed:
+        for host, serving, path in (("galley serve", served(galley, origin), "/feed"), ("nginx", nginx(site), "")):
+            with serving as base:
+                feed = base + path
                 deltas, wholes, fetched = [], [], None
                 for _ in range(args.runs):  # interleaved, so both see the same machine
                     seconds, cost = sync_cost(galley, feed, held, True)

@@ -607,7 +607,7 @@ public struct FeedSyncer: Sendable {
     static let feedLimit = 16 * 1_048_576
 
     /// Where a static feed's signature is: its path with `.sig` added, the query kept
-    /// (`.../feed.json?v=2` -> `.../feed.json.sig?v=2`).
+    /// (the signature of `.../feed.json?v=2` is at `.../feed.json.sig?v=2`).
     static func detachedSignatureAddress(_ feedURL: URL) -> String {
         guard var parts = URLComponents(url: feedURL, resolvingAgainstBaseURL: true) else { return feedURL.absoluteString + ".sig" }
         parts.percentEncodedPath += ".sig"

@@ -40,7 +40,7 @@ struct PublishCommand: ParsableCommand {
               galley publish --store store --to /var/www/issues
               galley publish --store store --to build/site --public-url https://cdn.example.com/issues
               galley publish --store store --to build/site --signing-key /etc/galley/feed.key
-              AWS_ENDPOINT_URL=http://127.0.0.1:8333 galley publish --store store --to s3://issues/harbour
+              AWS_ENDPOINT_URL=https://minio.example.com galley publish --store store --to s3://issues/harbour
             """)
 
     @OptionGroup var store: StoreOptions
