@@ -140,6 +140,28 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["latest.json"], "no site left")
     }
 
+    /// An SVG that runs script is refused as pack, validate and import refuse it (it was copied
+    /// into the site as it was); a clean SVG and a malformed one still render.
+    @Test func anSVGThatRunsScriptIsRefusedAndNoSiteIsLeft() throws {
+        let out = try Harness.temporaryDirectory()
+        for fixture in ["svg-script-error", "svg-onload-error", "svg-javascript-entity-error"] {
+            let site = out.appending(path: fixture)
+            let result = try Harness.galley(["render", Harness.fixtures.appending(path: "zips/\(fixture).zip").path, "-o", site.path, "--json"])
+            #expect(result.status == 1, "\(fixture): \(result.stderr)")
+            #expect(Harness.diagnosticIDs(result) == ["media.svg-active"], "\(fixture): \(result.stdout)")
+            let location = Harness.findings(result.json).first?["location"] as? [String: Any]
+            #expect((location?["path"] as? String)?.hasSuffix("\(fixture).zip!\(fixture)/chart.svg") == true, "\(fixture): \(result.stdout)")
+            #expect(!FileManager.default.fileExists(atPath: site.path))
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).isEmpty, "no staging folder left behind")
+        for fixture in ["svg-clean-valid", "svg-malformed-warning"] {
+            let site = out.appending(path: fixture)
+            let result = try Harness.galley(["render", Harness.fixtures.appending(path: "zips/\(fixture).zip").path, "-o", site.path])
+            #expect(result.status == 0, "\(fixture): \(result.stderr)")
+            #expect(FileManager.default.fileExists(atPath: site.appending(path: "assets/chart.svg").path), "\(fixture)")
+        }
+    }
+
     /// A folder holding the example packed (its zip), and the zip's latest.json unpacked
     /// elsewhere.
     static func packedExample() throws -> (folder: URL, latest: URL) {

@@ -445,7 +445,19 @@ public struct Renderer: Sendable {
                 defer { try? handle.close() }
                 let limit = Int64(clamping: directory.entries[entry.number].uncompressedSize)
                 var failure: Error?
+                // A site's SVG is opened by itself (a link, a new tab) with the site's rights:
+                // one that runs script is refused as validate and import refuse it, scanned as
+                // it passes (by its name or its first bytes, as validate decides).
+                var svg: SVGScanner?
+                var first = true
                 let (_, complete) = try reader.read(limit: limit) { chunk in
+                    if first {
+                        first = false
+                        if name.lowercased().hasSuffix(".svg") || MediaFormat.sniff(Array(chunk.prefix(4096))) == .svg {
+                            svg = SVGScanner()
+                        }
+                    }
+                    svg?.feed(chunk)
                     if failure == nil {
                         do { try handle.write(contentsOf: chunk) } catch { failure = error }
                     }
@@ -453,6 +465,10 @@ public struct Renderer: Sendable {
                 if let failure { throw failure }
                 guard complete else {
                     throw DiagnosticsError([ContentDamage.sizeMismatch(zip: url.path, entry: entry.name, bytes: nil, limit: limit)])
+                }
+                if let inspection = svg?.finish(), !inspection.activeContent.isEmpty {
+                    let found = MediaChecks.svgFindings(inspection, name: name, at: "\(url.path)!\(entry.name)")
+                    throw DiagnosticsError(found.filter { $0.severity == .error })
                 }
             }
         } catch let error as ZipEntryReader.ReadError {
