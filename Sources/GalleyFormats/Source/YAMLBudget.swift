@@ -35,6 +35,17 @@ package enum YAMLBudget {
         return node
     }
 
+    /// `100000` as `100,000`, as the message is read (no locale: messages are English).
+    static func grouped(_ number: Int) -> String {
+        var digits = String(number)
+        var groups: [Substring] = []
+        while digits.count > 3 {
+            groups.insert(digits.suffix(3), at: 0)
+            digits.removeLast(3)
+        }
+        return ([Substring(digits)] + groups).joined(separator: ",")
+    }
+
     package static func check(_ root: Node, maxNodes: Int = maxNodes, maxDepth: Int = maxDepth) throws(Exceeded) {
         var count = 0
         // An explicit stack: the walk itself must not recurse past the bound.
@@ -42,7 +53,7 @@ package enum YAMLBudget {
         while let (node, depth) = stack.popLast() {
             count += 1
             if count > maxNodes {
-                throw Exceeded(reason: "expands to more than \(maxNodes) values (aliases of aliases?)", mark: node.mark)
+                throw Exceeded(reason: "holds more than \(Self.grouped(maxNodes)) keys, values and list items (an alias counts as everything it names, each time it is used)", mark: node.mark)
             }
             if depth > maxDepth {
                 throw Exceeded(reason: "nests deeper than \(maxDepth) levels", mark: node.mark)

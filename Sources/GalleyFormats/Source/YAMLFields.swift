@@ -16,7 +16,7 @@ struct YAMLFields {
             return try YAMLBudget.compose(text)
         } catch let error as YAMLBudget.Exceeded {
             log.add(Diagnostic(.sourceYamlExpansion, "the YAML \(error.reason)", at: at(error.mark),
-                               hint: "Write the values out instead of nesting aliases (`*name`); issue sources need no anchors."))
+                               hint: "Issue sources hold a few thousand values: keep bulk data out of issue.yaml and front matter (in the article's body or a media file), and write aliases (`*name`) out instead of nesting them."))
             return nil
         } catch let error as YamlError {
             log.add(diagnostic(for: error, text: text))
