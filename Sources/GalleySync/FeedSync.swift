@@ -48,6 +48,10 @@ public struct SyncEvent: Sendable, Encodable {
         /// The feed's signature expired `seconds` ago: the server may be frozen on old content
         /// (or an old answer is being replayed). The sync goes on; this is a warning.
         case feedExpired
+        /// An unsigned feed's `revision` went below the one this store followed: it is
+        /// followed from there (an unsigned revision proves nothing, and one wrong answer far
+        /// ahead must not stop every later sync). A warning; a signed feed is refused instead.
+        case feedWentBack
         /// A package's download starts (`bytes`: from where, when resumed).
         case downloadStarted
         /// A failed attempt that will be retried after `seconds`.
@@ -393,7 +397,11 @@ public struct FeedSyncer: Sendable {
                 defer { try? FileManager.default.removeItem(atPath: file) }
                 // The download is the store's own file, hashed as it arrived: the import keeps
                 // it by a second name rather than a copy.
-                var job = try ImportJob.open(file)
+                // The feed is the publisher's word on which version each issue is at: one
+                // older than the store's (a restored release) or the same last_updated with
+                // other bytes is followed, as the server's own version went up for it. A
+                // replayed old feed never gets this far when it is signed (its revision).
+                var job = try ImportJob.open(file).forcing()
                 if let downloaded { job = job.adopting(downloaded) }
                 let result = try store.importZip(job)
                 summary.imported.append(result)
@@ -449,7 +457,14 @@ public struct FeedSyncer: Sendable {
     /// warning when its signature expired); the summary starts with what it said of itself.
     private func accept(revision: Int64?, followed: FollowedFeed?, verified: FeedTrustKey.Verified?,
                         _ emit: @Sendable (SyncEvent) -> Void) throws -> SyncSummary {
-        if let revision, let followed, revision < followed.revision {
+        if let revision, let followed, revision < followed.revision, verified == nil {
+            var event = SyncEvent(.feedWentBack)
+            event.revision = revision
+            event.error = GalleyError("the feed's revision \(revision) is lower than \(followed.revision), which this store followed; "
+                                      + "it is unsigned, so it is followed from \(revision)", id: .feedRollback, path: options.url,
+                                      hint: "A signed feed (--trust-key) is refused instead: its revision is proven, an unsigned one is not.")
+            emit(event)
+        } else if let revision, let followed, revision < followed.revision {
             throw GalleyError("the feed's revision \(revision) is lower than \(followed.revision), which this store already followed",
                               id: .feedRollback, path: options.url,
                               hint: "The server went back to older content (a restored backup, or a replayed answer); nothing was changed. "

@@ -211,28 +211,108 @@ import Testing
         #expect(retry?["seconds"] as? Double == 1, "Retry-After: 1 honoured")
     }
 
-    @Test func aFeedThatWentBackIsRefused() throws {
+    /// An unsigned feed whose revision went back (one wrong answer far ahead, a restored
+    /// server) is followed with a warning: its revision proves nothing, and refusing it would
+    /// stop every later sync of that store.
+    @Test func anUnsignedFeedThatWentBackIsFollowedWithAWarning() throws {
         let work = try Harness.temporaryDirectory()
         let reader = work.appending(path: "reader")
         let (server, port) = try Self.faultServer("rollback", log: work.appending(path: "requests.log"))
         defer { server.terminate() }
         let url = "http://127.0.0.1:\(port)/feed"
         #expect(try Harness.galley(["sync", url, "--store", reader.path, "-q"]).status == 0)
-        // The same address now answers an older revision (a restored backup, a replayed answer).
-        let result = try Harness.galley(["sync", url, "--store", reader.path, "--json"])
+        // The same address now answers revision 1 after 50.
+        let result = try Harness.galley(["sync", url, "--store", reader.path, "--events", "json"])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let events = Self.events(result.stdout)
+        let wentBack = events.first { $0["event"] as? String == "feedWentBack" }
+        #expect(wentBack?["revision"] as? Int == 1, "\(result.stdout)")
+        #expect((wentBack?["error"] as? [String: Any])?["id"] as? String == "feed.rollback")
+        #expect(events.last?["event"] as? String == "downloadComplete")
+        try Self.expectSchemas(Self.eventLines(result.stdout))
+        // Without --events the warning is on standard error, in words.
+        let plain = try Harness.galley(["sync", url, "--store", reader.path, "--no-delta"])
+        #expect(plain.status == 0, "\(plain.stdout)\(plain.stderr)")
+        // Revision 1 is now the one followed: the next answer (1 again) is no step back.
+        #expect(!plain.stderr.contains("lower than"), "\(plain.stderr)")
+        #expect(try Self.issues(reader) == ["example-valid"])
+        #expect(try Self.storeIsClean(reader))
+    }
+
+    /// A signed feed whose revision went back is refused (`feed.rollback`, exit 2) and the store
+    /// left as it was: the revision is proven, so a lower one is a replay or a restored
+    /// server. `--reset-revision` follows it from there. Both servers are galley serve with
+    /// one key, the second on the first one's port with a store at a lower revision.
+    @Test func aSignedFeedThatWentBackIsRefusedUntilReset() throws {
+        let work = try Harness.temporaryDirectory()
+        let keys = work.appending(path: "keys")
+        #expect(try Harness.galley(["keys", "generate", "-o", keys.path, "-q"]).status == 0)
+        let trust = keys.appending(path: "feed.pub").path
+        let ahead = work.appending(path: "ahead")
+        let behind = work.appending(path: "behind")
+        for zip in ["versions/example-valid.zip", "zips/example-valid.zip"] {
+            #expect(try Harness.galley(["import", Harness.fixtures.appending(path: zip).path, "--store", ahead.path, "-q"]).status == 0)
+        }
+        #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path, "--store", behind.path, "-q"]).status == 0)
+        let signing = ["--signing-key", keys.appending(path: "feed.key").path]
+        let first = try Harness.listening(["serve", "--store", ahead.path, "--port", "0", "--json"] + signing)
+        let port = first.port
+        let url = "http://127.0.0.1:\(port)/feed"
+        let reader = work.appending(path: "reader")
+        let synced = try Harness.galley(["sync", url, "--store", reader.path, "--trust-key", trust, "--json"])
+        first.stop()
+        #expect(synced.status == 0, "\(synced.stdout)\(synced.stderr)")
+        let followed = try #require(synced.json?["revision"] as? Int)
+        let second = try Harness.listening(["serve", "--store", behind.path, "--port", "\(port)", "--json"] + signing)
+        defer { second.stop() }
+        let before = try Harness.snapshot(reader.path)
+        let result = try Harness.galley(["sync", url, "--store", reader.path, "--trust-key", trust, "--json"])
         #expect(result.status == 2, "\(result.stdout)\(result.stderr)")
         let error = result.json?["error"] as? [String: Any]
         #expect(error?["id"] as? String == "feed.rollback")
+        #expect((error?["message"] as? String)?.contains("lower than \(followed)") == true, "\(result.stdout)")
         let hint = error?["hint"] as? String ?? ""
         #expect(hint.contains("--reset-revision"), "the way out is named: \(hint)")
-        #expect(try Self.issues(reader) == ["example-valid"])
-        #expect(try Self.storeIsClean(reader))
+        #expect(try Harness.snapshot(reader.path) == before, "the store is as it was")
         // The way out: the store follows the feed from its revision now, and keeps doing so.
-        let reset = try Harness.galley(["sync", url, "--store", reader.path, "--reset-revision", "--json"])
+        let reset = try Harness.galley(["sync", url, "--store", reader.path, "--trust-key", trust, "--reset-revision", "--json"])
         #expect(reset.status == 0, "\(reset.stdout)\(reset.stderr)")
-        #expect(reset.json?["revision"] as? Int == 1, "\(reset.stdout)")
-        let after = try Harness.galley(["sync", url, "--store", reader.path, "--json"])
+        let lower = try #require(reset.json?["revision"] as? Int)
+        #expect(lower < followed, "\(reset.stdout)")
+        let after = try Harness.galley(["sync", url, "--store", reader.path, "--trust-key", trust, "--json"])
         #expect(after.status == 0, "\(after.stdout)\(after.stderr)")
+        #expect(try Self.storeIsClean(reader))
+    }
+
+    /// A publisher who restores an older version of an issue on the server (`import --force`
+    /// after a bad release) is followed: the feed names the older package, under a new
+    /// revision, and every reader goes back to it instead of refusing it on every sync.
+    @Test func aRestoredOlderVersionIsFollowed() throws {
+        let work = try Harness.temporaryDirectory()
+        let source = work.appending(path: "source")
+        #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path, "--store", source.path, "-q"]).status == 0)
+        let server = try Harness.listening(["serve", "--store", source.path, "--port", "0", "--json"])
+        defer { server.stop() }
+        let url = "http://127.0.0.1:\(server.port)/feed"
+        let reader = work.appending(path: "reader")
+        #expect(try Harness.galley(["sync", url, "--store", reader.path, "-q"]).status == 0)
+        let newer = try Harness.galley(["issue", "show", "example-valid", "--store", reader.path, "--json"])
+        // The publisher goes back to the older release.
+        let older = Harness.fixtures.appending(path: "versions/example-valid.zip").path
+        #expect(try Harness.galley(["import", older, "--store", source.path, "-q"]).status == 1, "refused without --force")
+        #expect(try Harness.galley(["import", older, "--store", source.path, "--force", "-q"]).status == 0)
+        let result = try Harness.galley(["sync", url, "--store", reader.path, "--json"])
+        #expect(result.status == 0, "\(result.stdout)\(result.stderr)")
+        let imported = result.json?["imported"] as? [[String: Any]] ?? []
+        #expect(imported.first?["status"] as? String == "replaced", "\(result.stdout)")
+        let shown = try Harness.galley(["issue", "show", "example-valid", "--store", reader.path, "--json"])
+        let served = try Harness.galley(["issue", "show", "example-valid", "--store", source.path, "--json"])
+        func lastUpdated(_ result: Harness.Result) -> String? { (result.json?["issue"] as? [String: Any])?["last_updated"] as? String }
+        #expect(lastUpdated(shown) != nil && lastUpdated(shown) == lastUpdated(served), "\(shown.stdout)")
+        #expect(lastUpdated(shown) != lastUpdated(newer))
+        // And it stays there: the next sync has nothing to do.
+        let again = try Harness.galley(["sync", url, "--store", reader.path, "--json"])
+        #expect(again.status == 0 && again.json?["unchanged"] as? Bool == true, "\(again.stdout)\(again.stderr)")
         #expect(try Self.storeIsClean(reader))
     }
 

@@ -156,7 +156,8 @@ public enum ErrorID: String, Sendable, Codable, CaseIterable {
     case feedUnreachable = "feed.unreachable"
     /// `sync`: the feed's answer is not a feed (not JSON, or not the shape of one).
     case feedInvalid = "feed.invalid"
-    /// `sync`: the feed's revision is lower than one this store already followed (a rollback).
+    /// `sync`: the feed's revision is lower than one this store already followed (a rollback):
+    /// the error of a signed feed, the warning of an unsigned one.
     case feedRollback = "feed.rollback"
     /// `sync`: a downloaded package's size or SHA-256 is not the feed's.
     case downloadMismatch = "download.mismatch"

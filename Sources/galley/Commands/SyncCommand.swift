@@ -26,8 +26,10 @@ struct SyncCommand: ParsableCommand {
             imported through the same checks and atomic import as galley import. Cut \
             connections, 5xx and 429 answers are retried (--retries) with backoff, as \
             Retry-After asks when the server says. A failure leaves that issue's old content in \
-            the store, and the next sync picks up where this one stopped; a feed whose revision \
-            went down (a rollback) is refused. Issues the feed stopped listing are reported, and \
+            the store, and the next sync picks up where this one stopped; a signed feed whose \
+            revision went down (a rollback) is refused (--reset-revision follows it), an \
+            unsigned one is followed with a warning (feedWentBack). The feed decides each \
+            issue's version: an older one it names (a restored release) replaces the newer. Issues the feed stopped listing are reported, and \
             removed only with --prune. A store that does not exist yet is made once the feed \
             has been fetched and checked: a first sync that cannot read the feed leaves none.
 
@@ -163,7 +165,7 @@ struct SyncCommand: ParsableCommand {
                     console.note("\(error.message); trying again in \(event.seconds ?? 0) s")
                 } else if event.event == .deltaFallback, let error = event.error {
                     console.note("\(event.appleID ?? ""): \(error.message); downloading it whole")
-                } else if event.event == .feedExpired, let error = event.error {
+                } else if event.event == .feedExpired || event.event == .feedWentBack, let error = event.error {
                     console.err.write("warning: \(error.message)\n    hint: \(error.hint ?? "")\n")
                 }
             }
