@@ -34,7 +34,14 @@ public final class SQLiteStore: IssueStore {
         logExisted = FileStatus(path + "-wal") != nil
         var readOnly: DatabasePool?
         if FileManager.default.fileExists(atPath: path) {
-            readOnly = try Self.openReadOnly(path, root: root)
+            do {
+                readOnly = try Self.openReadOnly(path, root: root)
+            } catch where access == .create {
+                // Another process may be making this store this very moment (its database is
+                // there, its tables not yet): opening it for writing waits for that under the
+                // migration lock, and says what is wrong if anything still is.
+                readOnly = nil
+            }
         } else if access != .create {
             let what = FileStatus(root.path) == nil ? "no store here" : "not a Galley store (it has no store.sqlite)"
             throw GalleyError(what, id: .storeMissing, path: root.path,
@@ -208,12 +215,24 @@ public final class SQLiteStore: IssueStore {
     private static func openForWriting(_ root: URL) throws -> DatabasePool {
         // A store made here that cannot be finished (a full disk: its database's first pages
         // cannot be written) goes again, with the folders made for it (`abandonNew`).
-        let new = FileStatus(root.appending(path: databaseName).path) == nil
+        var new = false
         var made: [URL] = []
         var opened = false
-        defer { if new && !opened { abandonNew(root, made: made) } }
+        // Folders made before the lock could be taken (a folder one may not write into).
+        defer { if !opened && !new { FolderMaker.removeEmpty(made) } }
         do {
-            if new { made = try FolderMaker.make(root, what: "the store's folder") }
+            made = try FolderMaker.make(root, what: "the store's folder")
+            // Two processes making one new store at once (two first imports) must not both
+            // create its tables, nor one take away what the other made: the short migration
+            // lock (not the writer lock, which imports hold for long) orders them, and whether
+            // the store is new is decided under it.
+            let migrationLock = try StoreLock(root.appending(path: migrationLockName))
+            try migrationLock.lock()
+            defer {
+                if new && !opened { abandonNew(root, made: made) }
+                migrationLock.unlock()
+            }
+            new = FileStatus(root.appending(path: databaseName).path) == nil
             try makeFolders(root)
             var configuration = writingConfiguration()
             // 16 KiB pages for a new store (an existing one keeps its own; this must come before
@@ -223,11 +242,6 @@ public final class SQLiteStore: IssueStore {
             // time an import's rows take (`bench/import_bench.py` at 30,000 articles). The
             // store's queries (`bench/store_bench.py`) are as fast or faster.
             configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA page_size = 16384") }
-            // Two processes opening a new store at once must not both create its tables: the
-            // short migration lock (not the writer lock, which imports hold for long) orders them.
-            let migrationLock = try StoreLock(root.appending(path: migrationLockName))
-            try migrationLock.lock()
-            defer { migrationLock.unlock() }
             let database = try DatabasePool(path: root.appending(path: databaseName).path, configuration: configuration)
             try StoreSchema.migrate(database)
             opened = true

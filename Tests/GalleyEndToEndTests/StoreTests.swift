@@ -520,6 +520,34 @@ import Testing
         #expect(try Harness.galley(["issue", "show", appleID, "--store", store]).stdout.contains("updated 2026-01-10T09:00:00.000+0000"))
     }
 
+    /// Two first imports at once into a store that does not exist yet (nor its parent): one
+    /// makes it, the other waits for it, both issues are in it, nothing is left half made.
+    @Test func twoFirstImportsAtOnceMakeOneStore() throws {
+        let work = try Harness.temporaryDirectory()
+        let zips = [Harness.fixtures.appending(path: "zips/example-valid.zip").path, try packExample().path]
+        for round in 1...20 {
+            let store = work.appending(path: "round-\(round)/store").path
+            let processes = zips.map { zip in
+                let process = Process()
+                process.executableURL = Harness.galley
+                process.arguments = ["import", zip, "--store", store, "-q"]
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = Pipe()
+                return process
+            }
+            for process in processes { try process.run() }
+            for process in processes { process.waitUntilExit() }
+            for process in processes {
+                let errors = (process.standardError as? Pipe).map { String(decoding: $0.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) } ?? ""
+                #expect(process.terminationStatus == 0, "round \(round): \(errors)")
+            }
+            let listed = try Harness.galley(["issues", "--store", store, "--json"])
+            let issues = (listed.json?["issues"] as? [[String: Any]] ?? []).compactMap { $0["apple_id"] as? String }.sorted()
+            #expect(issues == [appleID, "example-valid"], "round \(round): \(listed.stdout)\(listed.stderr)")
+            #expect(try Harness.galley(["store", "check", "--store", store, "-q"]).status == 0, "round \(round)")
+        }
+    }
+
     @Test(arguments: Backend.all)
     func anImportKilledAtAnyMomentLeavesTheOldOrTheNewIssueComplete(backend: Backend) throws {
         let store = try backend.store()

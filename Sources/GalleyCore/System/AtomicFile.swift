@@ -98,16 +98,22 @@ public enum FolderMaker {
             throw GalleyError("cannot create \(what): a part of the path is a file, not a folder", id: .outputUnwritable, path: current.path,
                               hint: "Check the path: a file stands where a folder should be.")
         }
+        var made: [URL] = []
         for url in missing.reversed() {
             do {
                 try FileManager.default.createDirectory(at: url, withIntermediateDirectories: false)
+                made.insert(url, at: 0)
+            } catch where FileStatus(url.path)?.kind == .directory {
+                // Another process made it meanwhile (two first imports into one new store):
+                // it is there, and not this call's to remove.
+                continue
             } catch {
-                removeEmpty(Array(missing.drop { $0 != url }.dropFirst()))
+                removeEmpty(made)
                 let (reason, hint) = FileSystemError.describe(error)
                 throw GalleyError("cannot create \(what): \(reason)", id: .outputUnwritable, path: url.path, hint: hint)
             }
         }
-        return missing
+        return made
     }
 
     /// Removes folders `make` created, deepest first, as long as they are empty.
