@@ -5,8 +5,18 @@
 #   scripts/pg-test-server.sh run -- COMMAND...   start a cluster, run COMMAND with
 #                                               GALLEY_TEST_POSTGRES set to its address, stop it
 #                                               (whatever COMMAND's exit status, which it returns)
-#   scripts/pg-test-server.sh start DIR           start one in DIR (made if missing); prints its address
+#   scripts/pg-test-server.sh start DIR [--crash-test]
+#                                               start one in DIR (made if missing, on the port it
+#                                               had before); prints its address
+#   scripts/pg-test-server.sh crash DIR           stop it as a crash would (an immediate stop: no
+#                                               checkpoint, what was not yet durable is lost)
 #   scripts/pg-test-server.sh stop DIR            stop it (DIR is left for you to remove)
+#
+# The clusters of `run` and `start` trade durability for speed (fsync, full-page writes and
+# synchronous commits off): the tests create and drop many databases. `--crash-test` makes one
+# whose files are durable (fsync and full-page writes on) while commits are still acknowledged
+# before they are (synchronous_commit=off, the WAL written at most every 10 s): what a crash
+# loses there is what a server so configured loses, for the tests that kill it.
 #
 # The address is postgres://galley@127.0.0.1:PORT/galley: a superuser `galley` that needs no
 # password from loopback (trust), on a free port. The server listens on 127.0.0.1 only, and its
@@ -39,7 +49,7 @@ free_port() {
 }
 
 start() {
-  local dir="$1" bin port
+  local dir="$1" mode="${2:-}" bin port durability
   bin=$(bin_dir)
   mkdir -p "$dir"
   if [ "$(id -u)" -eq 0 ]; then
@@ -55,24 +65,31 @@ start() {
     as_owner "$bin/initdb" --pgdata="$dir/data" --username=galley --auth=trust --encoding=UTF8 --locale=C.UTF-8 \
       --no-sync >"$dir/initdb.log" 2>&1 || { cat "$dir/initdb.log" >&2; exit 2; }
   fi
-  port=$(free_port)
-  # fsync off: a throwaway cluster, and the tests create and drop many databases.
+  # A restarted cluster keeps its port, so a store's address stays true across a crash.
+  if [ -f "$dir/port" ]; then port=$(cat "$dir/port"); else port=$(free_port); echo "$port" >"$dir/port"; fi
+  if [ "$mode" = --crash-test ]; then
+    durability="-c fsync=on -c full_page_writes=on -c synchronous_commit=off -c wal_writer_delay=10000"
+  else
+    durability="-c fsync=off -c full_page_writes=off -c synchronous_commit=off"
+  fi
   if ! as_owner "$bin/pg_ctl" --pgdata="$dir/data" --log="$dir/server.log" --wait --timeout=60 \
-      -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir -c fsync=off -c full_page_writes=off -c synchronous_commit=off -c max_connections=200" \
+      -o "-c listen_addresses=127.0.0.1 -c port=$port -c unix_socket_directories=$dir $durability -c max_connections=200" \
       start >/dev/null; then
     cat "$dir/server.log" >&2
     exit 2
   fi
-  as_owner "$bin/createdb" --host=127.0.0.1 --port="$port" --username=galley galley
+  if ! as_owner "$bin/psql" --host=127.0.0.1 --port="$port" --username=galley -lqt | cut -d'|' -f1 | grep -qw galley; then
+    as_owner "$bin/createdb" --host=127.0.0.1 --port="$port" --username=galley galley
+  fi
   echo "postgres://galley@127.0.0.1:$port/galley" >"$dir/url"
   cat "$dir/url"
 }
 
 stop() {
-  local dir="$1" bin
+  local dir="$1" mode="${2:-fast}" bin
   bin=$(bin_dir)
   if [ -f "$dir/data/postmaster.pid" ]; then
-    as_owner "$bin/pg_ctl" --pgdata="$dir/data" --mode=fast --wait stop >/dev/null 2>&1 || true
+    as_owner "$bin/pg_ctl" --pgdata="$dir/data" --mode="$mode" --wait stop >/dev/null 2>&1 || true
   fi
 }
 
@@ -94,8 +111,12 @@ finish_run() {
 
 case "${1:-}" in
   start)
-    [ $# -eq 2 ] || { echo "usage: $0 start DIR" >&2; exit 2; }
-    start "$2"
+    [ $# -eq 2 ] || { [ $# -eq 3 ] && [ "$3" = --crash-test ]; } || { echo "usage: $0 start DIR [--crash-test]" >&2; exit 2; }
+    start "$2" "${3:-}"
+    ;;
+  crash)
+    [ $# -eq 2 ] || { echo "usage: $0 crash DIR" >&2; exit 2; }
+    stop "$2" immediate
     ;;
   stop)
     [ $# -eq 2 ] || { echo "usage: $0 stop DIR" >&2; exit 2; }
@@ -114,7 +135,7 @@ case "${1:-}" in
     exit "$status"
     ;;
   *)
-    echo "usage: $0 run -- COMMAND... | start DIR | stop DIR" >&2
+    echo "usage: $0 run -- COMMAND... | start DIR [--crash-test] | crash DIR | stop DIR" >&2
     exit 2
     ;;
 esac

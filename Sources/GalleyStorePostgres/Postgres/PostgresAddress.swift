@@ -17,6 +17,11 @@ package struct PostgresAddress: Sendable, Hashable {
     package var database: String
     /// The blob store: a folder's path, or `s3://BUCKET/PREFIX`.
     package var blobs: String
+    /// How long any one answer of the database is waited for (`timeout=SECONDS`): a server
+    /// that died or hangs mid-import ends the command with an error instead of never.
+    package var timeout: Int = PostgresAddress.defaultTimeout
+    /// Longer than any one statement Galley sends (an import's rows go in batches).
+    package static let defaultTimeout = 120
 
     package init(_ text: String, environment: [String: String]) throws {
         let hint = "Write it as postgres://USER@HOST:PORT/DATABASE?blobs=/path/to/blobs (the password in PGPASSWORD)."
@@ -28,9 +33,16 @@ package struct PostgresAddress: Sendable, Hashable {
             throw GalleyError("`\(Self.redacted(text))` names no database", id: .usage, hint: hint)
         }
         let query = parts.queryItems ?? []
-        for item in query where !["blobs", "sslmode"].contains(item.name) {
+        for item in query where !["blobs", "sslmode", "timeout"].contains(item.name) {
             throw GalleyError("`\(item.name)` is not an option of a PostgreSQL store address", id: .usage,
-                              hint: "The address takes `blobs=FOLDER`; \(hint)")
+                              hint: "The address takes `blobs=FOLDER` and `timeout=SECONDS`; \(hint)")
+        }
+        if let text = query.first(where: { $0.name == "timeout" })?.value {
+            guard let seconds = Int(text), (1...86_400).contains(seconds) else {
+                throw GalleyError("timeout=\(text) is not a number of seconds from 1 to 86400", id: .usage,
+                                  hint: "Write it as ?timeout=120: how long Galley waits for any one answer of the database.")
+            }
+            timeout = seconds
         }
         if let mode = query.first(where: { $0.name == "sslmode" })?.value, mode != "disable" {
             throw GalleyError("sslmode=\(mode): Galley does not speak TLS to PostgreSQL yet", id: .usage,

@@ -17,7 +17,8 @@ import PostgresNIO
 /// host; this keeps it to a lock, a list and a limit.
 final class PostgresConnections: @unchecked Sendable {
     let address: PostgresAddress
-    let logger: Logger
+    /// What every statement is sent with: the logger and how long its answer is waited for.
+    let logger: PostgresCalls
     private let group: MultiThreadedEventLoopGroup
     private let configuration: PostgresConnection.Configuration
     private let condition = NSCondition()
@@ -32,12 +33,16 @@ final class PostgresConnections: @unchecked Sendable {
         self.limit = limit
         var logger = Logger(label: "galley.postgres")
         logger.logLevel = .critical
-        self.logger = logger
+        self.logger = PostgresCalls(logger: logger, timeout: .seconds(Int64(address.timeout)))
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         var configuration = PostgresConnection.Configuration(
             host: address.host, port: address.port, username: address.user, password: address.password,
             database: address.database, tls: .disable)
         configuration.options.connectTimeout = .seconds(10)
+        // Galley removes a superseded issue's blobs once its commit returns: a commit that a
+        // server crash could still lose (`synchronous_commit=off` on the server) would leave
+        // rows naming removed files. Its own sessions always wait for the commit to be durable.
+        configuration.options.additionalStartupParameters = [("synchronous_commit", "on"), ("application_name", "galley")]
         self.configuration = configuration
     }
 
@@ -64,7 +69,10 @@ final class PostgresConnections: @unchecked Sendable {
         let id = nextID
         condition.unlock()
         do {
-            return try PostgresConnection.connect(on: group.next(), configuration: configuration, id: id, logger: logger).wait()
+            // Within the timeout too: a stopped server accepts the connection (the kernel does)
+            // and never answers its startup message.
+            let connecting = PostgresConnection.connect(on: group.next(), configuration: configuration, id: id, logger: logger.logger)
+            return try logger.wait(connecting) { connecting.whenSuccess { _ = $0.close() as EventLoopFuture<Void> } }
         } catch {
             throw failure("cannot connect to PostgreSQL", error)
         }
@@ -118,6 +126,17 @@ final class PostgresConnections: @unchecked Sendable {
     /// A failure of the database in words: the server's own message, or why it was not reached.
     func failure(_ what: String, _ error: any Error) -> GalleyError {
         if let error = error as? GalleyError { return error }
+        if error is PostgresConnectionLost {
+            return GalleyError("\(what): the connection to PostgreSQL at \(address.host):\(address.port) was lost", id: .storeFailed,
+                               path: address.display,
+                               hint: "The server stopped or was restarted; the store is as the database has it. Run the command again once it is up (pg_isready -h \(address.host) -p \(address.port)).")
+        }
+        if let timeout = error as? PostgresTimeout {
+            return GalleyError("\(what): PostgreSQL at \(address.host):\(address.port) did not answer within \(timeout.seconds) s",
+                               id: .storeFailed, path: address.display,
+                               hint: "Check that the server is up and not stuck (pg_isready -h \(address.host) -p \(address.port), its log); "
+                                   + "the store is as the database has it. A slow server takes a longer ?timeout=SECONDS in the address.")
+        }
         if let psql = error as? PSQLError {
             if let message = psql.serverInfo?[.message] {
                 let state = psql.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
@@ -133,15 +152,65 @@ final class PostgresConnections: @unchecked Sendable {
     }
 }
 
+/// What each statement is sent with: the logger, and how long its answer is waited for.
+struct PostgresCalls: Sendable {
+    var logger: Logger
+    var timeout: TimeAmount
+
+    /// `future`'s value, or `PostgresTimeout` once `timeout` passed without one (`abandon`
+    /// then closes what it was waiting on): a server that stopped answering while connected
+    /// (stopped, or stuck with its postmaster gone) ends the command instead of never.
+    func wait<T: Sendable>(_ future: EventLoopFuture<T>, abandon: () -> Void) throws -> T {
+        let promise = future.eventLoop.makePromise(of: T.self)
+        future.cascade(to: promise)
+        let seconds = timeout.nanoseconds / 1_000_000_000
+        let timer = future.eventLoop.scheduleTask(in: timeout) { promise.fail(PostgresTimeout(seconds: seconds)) }
+        defer { timer.cancel() }
+        do {
+            return try promise.futureResult.wait()
+        } catch let timedOut as PostgresTimeout {
+            abandon()
+            throw timedOut
+        }
+    }
+}
+
+/// The server closed the connection (it stopped, or was killed) before a statement was sent.
+struct PostgresConnectionLost: Error {}
+
+/// No answer from the database within the address's `timeout`.
+struct PostgresTimeout: Error {
+    var seconds: Int64
+}
+
 extension PostgresConnection {
     /// Every row of `query`, waited for on this thread.
-    func rows(_ query: PostgresQuery, _ logger: Logger) throws -> [PostgresRandomAccessRow] {
-        try self.query(query, logger: logger).wait().rows.map { $0.makeRandomAccess() }
+    func rows(_ query: PostgresQuery, _ calls: PostgresCalls) throws -> [PostgresRandomAccessRow] {
+        try waited(self.query(query, logger: calls.logger), calls).rows.map { $0.makeRandomAccess() }
     }
 
     /// Runs a statement whose rows do not matter.
-    func run(_ query: PostgresQuery, _ logger: Logger) throws {
-        _ = try self.query(query, logger: logger).wait()
+    func run(_ query: PostgresQuery, _ calls: PostgresCalls) throws {
+        _ = try waited(self.query(query, logger: calls.logger), calls)
+    }
+
+    /// The statement's answer, within the address's timeout (`PostgresCalls.wait`). A
+    /// statement is not sent on a connection the server closed: postgres-nio never answers
+    /// it, which kept an import whose server was killed waiting for ever.
+    private func waited<T: Sendable>(_ future: @autoclosure () -> EventLoopFuture<T>, _ calls: PostgresCalls) throws -> T {
+        guard !isClosed else { throw PostgresConnectionLost() }
+        return try calls.wait(future()) { _ = self.close() as EventLoopFuture<Void> }
+    }
+
+    /// Takes a session advisory lock, waiting for its holder (another import, on any machine)
+    /// as long as it takes: polled, so that each statement stays within the timeout while a
+    /// long import elsewhere holds it.
+    func advisoryLock(_ key: Int64, _ calls: PostgresCalls) throws {
+        while true {
+            let got = try rows("SELECT pg_try_advisory_lock(\(key)) AS got", calls)
+            if try got.first?.bool("got") == true { return }
+            usleep(100_000)
+        }
     }
 }
 

@@ -132,7 +132,7 @@ enum PostgresSchema {
     ]
 
     /// Whether every migration has run (a read, nothing written).
-    static func isCurrent(_ connection: PostgresConnection, _ logger: Logger) throws -> Bool {
+    static func isCurrent(_ connection: PostgresConnection, _ logger: PostgresCalls) throws -> Bool {
         let exists = try connection.rows("SELECT to_regclass('galley_migration') IS NOT NULL AS present", logger)
         guard try exists.first?.bool("present") == true else { return false }
         let applied = try connection.rows("SELECT coalesce(max(version), 0)::bigint AS version FROM galley_migration", logger)
@@ -140,8 +140,8 @@ enum PostgresSchema {
     }
 
     /// Applies the migrations this database lacks, under the migration lock.
-    static func migrate(_ connection: PostgresConnection, _ logger: Logger) throws {
-        try connection.run("SELECT pg_advisory_lock(\(migrationLock))", logger)
+    static func migrate(_ connection: PostgresConnection, _ logger: PostgresCalls) throws {
+        try connection.advisoryLock(migrationLock, logger)
         defer { try? connection.run("SELECT pg_advisory_unlock(\(migrationLock))", logger) }
         try connection.run("""
             CREATE TABLE IF NOT EXISTS galley_migration (
@@ -155,7 +155,7 @@ enum PostgresSchema {
                 try connection.run("INSERT INTO galley_migration (version, name) VALUES (\(migration.version), \(migration.name))", logger)
                 try connection.run("COMMIT", logger)
             } catch {
-                try? connection.run("ROLLBACK", logger)
+                if !(error is PostgresTimeout), !connection.isClosed { try? connection.run("ROLLBACK", logger) }
                 throw error
             }
         }

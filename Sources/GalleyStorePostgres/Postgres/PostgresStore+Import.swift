@@ -240,7 +240,7 @@ private struct ArticleBatch {
     /// Inserts the batch in order (a repeated global id keeps the first) with each article's
     /// search vector (weights as the SQLite index's: title A, dek and keywords B, body D).
     /// Returns the row ids of the articles written, by placement.
-    func insertArticles(issueID: Int64, _ connection: PostgresConnection, _ logger: Logger) throws -> [Int64: Int64] {
+    func insertArticles(issueID: Int64, _ connection: PostgresConnection, _ logger: PostgresCalls) throws -> [Int64: Int64] {
         var binds = PostgresBindings()
         binds.append(issueID)                   // $1
         binds.append(columns.globalID)          // $2
@@ -303,7 +303,7 @@ private struct AssetBatch {
     }
 
     /// Inserts them; returns how many were written.
-    func insert(issueID: Int64, _ connection: PostgresConnection, _ logger: Logger) throws -> Int {
+    func insert(issueID: Int64, _ connection: PostgresConnection, _ logger: PostgresCalls) throws -> Int {
         guard !globalID.isEmpty else { return 0 }
         return try connection.rows("""
             INSERT INTO asset (issue_id, article_id, global_id, kind, placement, caption, source, file_name, crop350, metadata)

@@ -25,7 +25,7 @@ public final class PostgresStore: IssueStore {
     let blobs: any BlobStore
     /// The revision as LISTEN/NOTIFY keeps it (`serve`'s ETags without a query per request).
     let revisions = PostgresRevision()
-    var logger: Logger { connections.logger }
+    var logger: PostgresCalls { connections.logger }
 
     public convenience init(_ address: String, access: StoreAccess, environment: [String: String]) throws {
         try self.init(address: PostgresAddress(address, environment: environment), access: access, environment: environment)
@@ -103,7 +103,9 @@ public final class PostgresStore: IssueStore {
             try connection.run("COMMIT", logger)
             return value
         } catch {
-            try? connection.run("ROLLBACK", logger)
+            // Not on a connection the server closed or that stopped answering: a statement
+            // sent there is never answered (postgres-nio), and the server rolls back anyway.
+            if !(error is PostgresTimeout), !connection.isClosed { try? connection.run("ROLLBACK", logger) }
             throw error
         }
     }
@@ -128,7 +130,7 @@ public final class PostgresStore: IssueStore {
         defer { try? connection.close().wait() }
         return try mapping("cannot write the store") {
             if wait {
-                try connection.run("SELECT pg_advisory_lock(\(PostgresSchema.writerLock))", logger)
+                try connection.advisoryLock(PostgresSchema.writerLock, logger)
             } else {
                 let got = try connection.rows("SELECT pg_try_advisory_lock(\(PostgresSchema.writerLock)) AS got", logger)
                 guard try got.first?.bool("got") == true else { return nil }
