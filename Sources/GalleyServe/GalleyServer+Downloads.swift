@@ -122,7 +122,7 @@ extension GalleyServer {
         }
         headers[.contentLength] = String(bytes.map { $0.upperBound - $0.lowerBound + 1 } ?? 0)
         guard request.method != .head, let bytes else { return Response(status: status, headers: headers) }
-        return Response(status: status, headers: headers, body: Self.stream(file.path, bytes, on: context.eventLoop))
+        return Response(status: status, headers: headers, body: Self.stream(file.path, bytes, on: context.channel, sendTimeout: sendTimeout))
     }
 
     /// A file's bytes, one chunk read at a time: the next is read only once the connection has
@@ -136,10 +136,10 @@ extension GalleyServer {
     /// download queue ~40 chunks ahead (38 MB over four downloads in heaptrack). Waiting for a
     /// no-op on that loop after each write means the chunk has reached the socket's buffer and
     /// the writability the next `write` waits on is current: one hop per chunk.
-    static func stream(_ path: String, _ bytes: ClosedRange<Int64>, on eventLoop: any EventLoop) -> ResponseBody {
+    static func stream(_ path: String, _ bytes: ClosedRange<Int64>, on channel: any Channel, sendTimeout: TimeAmount) -> ResponseBody {
         ResponseBody(contentLength: Int(bytes.upperBound - bytes.lowerBound + 1)) { writer in
             try await FileSystem.shared.withFileHandle(forReadingAt: FilePath(path)) { handle in
-                try await writeChunks(bytes, of: path, to: &writer, on: eventLoop) { offset, length in
+                try await writeChunks(bytes, of: path, to: &writer, on: channel, sendTimeout: sendTimeout) { offset, length in
                     try await handle.readChunk(fromAbsoluteOffset: offset, length: .bytes(length))
                 }
             }
@@ -150,9 +150,21 @@ extension GalleyServer {
     /// Writes `bytes` of a file, `chunkLength` at a time from `read(offset, length)`, each once
     /// the connection has taken the one before (see `stream`). A file cut short under us (an
     /// empty read) ends the answer rather than loops; the error names `path` (nil for the
-    /// answer spool's unlinked file).
+    /// answer spool's unlinked file). A chunk the reader has not taken within `sendTimeout`
+    /// closes the connection: a client that reads nothing (or next to nothing) would otherwise
+    /// hold its chunks and its connection for as long as it likes.
+    static func writeChunks(
+        _ bytes: ClosedRange<Int64>, of path: String?, to writer: inout any ResponseBodyWriter, on channel: any Channel,
+        sendTimeout: TimeAmount, read: (_ offset: Int64, _ length: Int64) async throws -> ByteBuffer
+    ) async throws {
+        try await writeChunks(bytes, of: path, to: &writer, on: channel.eventLoop, sendTimeout: sendTimeout,
+                              stalled: { channel.close(promise: nil) }, read: read)
+    }
+
+    /// `writeChunks` with what to do when a chunk is not taken in time (`stalled`, run on `eventLoop`).
     static func writeChunks(
         _ bytes: ClosedRange<Int64>, of path: String?, to writer: inout any ResponseBodyWriter, on eventLoop: any EventLoop,
+        sendTimeout: TimeAmount, stalled: @escaping @Sendable () -> Void,
         read: (_ offset: Int64, _ length: Int64) async throws -> ByteBuffer
     ) async throws {
         var offset = bytes.lowerBound
@@ -163,6 +175,8 @@ extension GalleyServer {
                                   hint: "The store's file changed while it was sent; `galley store check` finds a damaged one.")
             }
             offset += Int64(chunk.readableBytes)
+            let timer = eventLoop.scheduleTask(in: sendTimeout, stalled)
+            defer { timer.cancel() }
             try await writer.write(chunk)
             try await eventLoop.submit {}.get()
         }

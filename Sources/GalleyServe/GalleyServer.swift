@@ -36,6 +36,9 @@ public struct ServeOptions: Sendable {
     /// Seconds a connection may stay silent (between requests, or while its headers trickle
     /// in) before it is closed.
     public var idleTimeout: Int64 = 30
+    /// Seconds a download's reader may take to accept one chunk (512 KiB) before the
+    /// connection is closed: a client that reads nothing frees its memory and its connection.
+    public var sendTimeout: Int64 = 60
     /// Signs the feed answers (`Galley-Signature`, docs/sync.md); nil: unsigned.
     public var signingKey: FeedSigningKey?
     /// How long a signature holds, in seconds: clients warn about a feed past it (a server
@@ -68,6 +71,8 @@ public struct GalleyServer: Sendable {
     let spoolFolder: String?
     let signingKey: FeedSigningKey?
     let signatureLifetime: TimeInterval
+    /// How long a download's reader may take to accept one chunk (`ServeOptions.sendTimeout`).
+    let sendTimeout: TimeAmount
 
     public init(store: any IssueStore, options: ServeOptions = ServeOptions()) {
         self.init(store: store, options: options, cache: ResponseCache())
@@ -87,6 +92,7 @@ public struct GalleyServer: Sendable {
         writes = WriteAccess(token: options.token, maxUpload: options.maxUpload)
         signingKey = options.signingKey
         signatureLifetime = options.signatureLifetime
+        sendTimeout = .seconds(options.sendTimeout)
     }
 
     /// The headers a browser page may read (CORS): the validators, paging and versions.
@@ -388,7 +394,7 @@ public struct GalleyServer: Sendable {
                 return Response(status: .ok, headers: made.headers, body: ResponseBody(byteBuffer: made.body))
             case .file(let headers, let file):
                 if revalidated { return Response(status: .notModified, headers: validatorHeaders(version, tag: tag)) }
-                return Response(status: .ok, headers: headers, body: file.body(on: context.eventLoop))
+                return Response(status: .ok, headers: headers, body: file.body(on: context.channel, sendTimeout: sendTimeout))
             }
         } catch {
             return failure(error, version: version)

@@ -139,6 +139,57 @@ import Testing
 
     /// The access log records the bytes a download actually sent: a client that reads 64 KB of
     /// an 8.6 MB zip and hangs up is logged with far less than the zip's size.
+    /// A reader that takes nothing (its socket's buffers full) is closed once a chunk has waited
+    /// `--send-timeout` seconds, instead of holding its chunks and its connection for ever; the
+    /// server answers others all the while.
+    @Test func aDownloadWhoseReaderTakesNothingIsClosedAfterTheSendTimeout() throws {
+        let work = try Harness.temporaryDirectory()
+        let source = work.appending(path: "source")
+        try FileManager.default.copyItem(at: Harness.example, to: source)
+        let cover = try FileHandle(forWritingTo: source.appending(path: "cover.jpg"))
+        var state: UInt64 = 0x2545_F491_4F6C_DD1D
+        var noise = [UInt8](repeating: 0, count: 24 << 20)
+        for index in noise.indices {
+            state ^= state << 13; state ^= state >> 7; state ^= state << 17
+            noise[index] = UInt8(truncatingIfNeeded: state)
+        }
+        try cover.seekToEnd()
+        try cover.write(contentsOf: noise)
+        try cover.close()
+        #expect(try Harness.galley(["pack", source.path, "-o", work.path + "/", "-q"]).status == 0)
+        let store = work.appending(path: "store")
+        #expect(try Harness.galley(["import", work.appending(path: "com.example.harbour.2026-01.zip").path, "--store", store.path, "-q"]).status == 0)
+        let server = try Harness.listening(["serve", "--store", store.path, "--port", "0", "--json", "--send-timeout", "2"])
+        defer { server.stop() }
+        let script = """
+            import json, socket, sys, time, urllib.request
+            port = int(sys.argv[1])
+            base = "http://127.0.0.1:%d" % port
+            package = json.load(urllib.request.urlopen(base + "/packages/com.example.harbour.2026-01"))
+            path = package["file_path"].split(str(port), 1)[1]
+            s = socket.create_connection(("127.0.0.1", port))
+            s.sendall(("GET %s HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n" % path).encode())
+            time.sleep(6)
+            # Still answering others meanwhile.
+            health = urllib.request.urlopen(base + "/healthz", timeout=5).status
+            s.settimeout(20)
+            got, start = 0, time.time()
+            while True:
+                chunk = s.recv(1 << 16)
+                if not chunk:
+                    break
+                got += len(chunk)
+            print(got, package["size"], health, round(time.time() - start, 1))
+            """
+        let seen = try Harness.python(script, [String(server.port)]).split(separator: " ").map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) }
+        try #require(seen.count == 4, "\(seen)")
+        let got = try #require(Int(seen[0])), size = try #require(Int(seen[1]))
+        #expect(got < size, "the connection was closed before the zip was sent: \(got) of \(size)")
+        #expect(seen[2] == "200")
+        let bad = try Harness.galley(["serve", "--store", store.path, "--port", "0", "--send-timeout", "0"])
+        #expect(bad.status == 2 && bad.stderr.contains("--send-timeout"), "\(bad.stderr)")
+    }
+
     @Test func aCutDownloadIsLoggedWithTheBytesSent() throws {
         // An issue of 8.6 MB: its cover carries 8 MB of incompressible bytes after the picture.
         let work = try Harness.temporaryDirectory()

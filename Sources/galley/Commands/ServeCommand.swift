@@ -30,7 +30,8 @@ struct ServeCommand: ParsableCommand {
             Operations: /healthz, Prometheus metrics at /metrics (request counts and \
             latency histograms by route), one access line per request on standard error \
             (--quiet hides them), gzip for JSON when the client asks, CORS with \
-            --cors-origin, and connections closed after --idle-timeout seconds of silence. \
+            --cors-origin, and connections closed after --idle-timeout seconds of silence, or \
+            when a download's reader takes no chunk (512 KiB) within --send-timeout seconds. \
             An answer over 1 MB (a large issue, /assets, an article whose issue is large) is \
             written to a deleted temporary file in TMPDIR (else /tmp) and sent from there: \
             memory stays flat, and TMPDIR needs room for each such answer in flight.
@@ -86,6 +87,9 @@ struct ServeCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Close a connection silent for this many seconds (also while its headers trickle in).", valueName: "seconds"))
     var idleTimeout: Int64 = 30
 
+    @Option(help: ArgumentHelp("Close a download whose reader takes no 512 KiB chunk within this many seconds.", valueName: "seconds"))
+    var sendTimeout: Int64 = 60
+
     @Option(help: ArgumentHelp(
         "Take uploads (POST /issues) and deletions (DELETE /issues/{id}) with the bearer token in this file (default: $GALLEY_SERVE_TOKEN; neither: writes are off).",
         valueName: "file"), completion: .file())
@@ -111,6 +115,7 @@ struct ServeCommand: ParsableCommand {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
         guard Self.bytes(maxUpload) != nil else { throw ValidationError("--max-upload must be a size such as 536870912, 512M or 2G") }
         guard (1...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be from 1 to 3600 seconds") }
+        guard (1...3600).contains(sendTimeout) else { throw ValidationError("--send-timeout must be from 1 to 3600 seconds") }
         for origin in corsOrigin where origin != "*" {
             guard let url = URL(string: origin), ["http", "https"].contains(url.scheme ?? ""), url.host != nil, url.path.isEmpty,
                   !origin.hasSuffix("/") else {
@@ -137,6 +142,7 @@ struct ServeCommand: ParsableCommand {
             options.sharedMaxAge = caching.sharedMaxAge
             options.staleWhileRevalidate = caching.staleWhileRevalidate
             options.idleTimeout = idleTimeout
+            options.sendTimeout = sendTimeout
             options.token = token
             options.maxUpload = Self.bytes(maxUpload) ?? options.maxUpload
             options.signingKey = try signingKey.map { try FeedSigningKey(contentsOf: $0) }
