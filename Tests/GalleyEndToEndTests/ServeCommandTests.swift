@@ -137,28 +137,11 @@ import Testing
             """)
     }
 
-    /// The access log records the bytes a download actually sent: a client that reads 64 KB of
-    /// an 8.6 MB zip and hangs up is logged with far less than the zip's size.
     /// A reader that takes nothing (its socket's buffers full) is closed once a chunk has waited
     /// `--send-timeout` seconds, instead of holding its chunks and its connection for ever; the
     /// server answers others all the while.
     @Test func aDownloadWhoseReaderTakesNothingIsClosedAfterTheSendTimeout() throws {
-        let work = try Harness.temporaryDirectory()
-        let source = work.appending(path: "source")
-        try FileManager.default.copyItem(at: Harness.example, to: source)
-        let cover = try FileHandle(forWritingTo: source.appending(path: "cover.jpg"))
-        var state: UInt64 = 0x2545_F491_4F6C_DD1D
-        var noise = [UInt8](repeating: 0, count: 24 << 20)
-        for index in noise.indices {
-            state ^= state << 13; state ^= state >> 7; state ^= state << 17
-            noise[index] = UInt8(truncatingIfNeeded: state)
-        }
-        try cover.seekToEnd()
-        try cover.write(contentsOf: noise)
-        try cover.close()
-        #expect(try Harness.galley(["pack", source.path, "-o", work.path + "/", "-q"]).status == 0)
-        let store = work.appending(path: "store")
-        #expect(try Harness.galley(["import", work.appending(path: "com.example.harbour.2026-01.zip").path, "--store", store.path, "-q"]).status == 0)
+        let store = try Self.storeWithALargeIssue(noise: 24 << 20)
         let server = try Harness.listening(["serve", "--store", store.path, "--port", "0", "--json", "--send-timeout", "2"])
         defer { server.stop() }
         let script = """
@@ -190,14 +173,15 @@ import Testing
         #expect(bad.status == 2 && bad.stderr.contains("--send-timeout"), "\(bad.stderr)")
     }
 
-    @Test func aCutDownloadIsLoggedWithTheBytesSent() throws {
-        // An issue of 8.6 MB: its cover carries 8 MB of incompressible bytes after the picture.
+    /// A store holding the example whose cover carries `noise` incompressible bytes after the
+    /// picture: a zip larger than the kernel's socket buffers on loopback.
+    static func storeWithALargeIssue(noise count: Int) throws -> URL {
         let work = try Harness.temporaryDirectory()
         let source = work.appending(path: "source")
         try FileManager.default.copyItem(at: Harness.example, to: source)
         let cover = try FileHandle(forWritingTo: source.appending(path: "cover.jpg"))
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
-        var noise = [UInt8](repeating: 0, count: 8 << 20)
+        var noise = [UInt8](repeating: 0, count: count)
         for index in noise.indices {
             state ^= state << 13; state ^= state >> 7; state ^= state << 17
             noise[index] = UInt8(truncatingIfNeeded: state)
@@ -208,6 +192,13 @@ import Testing
         #expect(try Harness.galley(["pack", source.path, "-o", work.path + "/", "-q"]).status == 0)
         let store = work.appending(path: "store")
         #expect(try Harness.galley(["import", work.appending(path: "com.example.harbour.2026-01.zip").path, "--store", store.path, "-q"]).status == 0)
+        return store
+    }
+
+    /// The access log records the bytes a download actually sent: a client that reads 64 KB of
+    /// an 8.6 MB zip and hangs up is logged with far less than the zip's size.
+    @Test func aCutDownloadIsLoggedWithTheBytesSent() throws {
+        let store = try Self.storeWithALargeIssue(noise: 8 << 20)
         let server = try Harness.listening(["serve", "--store", store.path, "--port", "0", "--json"])
         defer { server.stop() }
         let script = """
