@@ -165,10 +165,10 @@ final class SpoolFile: Sendable {
 
     /// The file as a response body, read a chunk at a time on NIO's thread pool and sent as
     /// downloads are (`GalleyServer.writeChunks`).
-    func body(on channel: any Channel, sendTimeout: TimeAmount) -> ResponseBody {
+    func body(on channel: any Channel, limits: SendLimits) -> ResponseBody {
         ResponseBody(contentLength: Int(size)) { writer in
             if self.size > 0 {
-                try await GalleyServer.writeChunks(0...(self.size - 1), of: nil, to: &writer, on: channel, sendTimeout: sendTimeout) { offset, length in
+                try await GalleyServer.writeChunks(0...(self.size - 1), of: nil, to: &writer, on: channel, limits: limits) { offset, length in
                     try await NIOThreadPool.singleton.runIfActive { try self.read(at: offset, count: Int(length)) }
                 }
             }

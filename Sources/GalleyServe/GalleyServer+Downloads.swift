@@ -122,13 +122,14 @@ extension GalleyServer {
         }
         headers[.contentLength] = String(bytes.map { $0.upperBound - $0.lowerBound + 1 } ?? 0)
         guard request.method != .head, let bytes else { return Response(status: status, headers: headers) }
-        return Response(status: status, headers: headers, body: Self.stream(file.path, bytes, on: context.channel, sendTimeout: sendTimeout))
+        return Response(status: status, headers: headers, body: Self.stream(file.path, bytes, on: context.channel, limits: sending))
     }
 
     /// A file's bytes, one chunk read at a time: the next is read only once the connection has
-    /// taken the last, so each download holds about two chunks whatever the file's size and
-    /// however slow the client. (Hummingbird's `FileIO` reads through NIO's chunk sequence,
-    /// which reads several chunks ahead of a slow socket: megabytes per download.)
+    /// taken the last, so each download holds one chunk whatever the file's size and however
+    /// slow the client, and all downloads together hold what `ChunkBudget` allows. (Hummingbird's
+    /// `FileIO` reads through NIO's chunk sequence, which reads several chunks ahead of a slow
+    /// socket: megabytes per download.)
     ///
     /// The writer alone does not bound it: `write` returns once the chunk is queued for the
     /// connection's event loop, and the connection says "not writable" only once the loop has
@@ -136,10 +137,10 @@ extension GalleyServer {
     /// download queue ~40 chunks ahead (38 MB over four downloads in heaptrack). Waiting for a
     /// no-op on that loop after each write means the chunk has reached the socket's buffer and
     /// the writability the next `write` waits on is current: one hop per chunk.
-    static func stream(_ path: String, _ bytes: ClosedRange<Int64>, on channel: any Channel, sendTimeout: TimeAmount) -> ResponseBody {
+    static func stream(_ path: String, _ bytes: ClosedRange<Int64>, on channel: any Channel, limits: SendLimits) -> ResponseBody {
         ResponseBody(contentLength: Int(bytes.upperBound - bytes.lowerBound + 1)) { writer in
             try await FileSystem.shared.withFileHandle(forReadingAt: FilePath(path)) { handle in
-                try await writeChunks(bytes, of: path, to: &writer, on: channel, sendTimeout: sendTimeout) { offset, length in
+                try await writeChunks(bytes, of: path, to: &writer, on: channel, limits: limits) { offset, length in
                     try await handle.readChunk(fromAbsoluteOffset: offset, length: .bytes(length))
                 }
             }
@@ -147,44 +148,65 @@ extension GalleyServer {
         }
     }
 
-    /// Writes `bytes` of a file, `chunkLength` at a time from `read(offset, length)`, each once
-    /// the connection has taken the one before (see `stream`). A file cut short under us (an
-    /// empty read) ends the answer rather than loops; the error names `path` (nil for the
-    /// answer spool's unlinked file). A chunk the reader has not taken within `sendTimeout`
-    /// closes the connection: a client that reads nothing (or next to nothing) would otherwise
-    /// hold its chunks and its connection for as long as it likes.
+    /// Writes `bytes` of a file, at most `chunkLength` at a time from `read(offset, length)`,
+    /// each once the connection has taken the one before (see `stream`), each of the size
+    /// `limits.budget` grants. A file cut short under us (an empty read) ends the answer rather
+    /// than loops; the error names `path` (nil for the answer spool's unlinked file). A chunk
+    /// the reader has not taken within `limits.sendTimeout` closes the connection: a client that
+    /// reads nothing (or next to nothing) would otherwise hold its chunk and its connection for
+    /// as long as it likes.
     static func writeChunks(
         _ bytes: ClosedRange<Int64>, of path: String?, to writer: inout any ResponseBodyWriter, on channel: any Channel,
-        sendTimeout: TimeAmount, read: (_ offset: Int64, _ length: Int64) async throws -> ByteBuffer
+        limits: SendLimits, read: (_ offset: Int64, _ length: Int64) async throws -> ByteBuffer
     ) async throws {
-        try await writeChunks(bytes, of: path, to: &writer, on: channel.eventLoop, sendTimeout: sendTimeout,
-                              stalled: { channel.close(promise: nil) }, read: read)
+        try await writeChunks(bytes, of: path, to: &writer, on: channel.eventLoop, limits: limits,
+                              stalled: { [timeouts = limits.timeouts] in
+                                  timeouts?.increment()
+                                  channel.close(promise: nil)
+                              }, read: read)
     }
 
     /// `writeChunks` with what to do when a chunk is not taken in time (`stalled`, run on `eventLoop`).
     static func writeChunks(
         _ bytes: ClosedRange<Int64>, of path: String?, to writer: inout any ResponseBodyWriter, on eventLoop: any EventLoop,
-        sendTimeout: TimeAmount, stalled: @escaping @Sendable () -> Void,
+        limits: SendLimits, stalled: @escaping @Sendable () -> Void,
         read: (_ offset: Int64, _ length: Int64) async throws -> ByteBuffer
     ) async throws {
         var offset = bytes.lowerBound
+        let watch = StallWatch(timeout: limits.sendTimeout, on: eventLoop, stalled)
+        defer { watch.stop() }
+        // The grant of the chunk last written, held until the connection has taken it.
+        var sending = 0
+        defer { limits.budget.giveBack(sending) }
         while offset <= bytes.upperBound {
-            let chunk = try await read(offset, min(Self.chunkLength, bytes.upperBound - offset + 1))
+            if sending > 0 {
+                // An empty write returns once the connection is writable again, that is once it
+                // has taken the last chunk: only then is the next one read, so a reader that
+                // takes nothing holds one chunk, not that and the next.
+                watch.waiting()
+                try await writer.write(ByteBuffer())
+                watch.progressed()
+                limits.budget.giveBack(sending)
+                sending = 0
+            }
+            let granted = limits.budget.take(Int(min(Self.chunkLength, bytes.upperBound - offset + 1)))
+            sending = granted
+            let chunk = try await read(offset, Int64(granted))
             guard chunk.readableBytes > 0 else {
                 throw GalleyError("the file ended early, at byte \(offset) of \(bytes.upperBound + 1)", id: .storeFailed, path: path,
                                   hint: "The store's file changed while it was sent; `galley store check` finds a damaged one.")
             }
             offset += Int64(chunk.readableBytes)
-            let timer = eventLoop.scheduleTask(in: sendTimeout, stalled)
-            defer { timer.cancel() }
+            watch.waiting()
             try await writer.write(chunk)
             try await eventLoop.submit {}.get()
+            watch.progressed()
         }
     }
 
-    /// Bytes read per step of a download. Measured with bench/serve_bench.py (4 downloads of
-    /// the 190 MB zip against nginx's sendfile): 256 KB reached 0.75-0.80x nginx's throughput,
-    /// 512 KB 0.82-1.03x at 54 MB peak, 1 MB 1.03x but 61 MB; each download holds about two.
+    /// The largest chunk a download reads at a time (`ChunkBudget` may grant less). Measured
+    /// with bench/serve_bench.py (4 downloads of the 190 MB zip against nginx's sendfile): 256 KB
+    /// reached 0.75-0.80x nginx's throughput, 512 KB 0.82-1.03x, 1 MB 1.03x at more memory.
     static let chunkLength: Int64 = 512 * 1024
 
     static let reprDigest = HTTPField.Name("Repr-Digest")!

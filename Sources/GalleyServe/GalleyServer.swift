@@ -36,9 +36,13 @@ public struct ServeOptions: Sendable {
     /// Seconds a connection may stay silent (between requests, or while its headers trickle
     /// in) before it is closed.
     public var idleTimeout: Int64 = 30
-    /// Seconds a download's reader may take to accept one chunk (512 KiB) before the
+    /// Seconds a download's reader may take to accept one chunk (16 to 512 KiB) before the
     /// connection is closed: a client that reads nothing frees its memory and its connection.
     public var sendTimeout: Int64 = 60
+    /// Connections served at once; one past it is answered 503 (`/healthz` and `/metrics`
+    /// excepted) and closed. `ConnectionGate.connectionsThatFit` says how many the process's
+    /// open-file limit allows.
+    public var maxConnections = 1024
     /// Signs the feed answers (`Galley-Signature`, docs/sync.md); nil: unsigned.
     public var signingKey: FeedSigningKey?
     /// How long a signature holds, in seconds: clients warn about a feed past it (a server
@@ -64,15 +68,18 @@ public struct GalleyServer: Sendable {
     /// Who may write; nil: writes are off.
     let writes: WriteAccess?
     /// Request counts and latencies for `/metrics`.
-    public let metrics = ServeMetrics()
+    public let metrics: ServeMetrics
+    /// The open connections, against `ServeOptions.maxConnections`.
+    let gate: ConnectionGate
     /// The answers made at the store's current revision.
     let cache: ResponseCache
     /// Where large answers are written (nil: `TMPDIR`).
     let spoolFolder: String?
     let signingKey: FeedSigningKey?
     let signatureLifetime: TimeInterval
-    /// How long a download's reader may take to accept one chunk (`ServeOptions.sendTimeout`).
-    let sendTimeout: TimeAmount
+    /// The chunk budget downloads share and how long a reader may take to accept one chunk
+    /// (`ServeOptions.sendTimeout`).
+    let sending: SendLimits
 
     public init(store: any IssueStore, options: ServeOptions = ServeOptions()) {
         self.init(store: store, options: options, cache: ResponseCache())
@@ -92,7 +99,10 @@ public struct GalleyServer: Sendable {
         writes = WriteAccess(token: options.token, maxUpload: options.maxUpload)
         signingKey = options.signingKey
         signatureLifetime = options.signatureLifetime
-        sendTimeout = .seconds(options.sendTimeout)
+        let metrics = ServeMetrics()
+        self.metrics = metrics
+        sending = SendLimits(budget: ChunkBudget(), sendTimeout: .seconds(options.sendTimeout), timeouts: metrics.sendTimeouts)
+        gate = ConnectionGate(limit: options.maxConnections, refusals: metrics.refusedConnections)
     }
 
     /// The headers a browser page may read (CORS): the validators, paging and versions.
@@ -394,7 +404,7 @@ public struct GalleyServer: Sendable {
                 return Response(status: .ok, headers: made.headers, body: ResponseBody(byteBuffer: made.body))
             case .file(let headers, let file):
                 if revalidated { return Response(status: .notModified, headers: validatorHeaders(version, tag: tag)) }
-                return Response(status: .ok, headers: headers, body: file.body(on: context.channel, sendTimeout: sendTimeout))
+                return Response(status: .ok, headers: headers, body: file.body(on: context.channel, limits: sending))
             }
         } catch {
             return failure(error, version: version)
@@ -473,10 +483,13 @@ public struct GalleyServer: Sendable {
         return try await NIOThreadPool.singleton.runIfActive(body)
     }
 
+    /// `/healthz`'s body when the store answers.
+    static func healthText(_ revision: Int64) -> String { "{\"revision\": \(revision), \"status\": \"ok\"}\n" }
+
     func health() async -> Response {
         do {
             let revision = try await storeCall { try self.store.revision() }
-            let text = "{\"revision\": \(revision), \"status\": \"ok\"}\n"
+            let text = Self.healthText(revision)
             return Response(status: .ok, headers: [.contentType: Self.json, .cacheControl: "no-store"],
                             body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
         } catch {
@@ -644,12 +657,13 @@ extension GalleyServer {
         let serverName = "galley"
         let revalidator = Revalidator(store: store, cache: cache, keysOrigin: publicURL == nil,
                                       forwardedMatters: publicURL == nil && !trustedProxies.isEmpty, signatureLifetime: signatureLifetime,
-                                      logger: logger, serverName: serverName)
+                                      logger: logger, serverName: serverName,
+                                      healthSeries: metrics.series(route: "/healthz", method: .get, status: .ok))
         let app = Application(
             router: router(),
             server: HTTPServerBuilder { responder in
                 RevalidatingHTTP1Channel(inner: HTTP1Channel(responder: responder, configuration: configuration), revalidator: revalidator,
-                                         idleTimeout: idleTimeout)
+                                         idleTimeout: idleTimeout, gate: gate)
             },
             configuration: .init(address: .hostname(options.host, port: options.port), serverName: serverName),
             onServerRunning: { channel in onListening(channel.localAddress?.port ?? options.port) },

@@ -51,6 +51,9 @@ enum EarlyAnswer {
     case notModified(HTTPValidator)
     /// 200 with the kept answer: the client has no current tag.
     case full(HTTPValidator, ResponseCache.Entry)
+    /// `/healthz`'s 200 at this revision: a probe is answered here, never behind the router's
+    /// work, so a server busy with thousands of downloads still looks alive to its balancer.
+    case health(revision: Int64)
 }
 
 /// Answers revalidations (`If-None-Match` naming the current tag), and requests for an answer
@@ -83,6 +86,8 @@ struct Revalidator: Sendable {
     let signatureLifetime: TimeInterval
     let logger: Logger
     let serverName: String?
+    /// Where `/healthz` answered here is counted, as the router counts it.
+    let healthSeries: ServeMetrics.Series
 
     /// The inputs a JSON resource's answer depends on, as one string: the request target (path
     /// and query, which also carries a `/v1` or `/v2` prefix), `Accept-Version` and
@@ -150,6 +155,12 @@ struct Revalidator: Sendable {
     func answerable(_ head: HTTPRequestHead, base: String) -> EarlyAnswer? {
         guard head.method == .GET, head.version == .http1_1, head.uri.utf8.first == UInt8(ascii: "/"),
               !store.waitsOnNetwork else { return nil }
+        if head.uri == "/healthz" {
+            // The router's 400s (no Host, or two) and CORS headers stay the router's.
+            guard head.headers[canonicalForm: "host"].count == 1, !head.headers.contains(name: "origin"),
+                  let revision = try? store.recentRevision() else { return nil }
+            return .health(revision: revision)
+        }
         var version: String?, encoding: String?, authority: String?, asked: String?
         // Keeps an input's value; false when it came before (sent twice: the router's).
         func once(_ slot: inout String?, _ value: String) -> Bool {
@@ -198,6 +209,7 @@ struct Revalidator: Sendable {
         switch answer {
         case .notModified(let validator): (series, status, bytes) = (validator.counted, .notModified, 0)
         case .full(let validator, let kept): (series, status, bytes) = (validator.countedFull, .ok, kept.body.readableBytes)
+        case .health(let revision): (series, status, bytes) = (healthSeries, .ok, GalleyServer.healthText(revision).utf8.count)
         }
         series.record(nanoseconds: elapsed)
         if logger.logLevel <= .notice {
@@ -244,10 +256,15 @@ final class RevalidationHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var idleCheck: Scheduled<Void>?
     /// The links' origin on this connection (`PublicOrigin.listening`).
     private var base = ""
+    /// The server's connections, past whose cap this one came (nil: within it).
+    private let pastCap: ConnectionGate?
+    /// A request of a connection past the cap being read, to be answered 503 at its end.
+    private var refusing: HTTPRequestHead?
 
-    init(_ revalidator: Revalidator, idleTimeout: TimeAmount?) {
+    init(_ revalidator: Revalidator, idleTimeout: TimeAmount?, pastCap: ConnectionGate? = nil) {
         self.revalidator = revalidator
         self.idleTimeout = idleTimeout
+        self.pastCap = pastCap
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -276,6 +293,12 @@ final class RevalidationHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(let head):
             reading = true
+            if pastCap != nil, !ConnectionGate.isOperatorProbe(head.uri) {
+                // Answered in order or not at all: behind a routed probe, the connection just ends.
+                guard routed == 0 else { return context.close(promise: nil) }
+                refusing = head
+                return
+            }
             if routed == 0, held == nil, let answer = revalidator.answerable(head, base: base) {
                 held = (head, answer, now)
                 return
@@ -283,11 +306,16 @@ final class RevalidationHandler: ChannelDuplexHandler, RemovableChannelHandler {
             routed += 1
             context.fireChannelRead(data)
         case .body:
+            if refusing != nil { return }
             // A GET with a body, though it named no length: the router has it all.
             handOn(context)
             context.fireChannelRead(data)
         case .end:
             reading = false
+            if let refused = refusing {
+                refusing = nil
+                return refuse(refused, context)
+            }
             guard let held else {
                 context.fireChannelRead(data)
                 return
@@ -317,6 +345,10 @@ final class RevalidationHandler: ChannelDuplexHandler, RemovableChannelHandler {
             (headers, status) = (validator.headers, .notModified)
         case .full(_, let kept):
             (headers, status, body) = (kept.responseHeaders, .ok, kept.body)
+        case .health(let revision):
+            let text = ByteBuffer(string: GalleyServer.healthText(revision))
+            headers = HTTPValidator.converted([.contentType: GalleyServer.json, .cacheControl: "no-store"], contentLength: text.readableBytes)
+            (status, body) = (.ok, text)
         }
         headers.add(name: "Date", value: date.text)
         if let server = revalidator.serverName { headers.add(name: "Server", value: server) }
@@ -325,6 +357,27 @@ final class RevalidationHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(wrapOutboundOut(.end(nil)), promise: nil)
         unflushed = true
         revalidator.account(held.head, held.answer, since: held.start)
+    }
+
+    /// 503 for a connection past the cap, in the API's error shape, then the connection closes.
+    private func refuse(_ head: HTTPRequestHead, _ context: ChannelHandlerContext) {
+        guard let gate = pastCap else { return }
+        gate.refused()
+        let error = GalleyError("the server has all the connections it takes (\(gate.limit)) open", id: .serverBusy,
+                                hint: "Try again after Retry-After seconds; its operator can raise --max-connections.")
+        let body = ByteBuffer(string: JSONDocument.encode(ErrorDocument(error)))
+        var headers = HTTPHeaders([("Content-Type", GalleyServer.json), ("Cache-Control", "no-store"), ("Retry-After", "5"),
+                                   ("Connection", "close"), ("Content-Length", String(body.readableBytes))])
+        headers.add(name: "Date", value: HTTPDate.format(Int(Date().timeIntervalSince1970)))
+        if let server = revalidator.serverName { headers.add(name: "Server", value: server) }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .serviceUnavailable, headers: headers))), promise: nil)
+        if head.method != .HEAD { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { _ in context.close(promise: nil) }
+        if revalidator.logger.logLevel <= .notice {
+            let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            revalidator.logger.notice(ServeMetrics.accessLine(HTTPRequest.Method(head.method.rawValue) ?? .get, path, .serviceUnavailable,
+                                                              bytes: String(body.readableBytes), nanoseconds: 0))
+        }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
@@ -387,13 +440,22 @@ struct RevalidatingHTTP1Channel: ServerChildChannel {
     let inner: HTTP1Channel
     let revalidator: Revalidator
     let idleTimeout: TimeAmount?
+    /// Counts the connections against `--max-connections`.
+    let gate: ConnectionGate
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let (revalidator, idleTimeout) = (revalidator, idleTimeout)
+        let (revalidator, idleTimeout, gate) = (revalidator, idleTimeout, gate)
+        let admitted = gate.enter()
+        channel.closeFuture.whenComplete { _ in gate.leave() }
         return inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
+            // Not writable while anything waits for the socket (NIO's default: past 64 KiB), so
+            // a download's next chunk is read only once the kernel has taken the last whole,
+            // and `ChunkBudget` counts what downloads really hold.
+            try channel.syncOptions?.setOption(ChannelOptions.writeBufferWaterMark, value: .init(low: 1, high: 1))
             let pipeline = channel.pipeline.syncOperations
             let decoder = try pipeline.context(handlerType: ByteToMessageHandler<HTTPRequestDecoder>.self)
-            try pipeline.addHandler(RevalidationHandler(revalidator, idleTimeout: idleTimeout), position: .after(decoder.handler))
+            try pipeline.addHandler(RevalidationHandler(revalidator, idleTimeout: idleTimeout, pastCap: admitted ? nil : gate),
+                                    position: .after(decoder.handler))
             return value
         }
     }

@@ -24,7 +24,23 @@ public final class ServeMetrics: @unchecked Sendable {
         .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(5),
     ]
 
-    public init() {}
+    /// Connections past `--max-connections`, answered 503 (`ConnectionGate`).
+    let refusedConnections: Counter
+    /// Downloads closed because their reader took no chunk within `--send-timeout`.
+    let sendTimeouts: Counter
+    /// Open connections, and the bytes of file chunks downloads hold (`ChunkBudget`), set
+    /// when `/metrics` is read.
+    let openConnections: Gauge
+    let downloadBuffers: Gauge
+
+    public init() {
+        refusedConnections = registry.makeCounter(name: "galley_connections_refused_total",
+                                                  help: "Connections past --max-connections, answered 503 and closed.")
+        sendTimeouts = registry.makeCounter(name: "galley_send_timeouts_total",
+                                            help: "Downloads closed because the reader took no chunk within --send-timeout.")
+        openConnections = registry.makeGauge(name: "galley_connections_open", help: "Connections open now.")
+        downloadBuffers = registry.makeGauge(name: "galley_download_buffer_bytes", help: "Bytes of file chunks downloads hold now.")
+    }
 
     /// One series' counter and histogram.
     struct Series: Sendable {

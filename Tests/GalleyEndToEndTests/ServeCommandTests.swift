@@ -173,6 +173,91 @@ import Testing
         #expect(bad.status == 2 && bad.stderr.contains("--send-timeout"), "\(bad.stderr)")
     }
 
+    /// 300 readers that take 1 KiB every 5 seconds, more than `--max-connections`: the ones
+    /// past the cap get 503 `serve.busy` with `Retry-After`; the others hold one small chunk
+    /// each (old code: two 512 KiB chunks each, over 100 MB for 100 of them) and are closed by
+    /// the send timeout; health probes are answered all the while; the server ends with no
+    /// connection but the probe's.
+    @Test func slowReadersPastTheCapAreRefusedAndTheRestHoldLittle() throws {
+        let store = try Self.storeWithALargeIssue(noise: 24 << 20)
+        let server = try Harness.listening(["serve", "--store", store.path, "--port", "0", "--json", "--quiet",
+                                            "--send-timeout", "20", "--max-connections", "100"])
+        defer { server.stop() }
+        let script = """
+            import json, re, selectors, socket, sys, time, urllib.request
+            port, pid, count = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+            base = "http://127.0.0.1:%d" % port
+            package = json.load(urllib.request.urlopen(base + "/packages/com.example.harbour.2026-01"))
+            request = ("GET %s HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n" % package["file_path"].split(str(port), 1)[1]).encode()
+            def kib(field):
+                for line in open("/proc/%d/status" % pid):
+                    if line.startswith(field):
+                        return int(line.split()[1])
+            def metric(name):
+                text = urllib.request.urlopen(base + "/metrics", timeout=30).read().decode()
+                found = re.search(r"^%s (\\S+)$" % name, text, re.M)
+                return int(float(found.group(1))) if found else 0
+            before = kib("VmRSS:")
+            selector, heads, connected = selectors.DefaultSelector(), {}, 0
+            start, worst, probes, busy, last_read = time.time(), 0.0, 0, 0, 0.0
+            while time.time() - start < 50:
+                now = time.time()
+                # 50 readers a second arrive, each asks for the zip.
+                while connected < count and connected < 50 * (now - start):
+                    s = socket.socket()
+                    s.setblocking(False)
+                    try:
+                        s.connect(("127.0.0.1", port))
+                    except BlockingIOError:
+                        pass
+                    selector.register(s, selectors.EVENT_WRITE)
+                    heads[s] = b""
+                    connected += 1
+                reading = now - last_read >= 5
+                for key, events in selector.select(timeout=0.5):
+                    s = key.fileobj
+                    if events & selectors.EVENT_WRITE:
+                        s.send(request)
+                        selector.modify(s, selectors.EVENT_READ)
+                    elif not heads[s] or reading:
+                        try:
+                            got = s.recv(1024)
+                        except OSError:
+                            got = b""
+                        if not heads[s] and got:
+                            heads[s] = got
+                            if got.startswith(b"HTTP/1.1 503") and b"Retry-After: 5" in got and b"serve.busy" in got:
+                                busy += 1
+                        if not got:
+                            selector.unregister(s)
+                            s.close()
+                if reading:
+                    last_read = now
+                    t = time.time()
+                    if urllib.request.urlopen(base + "/healthz", timeout=30).status == 200:
+                        probes += 1
+                    worst = max(worst, time.time() - t)
+                    if connected == count and metric("galley_connections_open") <= 1:
+                        break
+            print(json.dumps({"grew_kib": kib("VmHWM:") - before, "timeouts": metric("galley_send_timeouts_total"),
+                              "refused": metric("galley_connections_refused_total"), "busy_seen": busy,
+                              "open": metric("galley_connections_open"), "probes": probes, "worst_probe": round(worst, 2)}))
+            """
+        let output = try Harness.python(script, [String(server.port), String(server.process.processIdentifier), "300"])
+        let seen = try #require(try JSONSerialization.jsonObject(with: Data(output.utf8)) as? [String: Any], "\(output)")
+        let grew = try #require(seen["grew_kib"] as? Int)
+        #expect(grew < 50 * 1024, "100 slow readers grew the server by \(grew) KiB: \(seen)")
+        // How many arrive while the first are still held depends on the machine's pace; each
+        // reader is either refused or closed by the send timeout.
+        let refused = seen["refused"] as? Int ?? -1, timeouts = seen["timeouts"] as? Int ?? -1
+        #expect(refused > 0 && seen["busy_seen"] as? Int == refused, "\(seen)")
+        #expect(refused + timeouts == 300, "every reader let in is closed by the send timeout: \(seen)")
+        #expect(seen["open"] as? Int == 1, "\(seen)")
+        #expect((seen["probes"] as? Int ?? 0) >= 3, "\(seen)")
+        let bad = try Harness.galley(["serve", "--store", store.path, "--port", "0", "--max-connections", "0"])
+        #expect(bad.status == 2 && bad.stderr.contains("--max-connections"), "\(bad.stderr)")
+    }
+
     /// A store holding the example whose cover carries `noise` incompressible bytes after the
     /// picture: a zip larger than the kernel's socket buffers on loopback.
     static func storeWithALargeIssue(noise count: Int) throws -> URL {

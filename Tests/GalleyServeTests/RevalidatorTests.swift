@@ -26,7 +26,8 @@ import Testing
                              countedFull: series, answerKey: "none kept", period: nil),
                    for: Revalidator.key(path: "/v2/issues", version: nil, encoding: nil, base: base))
         revalidator = Revalidator(store: store, cache: cache, keysOrigin: true, forwardedMatters: forwardedMatters, signatureLifetime: 86_400,
-                                  logger: Logger(label: "test"), serverName: "galley")
+                                  logger: Logger(label: "test"), serverName: "galley",
+                                  healthSeries: ServeMetrics().series(route: "/healthz", method: .get, status: .ok))
     }
 
     func answered(_ headers: [(String, String)], method: HTTPMethod = .GET, uri: String = "/v2/issues",

@@ -17,6 +17,8 @@ import Testing
         consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
     }
 
+    static let limits = SendLimits(budget: ChunkBudget(), sendTimeout: .seconds(60))
+
     static let file: [UInt8] = (0..<(GalleyServer.chunkLength * 2 + 100)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
 
     /// `available` bytes of `file` readable; a read past them is empty, as at a file's end.
@@ -31,10 +33,10 @@ import Testing
         let loop = MultiThreadedEventLoopGroup.singleton.any()
         let size = Int64(Self.file.count)
         var whole: any ResponseBodyWriter = Collected()
-        try await GalleyServer.writeChunks(0...(size - 1), of: "/store/a.zip", to: &whole, on: loop, sendTimeout: .seconds(60), stalled: {}, read: Self.read(size))
+        try await GalleyServer.writeChunks(0...(size - 1), of: "/store/a.zip", to: &whole, on: loop, limits: Self.limits, stalled: {}, read: Self.read(size))
         #expect((whole as? Collected)?.bytes == Self.file)
         var part: any ResponseBodyWriter = Collected()
-        try await GalleyServer.writeChunks(10...(size - 11), of: "/store/a.zip", to: &part, on: loop, sendTimeout: .seconds(60), stalled: {}, read: Self.read(size))
+        try await GalleyServer.writeChunks(10...(size - 11), of: "/store/a.zip", to: &part, on: loop, limits: Self.limits, stalled: {}, read: Self.read(size))
         #expect((part as? Collected)?.bytes == Array(Self.file[10..<Int(size - 10)]))
     }
 
@@ -44,7 +46,7 @@ import Testing
         var writer: any ResponseBodyWriter = Collected()
         let cut = GalleyServer.chunkLength + 5
         await #expect {
-            try await GalleyServer.writeChunks(0...(size - 1), of: "/store/a.zip", to: &writer, on: loop, sendTimeout: .seconds(60), stalled: {}, read: Self.read(cut))
+            try await GalleyServer.writeChunks(0...(size - 1), of: "/store/a.zip", to: &writer, on: loop, limits: Self.limits, stalled: {}, read: Self.read(cut))
         } throws: { error in
             guard let error = error as? GalleyError else { return false }
             return error.id == .storeFailed && error.path == "/store/a.zip"

@@ -152,6 +152,9 @@ public enum ErrorID: String, Sendable, Codable, CaseIterable {
     case writesOff = "writes.off"
     /// `serve`: an upload over the size limit (413).
     case uploadTooLarge = "upload.too-large"
+    /// `serve`: every connection the server takes (`--max-connections`) is open (503, with
+    /// `Retry-After`); the connection is closed.
+    case serverBusy = "serve.busy"
     /// `sync`: the feed or a package could not be fetched (network, HTTP error) after the retries.
     case feedUnreachable = "feed.unreachable"
     /// `sync`: the feed's answer is not a feed (not JSON, or not the shape of one).

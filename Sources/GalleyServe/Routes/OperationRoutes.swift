@@ -16,7 +16,9 @@ extension GalleyServer {
                      body: ResponseBody(byteBuffer: ByteBuffer(bytes: PackageResources.openapi_yaml)))
         }
         noted.on("metrics", method: .get) { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
+            self.metrics.openConnections.set(Int64(self.gate.openNow))
+            self.metrics.downloadBuffers.set(Int64(self.sending.budget.inUse))
+            return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8", .cacheControl: "no-store"],
                      body: ResponseBody(byteBuffer: ByteBuffer(bytes: self.metrics.exposition())))
         }
         return routes

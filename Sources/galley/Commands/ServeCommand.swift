@@ -31,7 +31,10 @@ struct ServeCommand: ParsableCommand {
             latency histograms by route), one access line per request on standard error \
             (--quiet hides them), gzip for JSON when the client asks, CORS with \
             --cors-origin, and connections closed after --idle-timeout seconds of silence, or \
-            when a download's reader takes no chunk (512 KiB) within --send-timeout seconds. \
+            when a download's reader takes no chunk (16 to 512 KiB) within --send-timeout \
+            seconds. At most --max-connections are served at once: one more is answered 503 \
+            with Retry-After (but /healthz and /metrics) and closed; downloads share 32 MiB of \
+            read buffers, so thousands of slow readers hold 16 KiB each. \
             An answer over 1 MB (a large issue, /assets, an article whose issue is large) is \
             written to a deleted temporary file in TMPDIR (else /tmp) and sent from there: \
             memory stays flat, and TMPDIR needs room for each such answer in flight.
@@ -87,8 +90,13 @@ struct ServeCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Close a connection silent for this many seconds (also while its headers trickle in).", valueName: "seconds"))
     var idleTimeout: Int64 = 30
 
-    @Option(help: ArgumentHelp("Close a download whose reader takes no 512 KiB chunk within this many seconds.", valueName: "seconds"))
+    @Option(help: ArgumentHelp("Close a download whose reader takes no chunk (16 to 512 KiB) within this many seconds.", valueName: "seconds"))
     var sendTimeout: Int64 = 60
+
+    @Option(help: ArgumentHelp(
+        "Serve at most this many connections at once; one more gets 503 and Retry-After (/healthz and /metrics excepted).",
+        valueName: "count"))
+    var maxConnections = 1024
 
     @Option(help: ArgumentHelp(
         "Take uploads (POST /issues) and deletions (DELETE /issues/{id}) with the bearer token in this file (default: $GALLEY_SERVE_TOKEN; neither: writes are off).",
@@ -116,6 +124,7 @@ struct ServeCommand: ParsableCommand {
         guard Self.bytes(maxUpload) != nil else { throw ValidationError("--max-upload must be a size such as 536870912, 512M or 2G") }
         guard (1...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be from 1 to 3600 seconds") }
         guard (1...3600).contains(sendTimeout) else { throw ValidationError("--send-timeout must be from 1 to 3600 seconds") }
+        guard (1...1_000_000).contains(maxConnections) else { throw ValidationError("--max-connections must be from 1 to 1000000") }
         for origin in corsOrigin where origin != "*" {
             guard let url = URL(string: origin), ["http", "https"].contains(url.scheme ?? ""), url.host != nil, url.path.isEmpty,
                   !origin.hasSuffix("/") else {
@@ -143,6 +152,12 @@ struct ServeCommand: ParsableCommand {
             options.staleWhileRevalidate = caching.staleWhileRevalidate
             options.idleTimeout = idleTimeout
             options.sendTimeout = sendTimeout
+            // Each connection is an open file: the soft limit is raised to fit the cap, and
+            // the cap lowered (said once) where the hard limit does not allow it.
+            options.maxConnections = ConnectionGate.connectionsThatFit(maxConnections)
+            if options.maxConnections < maxConnections {
+                console.note("serving at most \(options.maxConnections) connections, not \(maxConnections): the open-file limit (ulimit -n) allows no more")
+            }
             options.token = token
             options.maxUpload = Self.bytes(maxUpload) ?? options.maxUpload
             options.signingKey = try signingKey.map { try FeedSigningKey(contentsOf: $0) }
