@@ -23,16 +23,21 @@ import Testing
         let loop = MultiThreadedEventLoopGroup.singleton.any()
         let stalled = NIOLockedValueBox(0)
         let moving = StallWatch(timeout: .milliseconds(200), on: loop) { stalled.withLockedValue { $0 += 1 } }
+        // A reader that takes each chunk at once, over far longer than the timeout.
         for _ in 0..<8 {
             moving.waiting()
-            try await Task.sleep(for: .milliseconds(50))
             moving.progressed()
+            try await Task.sleep(for: .milliseconds(100))
         }
         moving.stop()
-        #expect(stalled.withLockedValue { $0 } == 0, "each wait was shorter than the timeout")
+        #expect(stalled.withLockedValue { $0 } == 0, "no wait was as long as the timeout")
         let stuck = StallWatch(timeout: .milliseconds(200), on: loop) { stalled.withLockedValue { $0 += 1 } }
         stuck.waiting()
-        try await Task.sleep(for: .milliseconds(700))
+        let deadline = ContinuousClock.now + .seconds(30)
+        while stalled.withLockedValue({ $0 }) == 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await Task.sleep(for: .milliseconds(600))
         stuck.stop()
         #expect(stalled.withLockedValue { $0 } == 1, "stalled once, not once per look")
     }
