@@ -452,24 +452,32 @@ public struct FeedSyncer: Sendable {
         return summary
     }
 
-    /// A changed feed, of packages or articles, is followed: refused when its revision went
-    /// below the one this store followed (a rollback), else announced (`feedChanged`, and a
-    /// warning when its signature expired); the summary starts with what it said of itself.
+    /// A changed feed, of packages or articles, is followed. When its revision went below the
+    /// one this store followed it is refused if signed and followed with `feedWentBack` if not;
+    /// then it is announced (`feedChanged`, and a warning when its signature expired). The
+    /// summary starts with what it said of itself.
     private func accept(revision: Int64?, followed: FollowedFeed?, verified: FeedTrustKey.Verified?,
                         _ emit: @Sendable (SyncEvent) -> Void) throws -> SyncSummary {
-        if let revision, let followed, revision < followed.revision, verified == nil {
-            var event = SyncEvent(.feedWentBack)
-            event.revision = revision
-            event.error = GalleyError("the feed's revision \(revision) is lower than \(followed.revision), which this store followed; "
-                                      + "it is unsigned, so it is followed from \(revision)", id: .feedRollback, path: options.url,
-                                      hint: "A signed feed (--trust-key) is refused instead: its revision is proven, an unsigned one is not.")
-            emit(event)
-        } else if let revision, let followed, revision < followed.revision {
+        if let revision, let followed, revision < followed.revision {
+            guard verified != nil else {
+                var event = SyncEvent(.feedWentBack)
+                event.revision = revision
+                event.error = GalleyError("the feed's revision \(revision) is lower than \(followed.revision), which this store followed; "
+                                          + "it is unsigned, so it is followed from \(revision)", id: .feedRollback, path: options.url,
+                                          hint: "A signed feed (--trust-key) is refused instead: its revision is proven, an unsigned one is not.")
+                emit(event)
+                return accepted(revision: revision, verified: verified, emit)
+            }
             throw GalleyError("the feed's revision \(revision) is lower than \(followed.revision), which this store already followed",
                               id: .feedRollback, path: options.url,
                               hint: "The server went back to older content (a restored backup, or a replayed answer); nothing was changed. "
                                   + "If that is what its publisher did, `galley sync --reset-revision` follows it from its revision now.")
         }
+        return accepted(revision: revision, verified: verified, emit)
+    }
+
+    /// The summary of a feed answer taken, after `feedChanged` (and an expiry warning).
+    private func accepted(revision: Int64?, verified: FeedTrustKey.Verified?, _ emit: @Sendable (SyncEvent) -> Void) -> SyncSummary {
         var summary = SyncSummary(url: options.url, unchanged: false, revision: revision)
         summary.keyID = verified?.keyID
         summary.expires = verified.map { $0.expires.ISO8601Format() }
