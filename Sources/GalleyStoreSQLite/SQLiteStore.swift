@@ -27,7 +27,9 @@ public final class SQLiteStore: IssueStore {
     /// connection, and with `.write` the writing connection is opened only when something is
     /// written: opening one writes to the database (GRDB makes the write-ahead log non-empty
     /// with a throwaway table), so an import that changes nothing must not open it.
-    public init(at root: URL, access: StoreAccess = .create) throws {
+    /// `statements` is told every statement the read-only connections run, its values in
+    /// place (the plan tests explain each one).
+    public init(at root: URL, access: StoreAccess = .create, statements: (@Sendable (String) -> Void)? = nil) throws {
         self.root = root
         let path = root.appending(path: Self.databaseName).path
         revisionWatch = RevisionWatch(database: path)
@@ -35,7 +37,7 @@ public final class SQLiteStore: IssueStore {
         var readOnly: DatabasePool?
         if FileManager.default.fileExists(atPath: path) {
             do {
-                readOnly = try Self.openReadOnly(path, root: root)
+                readOnly = try Self.openReadOnly(path, root: root, statements: statements)
             } catch where access == .create {
                 // Another process may be making this store this very moment (its database is
                 // there, its tables not yet): opening it for writing waits for that under the
@@ -84,7 +86,7 @@ public final class SQLiteStore: IssueStore {
     /// Read-only connections, or nil when the store's schema is older than this Galley's (the
     /// caller then opens it for writing, which migrates it). A pool, not one queue: `serve`'s
     /// concurrent requests read side by side (the store is in WAL mode) instead of in turn.
-    private static func openReadOnly(_ path: String, root: URL) throws -> DatabasePool? {
+    private static func openReadOnly(_ path: String, root: URL, statements: (@Sendable (String) -> Void)?) throws -> DatabasePool? {
         do {
             var configuration = Configuration()
             configuration.readonly = true
@@ -92,7 +94,10 @@ public final class SQLiteStore: IssueStore {
             // Each connection keeps its own page cache; `serve` answers most requests from kept
             // answers (its ResponseCache), so two readers, one per core here, are enough.
             configuration.maximumReaderCount = 2
-            configuration.prepareDatabase { db in SearchText.register(db) }
+            configuration.prepareDatabase { db in
+                SearchText.register(db)
+                if let statements { db.trace(options: .statement) { statements($0.expandedDescription) } }
+            }
             let pool = try DatabasePool(path: path, configuration: configuration)
             return try pool.read(StoreSchema.isCurrent) ? pool : nil
         } catch {

@@ -102,6 +102,12 @@ enum StoreSchema {
         CREATE INDEX articleByDate ON article(coalesce(dateMS, -9223372036854775807) DESC);
         """
 
+    /// v13: the issue listing's order and an issue's assets' order.
+    static let listingOrderV13SQL = """
+        CREATE INDEX issueOrder ON issue(publishDay DESC, lastUpdatedMS DESC, appleID);
+        CREATE INDEX assetOrder ON asset(issueId, articleId, kind, placement);
+        """
+
     /// v11: independent articles, and the revision's triggers on them.
     static let independentArticlesSQL = """
         CREATE TABLE independentArticle (
@@ -267,6 +273,13 @@ enum StoreSchema {
             try db.execute(sql: searchIndexSQL)
             try SearchText.rebuild(db)
             try db.execute(sql: searchTermsSQL)
+        }
+        // Indexes in the orders the listings sort by, so that no listing sorts: the issues
+        // and packages (`issueOrder`, which also seeks an issue's older and newer ones by day),
+        // and an issue's assets with the cover first (`assetOrder`). `StorePlanTests` explains
+        // every query on a grown store.
+        migrator.registerMigration("v13: listing orders") { db in
+            try db.execute(sql: listingOrderV13SQL)
         }
         return migrator
     }

@@ -28,12 +28,12 @@ final class PostgresConnections: @unchecked Sendable {
     private var closed = false
     private let limit: Int
 
-    init(_ address: PostgresAddress, limit: Int = 4) {
+    init(_ address: PostgresAddress, limit: Int = 4, statements: (@Sendable (PostgresQuery) -> Void)? = nil) {
         self.address = address
         self.limit = limit
         var logger = Logger(label: "galley.postgres")
         logger.logLevel = .critical
-        self.logger = PostgresCalls(logger: logger, timeout: .seconds(Int64(address.timeout)))
+        self.logger = PostgresCalls(logger: logger, timeout: .seconds(Int64(address.timeout)), statements: statements)
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         var configuration = PostgresConnection.Configuration(
             host: address.host, port: address.port, username: address.user, password: address.password,
@@ -156,6 +156,8 @@ final class PostgresConnections: @unchecked Sendable {
 struct PostgresCalls: Sendable {
     var logger: Logger
     var timeout: TimeAmount
+    /// Told every statement before it is sent (the plan tests explain each one).
+    var statements: (@Sendable (PostgresQuery) -> Void)?
 
     /// `future`'s value, or `PostgresTimeout` once `timeout` passed without one (`abandon`
     /// then closes what it was waiting on): a server that stopped answering while connected
@@ -186,11 +188,13 @@ struct PostgresTimeout: Error {
 extension PostgresConnection {
     /// Every row of `query`, waited for on this thread.
     func rows(_ query: PostgresQuery, _ calls: PostgresCalls) throws -> [PostgresRandomAccessRow] {
-        try waited(self.query(query, logger: calls.logger), calls).rows.map { $0.makeRandomAccess() }
+        calls.statements?(query)
+        return try waited(self.query(query, logger: calls.logger), calls).rows.map { $0.makeRandomAccess() }
     }
 
     /// Runs a statement whose rows do not matter.
     func run(_ query: PostgresQuery, _ calls: PostgresCalls) throws {
+        calls.statements?(query)
         _ = try waited(self.query(query, logger: calls.logger), calls)
     }
 

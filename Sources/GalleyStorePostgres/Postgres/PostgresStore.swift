@@ -31,12 +31,16 @@ public final class PostgresStore: IssueStore {
         try self.init(address: PostgresAddress(address, environment: environment), access: access, environment: environment)
     }
 
-    package init(address: PostgresAddress, access: StoreAccess, environment: [String: String]) throws {
+    /// `statements` is told every statement before it is sent (the plan tests explain each one).
+    package init(
+        address: PostgresAddress, access: StoreAccess, environment: [String: String],
+        statements: (@Sendable (PostgresQuery) -> Void)? = nil
+    ) throws {
         self.address = address
         self.access = access
         blobs = try address.blobStore(environment: environment)
         root = blobs.root
-        connections = PostgresConnections(address)
+        connections = PostgresConnections(address, statements: statements)
         let blobs = blobs
         try mapping("cannot open the store") {
             try connections.with { connection in
@@ -213,9 +217,11 @@ public final class PostgresStore: IssueStore {
     /// The row id of the issue with this global id or apple_id (an unknown id is an error), so
     /// that listings of one issue filter on the article's indexed `issue_id`.
     func issueRowID(_ id: String, _ connection: PostgresConnection) throws -> Int64 {
-        guard let row = try connection.rows("SELECT id FROM issue WHERE global_id = \(id) OR apple_id = \(id) ORDER BY id LIMIT 1", logger).first
-        else { throw notFound(issue: id) }
-        return try row.int("id")
+        // The lowest of the (at most two) rows, taken here: `ORDER BY id LIMIT 1` walks the
+        // primary key instead of seeking the two unique indexes.
+        let ids = try connection.rows("SELECT id FROM issue WHERE global_id = \(id) OR apple_id = \(id)", logger).map { try $0.int("id") }
+        guard let rowID = ids.min() else { throw notFound(issue: id) }
+        return rowID
     }
 
     /// The issue, then its articles through the listing's server-side cursor, in one snapshot.
@@ -236,9 +242,12 @@ public final class PostgresStore: IssueStore {
             let issue = try issueSummary(id, connection)
             let days = try connection.rows("SELECT publish_day FROM issue WHERE global_id = \(issue.globalID)", logger)
             guard let day = try days.first?.optionalString("publish_day") else { return [] }
+            // In the listing's order (`issue_order`), or exactly against it for the newer ones.
+            let order = older ? "i.publish_day DESC NULLS LAST, i.last_updated_ms DESC NULLS LAST, i.apple_id"
+                : "i.publish_day NULLS FIRST, i.last_updated_ms NULLS FIRST, i.apple_id DESC"
             var query = PostgresQuery(unsafeSQL: """
                 SELECT \(Self.issueColumns) FROM issue i
-                WHERE i.publish_day \(older ? "<" : ">") $1 ORDER BY i.publish_day \(older ? "DESC" : "ASC"), i.apple_id
+                WHERE i.publish_day \(older ? "<" : ">") $1 ORDER BY \(order)
                 """)
             query.binds.append(day)
             return try connection.rows(query, logger).map(Self.issue)
@@ -275,15 +284,17 @@ public final class PostgresStore: IssueStore {
     /// The SELECT of `articleRows`.
     private func articleQuery(_ filter: ArticleFilter, extra: Int, _ connection: PostgresConnection) throws -> PostgresQuery {
         var query = PostgresFilter()
+        // One issue's articles in placement order are its `article_listing` index's order: the
+        // issue's own keys are the same on every row, so a page reads only the page.
+        let inPlacementOrder = filter.issue != nil && !filter.byDate
         if let issue = filter.issue { query.add("a.issue_id = \(query.bind(try issueRowID(issue, connection)))") }
         if let type = filter.type { query.add("a.type = \(query.bind(type))") }
         if let excluded = filter.excludeType { query.add("a.type <> \(query.bind(excluded))") }
         if filter.featured { query.add("a.featured") }
         if let keyword = filter.keyword {
-            // Whole keywords of the comma-separated list, any case (as SQLite's LIKE).
-            let escaped = keyword.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
-                .replacingOccurrences(of: "_", with: "\\_")
-            query.add("(',' || a.keywords || ',') ILIKE \(query.bind("%,\(escaped),%")) ESCAPE '\\'")
+            // Whole keywords of the comma-separated list, any case (as SQLite's LIKE), through
+            // the `article_keywords` index's expression.
+            query.add("string_to_array(lower(a.keywords), ',') @> ARRAY[lower(\(query.bind(keyword)))]")
         }
         let key = filter.byDate ? "coalesce(a.date_ms, -9223372036854775807)" : "coalesce(i.publish_day, '')"
         if let after = filter.after {
@@ -301,11 +312,17 @@ public final class PostgresStore: IssueStore {
             }
             let apple = query.bind(cursor.appleID)
             let placement = query.bind(cursor.placement)
-            query.add("(\(key) < \(value) OR (\(key) = \(value) AND (i.apple_id > \(apple) OR (i.apple_id = \(apple) AND a.placement > \(placement)))))")
+            if inPlacementOrder {
+                // A cursor of this issue's listing names this issue (the general test, the
+                // issue's keys being equal on both sides).
+                query.add("i.apple_id = \(apple) AND \(key) = \(value) AND a.placement > \(placement)")
+            } else {
+                query.add("(\(key) < \(value) OR (\(key) = \(value) AND (i.apple_id > \(apple) OR (i.apple_id = \(apple) AND a.placement > \(placement)))))")
+            }
         }
         let columns = Self.articleColumns + (filter.withBodies ? ", a.body" : "") + ", \(key) AS cursor_key, i.apple_id AS cursor_issue"
         var sql = "SELECT \(columns) FROM article a JOIN issue i ON i.id = a.issue_id" + query.whereSQL
-        sql += " ORDER BY \(key) DESC, i.apple_id, a.placement"
+        sql += inPlacementOrder ? " ORDER BY a.placement" : " ORDER BY \(key) DESC, i.apple_id, a.placement"
         if let limit = filter.limit {
             sql += " LIMIT \(query.bind(Int64(limit + extra))) OFFSET \(query.bind(Int64(limit * filter.page)))"
         }
@@ -390,7 +407,15 @@ public final class PostgresStore: IssueStore {
             if let kind = filter.first ? .image : filter.kind { query.add("s.kind = \(query.bind(kind.rawValue))") }
             if filter.issueOwn { query.add("s.article_id IS NULL") }
             var sql = Self.assetSelect + query.whereSQL
-            sql += " ORDER BY i.publish_day DESC NULLS LAST, i.apple_id, coalesce(a.placement, 0), s.kind, s.placement"
+            // One issue's assets in the `asset_order` index's order where it gives it (the
+            // issue's own, the cover first); the issue's place in the listing only when there are several.
+            if filter.issue != nil && filter.issueOwn {
+                sql += " ORDER BY s.kind, s.placement"
+            } else if filter.issue != nil {
+                sql += " ORDER BY coalesce(a.placement, 0), s.kind, s.placement"
+            } else {
+                sql += " ORDER BY i.publish_day DESC NULLS LAST, i.apple_id, coalesce(a.placement, 0), s.kind, s.placement"
+            }
             if filter.first { sql += " LIMIT 1" }
             return PostgresQuery(unsafeSQL: sql, binds: query.binds)
         } make: { try asset($0) }

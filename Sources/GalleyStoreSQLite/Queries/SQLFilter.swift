@@ -1,7 +1,7 @@
 import GRDB
 
 /// A query's WHERE clauses and their arguments, built filter by filter, so that each listing
-/// states only its own filters and the issue clause is written once.
+/// states only its own filters.
 struct SQLFilter {
     private(set) var clauses: [String] = []
     private(set) var arguments: StatementArguments = []
@@ -10,12 +10,6 @@ struct SQLFilter {
     mutating func add(_ clause: String, _ values: [any DatabaseValueConvertible] = []) {
         clauses.append(clause)
         _ = arguments.append(contentsOf: StatementArguments(values))
-    }
-
-    /// Only the issue named by its global id or apple_id (`i` is the issue table).
-    mutating func issue(_ id: String?) {
-        guard let id else { return }
-        add("(i.globalID = ? OR i.appleID = ?)", [id, id])
     }
 
     /// ` WHERE a AND b`, or nothing when no filter applies.

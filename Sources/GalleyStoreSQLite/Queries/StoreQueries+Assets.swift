@@ -34,12 +34,10 @@ extension SQLiteStore {
     /// The asset's file row, by the `UNIQUE (issueId, name)` index: one row or none per asset.
     static let fileJoin = "LEFT JOIN file f ON f.issueId = s.issueId AND f.name = s.fileName"
 
-    /// The asset with its file's path in the store, by its issue's folder.
-    func assetPath(_ row: StoredAsset, folders: [String: String]) -> StoredAsset {
+    /// The asset with its file's path in the store, in its issue's folder.
+    func assetPath(_ row: StoredAsset, folder: String?) -> StoredAsset {
         var copy = row
-        if let folder = folders[row.issueGlobalID] {
-            copy.path = issuesFolder.appending(path: folder).appending(path: row.fileName).path
-        }
+        if let folder { copy.path = issuesFolder.appending(path: folder).appending(path: row.fileName).path }
         return copy
     }
 
@@ -47,15 +45,19 @@ extension SQLiteStore {
     /// prints each as it comes, so the command's memory does not grow with the listing.
     public func eachAsset(_ filter: AssetFilter, _ body: (StoredAsset) throws -> Void) throws {
         try database.read { db in
-            var (sql, arguments) = try assetQuery(filter, columns: Self.assetColumns, db)
-            sql += " ORDER BY i.publishDay DESC, i.appleID, coalesce(a.placement, 0), s.kind, s.placement"
+            var (sql, arguments) = try assetQuery(filter, columns: Self.assetColumns + ", i.folder AS folder", withFile: true, db)
+            // One issue's assets in the `assetOrder` index's order where it gives it (the issue's
+            // own, the cover first); the issue's place in the listing only when there are several.
+            if filter.issue != nil && filter.issueOwn {
+                sql += " ORDER BY s.kind, s.placement"
+            } else if filter.issue != nil {
+                sql += " ORDER BY coalesce(a.placement, 0), s.kind, s.placement"
+            } else {
+                sql += " ORDER BY i.publishDay DESC, i.appleID, coalesce(a.placement, 0), s.kind, s.placement"
+            }
             if filter.first { sql += " LIMIT 1" }
-            // Each issue's folder by its global id: two columns, not every issue's whole row.
-            let folders = Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT globalID, folder FROM issue").map {
-                ($0["globalID"] as String, $0["folder"] as String)
-            })
-            let rows = try StoredAsset.fetchCursor(db, sql: sql, arguments: arguments)
-            while let row = try rows.next() { try body(assetPath(row, folders: folders)) }
+            let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+            while let row = try rows.next() { try body(assetPath(try StoredAsset(row: row), folder: row["folder"])) }
         }
     }
 
@@ -63,24 +65,25 @@ extension SQLiteStore {
     /// 60,000 assets to count them made a record and a path for each.
     public func assetCount(_ filter: AssetFilter) throws -> Int {
         try database.read { db in
-            let (sql, arguments) = try assetQuery(filter, columns: "1", db)
+            let (sql, arguments) = try assetQuery(filter, columns: "1", withFile: false, db)
             return try Int.fetchOne(db, sql: "SELECT count(*) FROM (\(sql)\(filter.first ? " LIMIT 1" : ""))", arguments: arguments) ?? 0
         }
     }
 
-    /// The SELECT of `columns` over the assets `filter` names, with its arguments (no order, no
-    /// limit); an unknown issue or article throws, as the listing does.
-    private func assetQuery(_ filter: AssetFilter, columns: String, _ db: Database) throws -> (String, StatementArguments) {
-        if let issue = filter.issue { _ = try issueSummary(issue, db) }
+    /// The SELECT of `columns` over the assets `filter` names (with the file's digest), with its
+    /// arguments (no order, no limit); an unknown issue or article throws, as the listing does.
+    private func assetQuery(
+        _ filter: AssetFilter, columns: String, withFile: Bool, _ db: Database
+    ) throws -> (String, StatementArguments) {
         let articleID = try filter.article.map { try articleRowID($0, issue: filter.issue, db) }
         var query = SQLFilter()
-        query.issue(filter.issue)
+        if let issue = filter.issue { query.add("s.issueId = ?", [try issueRowID(issue, db)]) }
         if let articleID { query.add("s.articleId = ?", [articleID]) }
         if let kind = filter.first ? .image : filter.kind { query.add("s.kind = ?", [kind.rawValue]) }
         if filter.issueOwn { query.add("s.articleId IS NULL") }
         let sql = """
             SELECT \(columns) FROM asset s JOIN issue i ON i.id = s.issueId
-            LEFT JOIN article a ON a.id = s.articleId \(columns == Self.assetColumns ? Self.fileJoin : "")
+            LEFT JOIN article a ON a.id = s.articleId \(withFile ? Self.fileJoin : "")
             """ + query.whereSQL
         return (sql, query.arguments)
     }

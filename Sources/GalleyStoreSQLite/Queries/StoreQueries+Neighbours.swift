@@ -7,6 +7,15 @@ import GalleyKit
 
 // An article's and an issue's neighbours.
 extension SQLiteStore {
+    /// The row id of the issue with this global id or apple_id (an unknown id is an error), so
+    /// that listings of one issue seek their rows by `issueId`.
+    func issueRowID(_ id: String, _ db: Database) throws -> Int64 {
+        // The lowest of the (at most two) rows, taken here: `ORDER BY id` would sort them.
+        let ids = try Int64.fetchAll(db, sql: "SELECT id FROM issue WHERE globalID = ? OR appleID = ?", arguments: [id, id])
+        guard let rowID = ids.min() else { throw StoreLookup.noIssue(id, store: root.path) }
+        return rowID
+    }
+
     /// The row id of an article by global id; with several issues holding that id, `issue` decides.
     func articleRowID(_ id: String, issue: String?, _ db: Database) throws -> Int64 {
         var sql = "SELECT a.id FROM article a JOIN issue i ON i.id = a.issueId WHERE a.globalID = ?"
@@ -34,7 +43,7 @@ extension SQLiteStore {
                 SELECT \(Self.assetColumns) FROM asset s JOIN issue i ON i.id = s.issueId
                 LEFT JOIN article a ON a.id = s.articleId \(Self.fileJoin) WHERE s.articleId = ? ORDER BY s.kind, s.placement
                 """, arguments: [rowID])
-            let assets = assetRows.map { assetPath($0, folders: [issueRow.globalID: issueRow.folder]) }
+            let assets = assetRows.map { assetPath($0, folder: issueRow.folder) }
             let metaText = row.customMeta
             let meta = JSONValue(parsing: metaText) ?? .string(metaText)
             try begin(ArticleDetail(
@@ -52,16 +61,19 @@ extension SQLiteStore {
         }
     }
 
-    /// Issues published strictly before (`older`) or after the given one, nearest first.
+    /// Issues published strictly before (`older`) or after the given one, nearest first (on one
+    /// day, the older ones in the listing's order and the newer ones against it).
     public func issues(relativeTo id: String, older: Bool) throws -> [StoredIssue] {
         try database.read { db in
             let issue = try issueSummary(id, db)
             guard let day = try IssueRow.filter(IssueRow.Columns.globalID == issue.globalID).fetchOne(db)?.publishDay else {
                 return []
             }
+            // In the listing's order (`issueOrder`), or exactly against it for the newer ones.
+            let order = older ? "i.publishDay DESC, i.lastUpdatedMS DESC, i.appleID" : "i.publishDay, i.lastUpdatedMS, i.appleID DESC"
             return try StoredIssue.fetchAll(db, sql: """
                 SELECT \(Self.issueColumns) FROM issue i
-                WHERE i.publishDay \(older ? "<" : ">") ? ORDER BY i.publishDay \(older ? "DESC" : "ASC"), i.appleID
+                WHERE i.publishDay \(older ? "<" : ">") ? ORDER BY \(order)
                 """, arguments: [day])
         }
     }

@@ -91,9 +91,12 @@ extension SQLiteStore {
 
     /// The SELECT of `articleRows` with its arguments.
     private func articleQuery(_ filter: ArticleFilter, extra: Int, _ db: Database) throws -> (String, StatementArguments) {
-        if let issue = filter.issue { _ = try issueSummary(issue, db) }
+        // One issue's articles in placement order are its `articleListing` index's order: the
+        // issue's own keys are the same on every row, so a page reads only the page.
+        let issueRow = try filter.issue.map { try issueRowID($0, db) }
+        let inPlacementOrder = issueRow != nil && !filter.byDate
         var query = SQLFilter()
-        query.issue(filter.issue)
+        if let issueRow { query.add("a.issueId = ?", [issueRow]) }
         if let type = filter.type { query.add("a.type = ?", [type]) }
         if let excluded = filter.excludeType { query.add("a.type <> ?", [excluded]) }
         if filter.featured { query.add("a.featured") }
@@ -111,16 +114,22 @@ extension SQLiteStore {
                 throw GalleyError("`cursor` is not one this listing gave", id: .usage,
                                   hint: "Use the Link rel=\"next\" address as given, with the same order.")
             }
-            query.add("(\(key) < ? OR (\(key) = ? AND (i.appleID > ? OR (i.appleID = ? AND a.placement > ?))))",
-                      [cursor.key.databaseValue, cursor.key.databaseValue, cursor.appleID, cursor.appleID, cursor.placement])
+            if inPlacementOrder {
+                // A cursor of this issue's listing names this issue (the same test as the
+                // general one's, the issue's keys being equal on both sides).
+                query.add("i.appleID = ? AND \(key) = ? AND a.placement > ?", [cursor.appleID, cursor.key.databaseValue, cursor.placement])
+            } else {
+                query.add("(\(key) < ? OR (\(key) = ? AND (i.appleID > ? OR (i.appleID = ? AND a.placement > ?))))",
+                          [cursor.key.databaseValue, cursor.key.databaseValue, cursor.appleID, cursor.appleID, cursor.placement])
+            }
         }
         let columns = Self.articleColumns + (filter.withBodies ? ", a.body" : "")
             + ", \(key) AS cursorKey, i.appleID AS cursorIssue"
         // In the issue order, issues drive the join (CROSS JOIN keeps SQLite from turning it
         // around): it walks the issueListing index and stops once the page is full.
-        let join = filter.byDate ? "article a JOIN issue i" : "issue i CROSS JOIN article a"
+        let join = filter.byDate || inPlacementOrder ? "article a JOIN issue i" : "issue i CROSS JOIN article a"
         var sql = "SELECT \(columns) FROM \(join) ON i.id = a.issueId" + query.whereSQL
-        sql += " ORDER BY \(key) DESC, i.appleID, a.placement"
+        sql += inPlacementOrder ? " ORDER BY a.placement" : " ORDER BY \(key) DESC, i.appleID, a.placement"
         var arguments = query.arguments
         if let limit = filter.limit {
             sql += " LIMIT ? OFFSET ?"
