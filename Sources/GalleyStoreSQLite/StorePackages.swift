@@ -34,8 +34,9 @@ extension SQLiteStore {
     /// Removes kept zips among `names` that no issue row names any more.
     func removeUnusedPackages(_ hashes: [String]) {
         guard !hashes.isEmpty else { return }
+        // One seek of `issuePackage` a zip, not every issue's row.
         let used = (try? database.read { db in
-            try Set(String.fetchAll(db, sql: "SELECT packageSHA256 FROM issue WHERE packageSHA256 IS NOT NULL"))
+            try Set(hashes.filter { try Bool.fetchOne(db, sql: "SELECT 1 FROM issue WHERE packageSHA256 = ? LIMIT 1", arguments: [$0]) ?? false })
         }) ?? Set(hashes)
         for hash in hashes where !used.contains(hash) {
             try? FileManager.default.removeItem(at: packageURL(hash))

@@ -141,6 +141,9 @@ enum PostgresSchema {
             // its statistics tell the planner how many articles a common one leaves (an
             // `ILIKE` it could only guess at made it read every article for a page of 20).
             "CREATE INDEX article_keywords ON article USING gin (string_to_array(lower(keywords), ','))",
+            // Whether a removed issue's kept zip is another's too (`removeNotedBlobs`): a seek,
+            // not a read of every issue.
+            "CREATE INDEX issue_package ON issue (package_sha256)",
         ]),
     ]
 
