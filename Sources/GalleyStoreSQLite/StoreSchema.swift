@@ -102,12 +102,14 @@ enum StoreSchema {
         CREATE INDEX articleByDate ON article(coalesce(dateMS, -9223372036854775807) DESC);
         """
 
-    /// v13: the issue listing's order, an issue's assets' order, and the issues by kept zip
-    /// (whether a removed issue's zip is another's: `removeUnusedPackages`).
+    /// v13: the issue listing's order, an issue's assets' order, the issues by kept zip
+    /// (whether a removed issue's zip is another's: `removeUnusedPackages`), and each issue's
+    /// featured articles (a page of them seeks each issue's few instead of reading all).
     static let listingOrderV13SQL = """
         CREATE INDEX issueOrder ON issue(publishDay DESC, lastUpdatedMS DESC, appleID);
         CREATE INDEX assetOrder ON asset(issueId, articleId, kind, placement);
         CREATE INDEX issuePackage ON issue(packageSHA256);
+        CREATE INDEX articleFeatured ON article(issueId, featured, placement);
         """
 
     /// v11: independent articles, and the revision's triggers on them.

@@ -144,6 +144,9 @@ enum PostgresSchema {
             // Whether a removed issue's kept zip is another's too (`removeNotedBlobs`): a seek,
             // not a read of every issue.
             "CREATE INDEX issue_package ON issue (package_sha256)",
+            // Each issue's featured articles: a page of them seeks each issue's few instead of
+            // reading every article when few or none are featured.
+            "CREATE INDEX article_featured ON article (issue_id, placement) WHERE featured",
         ]),
     ]
 

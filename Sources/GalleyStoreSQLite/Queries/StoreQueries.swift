@@ -99,7 +99,8 @@ extension SQLiteStore {
         if let issueRow { query.add("a.issueId = ?", [issueRow]) }
         if let type = filter.type { query.add("a.type = ?", [type]) }
         if let excluded = filter.excludeType { query.add("a.type <> ?", [excluded]) }
-        if filter.featured { query.add("a.featured") }
+        // An equality, so that `articleFeatured` seeks it.
+        if filter.featured { query.add("a.featured = 1") }
         if let keyword = filter.keyword {
             // Whole keywords of the comma-separated list, not substrings ("art" ≠ "party").
             let escaped = keyword.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
