@@ -82,11 +82,11 @@ fuzz: release
 # Packs a 4.3 GiB issue with --allow-zip64 and checks it with unzip, bsdtar and Python
 # (needs about 10 GB free; not part of `make test`).
 zip64-check: release
-	@bash scripts/setup.sh --bench
+	@bash scripts/setup.sh --bench --postgres
 	bash scripts/zip64-check.sh .build/release/galley
 
 bench: release
-	@bash scripts/setup.sh --bench
+	@bash scripts/setup.sh --bench --postgres
 	python3 bench/pack_bench.py
 	python3 bench/thumbnail_bench.py
 	python3 bench/validate_bench.py
@@ -98,6 +98,7 @@ bench: release
 	python3 bench/sync_bench.py
 	python3 bench/sync_bench.py --articles 30000 --runs 3
 	python3 bench/delta_bench.py
+	python3 bench/capacity_bench.py
 	python3 bench/results.py --check
 
 docs: build

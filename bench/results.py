@@ -36,6 +36,7 @@ BENCHES = [
     ("import", "`galley import` into a new store against `bsdtar -xf` (the extraction floor)"),
     ("render", "`galley render` of a zip as a site against Hugo building the same pages"),
     ("store", "store queries through the CLI (process start included) and through `serve`"),
+    ("capacity", "the store's queries, imports and deletes at many issues against the same at 100 issues"),
     ("serve", "`galley serve` against nginx serving the same bytes as static files (wrk)"),
     ("sync", "`galley sync` against curl fetching the same package, then `galley import`"),
     ("delta", "`galley sync` of a corrected issue as a delta update against the same sync with `--no-delta`"),

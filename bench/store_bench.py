@@ -165,8 +165,9 @@ SERVE_QUERIES = [
 ]
 
 
-def serve_latencies(g, store, requests=200):
-    """p50 and p99 (ms) of each SERVE_QUERIES path through `galley serve --store STORE`."""
+def serve_latencies(g, store, requests=200, issue="org.example.store.042"):
+    """p50 and p99 (ms) of each SERVE_QUERIES path through `galley serve --store STORE`, the
+    issue-named ones for `issue`."""
     import http.client
     import json as jsonlib
     server = subprocess.Popen([g, "serve", "--store", store, "--port", "0", "--json", "-q"], stdout=subprocess.PIPE,
@@ -191,10 +192,10 @@ def serve_latencies(g, store, requests=200):
                 raise RuntimeError(f"{path}: {response.status} {body[:200]!r}")
             return body
 
-        article = jsonlib.loads(get("/issues/org.example.store.042/articles?limit=1"))["items"][0]["global_id"]
+        article = jsonlib.loads(get(f"/issues/{issue}/articles?limit=1"))["items"][0]["global_id"]
         results = []
         for path, label in SERVE_QUERIES:
-            path = path.replace("{article}", article)
+            path = path.replace("{article}", article).replace("org.example.store.042", issue)
             times = []
             for n in range(requests):
                 # A new URL each time: the server's kept answers never serve it.
