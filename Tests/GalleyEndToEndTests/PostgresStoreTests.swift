@@ -213,6 +213,36 @@ struct PostgresStoreTests {
         #expect(answers.stdout == "200 True\n200 True\n200 True\n", "\(answers.stdout)\(answers.stderr)")
     }
 
+    /// The connection lost after the server committed an import and before its answer came
+    /// (Tests/Support/pg_commit_cut.py drops that answer, as a network or a load balancer may):
+    /// the import ends in words, not knowing; the store is what the database has, whole. (The
+    /// blobs it placed were taken back on any failed COMMIT, which left the committed version
+    /// without its files.) Whichever way it went, the next open sweeps what no row names.
+    @Test func anImportWhoseCommitAnswerIsLostLeavesWhatTheDatabaseHasWhole() throws {
+        let store = try PostgresTestServer.newStore()
+        #expect(try Harness.galley(["import", Self.older, "--store", store, "-q"]).status == 0)
+        guard var parts = URLComponents(string: store), let port = parts.port else { throw GalleyTestError("no port in \(store)") }
+        let log = try Harness.temporaryDirectory().appending(path: "cuts.log")
+        let proxy = Process()
+        proxy.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        proxy.arguments = ["python3", Harness.root.appending(path: "Tests/Support/pg_commit_cut.py").path, String(port),
+                           "INSERT INTO package_version", log.path]
+        let output = Pipe()
+        proxy.standardOutput = output
+        try proxy.run()
+        // SIGKILL: a child started here inherits a signal mask that blocks SIGTERM.
+        defer { kill(proxy.processIdentifier, SIGKILL); proxy.waitUntilExit() }
+        parts.port = try #require(Int(Harness.readLines(output.fileHandleForReading, 1).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let cutStore = try #require(parts.string)
+
+        let cut = try Harness.galley(["import", Self.newer, "--store", cutStore])
+        #expect((try? String(contentsOf: log, encoding: .utf8)) == "cut\n", "the proxy never saw the import's COMMIT answered")
+        #expect(cut.status == 2 && cut.stderr.contains("PostgreSQL"), "\(cut.stdout)\(cut.stderr)")
+        try expectClean(store, issues: 1, "the committed version's files are all there")
+        let shown = try Harness.galley(["issue", "show", "example-valid", "--store", store])
+        #expect(shown.stdout.contains("updated 2020-03-01"), "the new version is what the database has: \(shown.stdout)")
+    }
+
     final class Results: @unchecked Sendable {
         private let lock = NSLock()
         private var values: [String] = []

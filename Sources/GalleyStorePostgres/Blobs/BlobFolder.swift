@@ -43,6 +43,12 @@ extension BlobStore {
         ((try? FileManager.default.contentsOfDirectory(atPath: staging.path)) ?? []).sorted()
     }
 
+    /// Notes in `staging/` that the blobs may hold leftovers (a commit whose outcome is not
+    /// known): the next open finds staging not empty and sweeps what no row names.
+    func noteUnsettled() {
+        FileManager.default.createFile(atPath: staging.appending(path: "unsettled-\(UUID().uuidString.lowercased())").path, contents: nil)
+    }
+
     /// The fan-out path of a blob below some folder: `<folder>/ab/abcdef…`.
     static func fanOut(_ folder: URL, _ sha256: String) -> URL {
         folder.appending(path: String(sha256.prefix(2))).appending(path: sha256)

@@ -12,7 +12,8 @@ extension PostgresStore {
     /// every file into `staging/` while validate's content checks run, then every file (and the
     /// kept zip) to its content address, then one transaction that swaps the issue's rows. A zip
     /// the pass refuses leaves nothing; an import killed before the commit leaves the old issue
-    /// whole, and the blobs it placed are removed by the next writer.
+    /// whole, and the blobs it placed are removed by the next writer (or by the next open, when
+    /// the connection went during the COMMIT and whether it committed is not known here).
     ///
     /// Under the writer lock: a second import of the same issue, from any instance, waits for
     /// this one and then compares versions against what it committed (one version wins).
@@ -82,7 +83,10 @@ extension PostgresStore {
         // does not commit.
         var created: [String] = []
         var committed = false
-        defer { if !committed { for sha in created { blobs.remove(sha) } } }
+        var unsure = false
+        defer {
+            if unsure { blobs.noteUnsettled() } else if !committed { for sha in created { blobs.remove(sha) } }
+        }
         guard let manifest = files.first(where: { $0.name == "latest.json" }) else {
             throw GalleyError("the zip's latest.json was not extracted", id: .storeFailed, path: path)
         }
@@ -106,7 +110,7 @@ extension PostgresStore {
         var counts = (articles: 0, assets: 0)
         var package = ImportResult.Package(sha256: digest.sha256, size: digest.size, version: 0,
                                            withheld: ImportPass.withheldReason(passed.warnings))
-        try transaction(connection) {
+        try transaction(connection, ifCommitUnsure: { unsure = true }) {
             package.version = try connection.rows("""
                 INSERT INTO package_version (apple_id, version) VALUES (\(issue.appleID), 1)
                 ON CONFLICT (apple_id) DO UPDATE SET version = package_version.version + 1 RETURNING version

@@ -11,7 +11,7 @@ extension PostgresStore {
     public func delete(_ id: String) throws -> StoredIssue {
         try writing { connection in
             let issue = try issueSummary(id, connection)
-            let deleted = try transaction(connection) { () -> Bool in
+            let deleted = try transaction(connection, ifCommitUnsure: { blobs.noteUnsettled() }) { () -> Bool in
                 guard let rowID = try connection.rows("SELECT id FROM issue WHERE global_id = \(issue.globalID)", logger).first?.int("id") else {
                     return false
                 }

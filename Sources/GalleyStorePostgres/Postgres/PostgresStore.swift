@@ -100,18 +100,31 @@ public final class PostgresStore: IssueStore {
         }
     }
 
-    func transaction<T>(_ connection: PostgresConnection, begin: PostgresQuery = "BEGIN", _ body: () throws -> T) throws -> T {
+    ///
+    /// A COMMIT that fails may have committed all the same: the server can write it and die
+    /// (or the connection drop) before the answer arrives. `ifCommitUnsure` runs then, so a
+    /// caller that would undo its work on failure (an import removing the blobs it placed)
+    /// leaves it to the sweep of leftovers, which compares with what the database has.
+    func transaction<T>(
+        _ connection: PostgresConnection, begin: PostgresQuery = "BEGIN", ifCommitUnsure: () -> Void = {}, _ body: () throws -> T
+    ) throws -> T {
         try connection.run(begin, logger)
+        let value: T
         do {
-            let value = try body()
-            try connection.run("COMMIT", logger)
-            return value
+            value = try body()
         } catch {
             // Not on a connection the server closed or that stopped answering: a statement
             // sent there is never answered (postgres-nio), and the server rolls back anyway.
             if !(error is PostgresTimeout), !connection.isClosed { try? connection.run("ROLLBACK", logger) }
             throw error
         }
+        do {
+            try connection.run("COMMIT", logger)
+        } catch {
+            ifCommitUnsure()
+            throw error
+        }
+        return value
     }
 
     /// Runs `body` on a connection of its own that holds the writer lock (the SQLite store's
