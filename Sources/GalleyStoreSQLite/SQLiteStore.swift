@@ -59,7 +59,7 @@ public final class SQLiteStore: IssueStore {
             database = pool
             writerSlot = WriterSlot(pool)
         }
-        if try hasLeftovers() {
+        if hasLeftovers() {
             let lock = try StoreLock(root.appending(path: ".lock"))
             if lock.tryLock() {
                 defer { lock.unlock() }
@@ -294,11 +294,25 @@ public final class SQLiteStore: IssueStore {
         return (staging, folders.filter { !referenced.contains($0) }, zips.filter { !packages.contains($0) })
     }
 
-    /// Whether an interrupted import or deletion left something behind (cheap: two directory
-    /// listings and one query).
-    func hasLeftovers() throws -> Bool {
-        let found = try leftovers()
-        return !found.staging.isEmpty || !found.issues.isEmpty || !found.packages.isEmpty
+    /// Whether an interrupted import or deletion may have left something behind: `staging/`
+    /// holds something (a pass's folder, or a write's mark: `markWriting`). One small listing,
+    /// whatever the store holds; reading every issue row here made each command's open grow
+    /// with the store (`bench/capacity_bench.py`).
+    func hasLeftovers() -> Bool {
+        !((try? FileManager.default.contentsOfDirectory(atPath: stagingFolder.path)) ?? []).isEmpty
+    }
+
+    /// Marks, in `staging/`, a write about to change `issues/` or `packages/` (an import's
+    /// switch, a deletion): a process killed before the returned closure runs leaves the mark,
+    /// and the next open then sweeps. Call with the writer lock held.
+    func markWriting() throws -> () -> Void {
+        let mark = stagingFolder.appending(path: "writing-\(UUID().uuidString.lowercased())")
+        do {
+            try Data().write(to: mark)
+        } catch {
+            throw Self.failure("cannot write the store", error, root)
+        }
+        return { try? FileManager.default.removeItem(at: mark) }
     }
 
     /// Staging folders, and issue folders no issue row points at: what an interrupted import or

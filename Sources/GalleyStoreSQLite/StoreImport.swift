@@ -172,6 +172,8 @@ extension SQLiteStore {
         } else {
             _ = try writer()
         }
+        let unmark = try markWriting()
+        defer { unmark() }
         let digest = staged.digest
         let created = try placePackage(staged.staged, digest)
         var committed = false

@@ -143,6 +143,9 @@ extension SQLiteStore {
     public func delete(_ id: String) throws -> StoredIssue {
         try withWriterLock {
             let issue = try issueSummary(id)
+            _ = try writer()
+            let unmark = try markWriting()
+            defer { unmark() }
             let removed = try write { db -> IssueRow? in
                 guard let row = try IssueRow.filter(IssueRow.Columns.globalID == issue.globalID).fetchOne(db), let id = row.id else {
                     return nil
