@@ -41,11 +41,11 @@ def grow_sqlite(folder, template, copies):
         db.execute("""
             INSERT INTO issue (globalID, appleID, title, description, lastUpdated, lastUpdatedMS, displayDate,
                 publishDate, publishDay, metadata, folder, contentDigest, packageSHA256, packageSize, packageVersion,
-                packageWithheld)
+                packageWithheld, articleCount)
             SELECT t.globalID || '-c' || n.k, t.appleID || '.c' || n.k, t.title || ' (' || n.k || ')', t.description,
                 t.lastUpdated, t.lastUpdatedMS - n.k * ?, t.displayDate, t.publishDate,
                 date(t.publishDay, '-' || n.k || ' days'), t.metadata, t.folder, t.contentDigest, t.packageSHA256,
-                t.packageSize, t.packageVersion, t.packageWithheld
+                t.packageSize, t.packageVersion, t.packageWithheld, t.articleCount
             FROM issue t, n WHERE t.appleID = ?""", (DAY_MS, template))
         copy = "FROM issue t JOIN n JOIN issue c ON c.appleID = t.appleID || '.c' || n.k"
         db.execute(f"""

@@ -196,6 +196,7 @@ extension SQLiteStore {
                     _ = try Self.insertIssueRow(issue, id: issueID, folder: folder, contentDigest: contentDigest, package: package, db, root: root)
                     // The files' rows not written while the pass ran.
                     try Self.insertFiles(files.dropFirst(rows.files.taken), issue: issueID, db)
+                    try Self.countArticles(ofIssue: issueID, db)
                 }
             } else {
                 try write { db in
@@ -253,7 +254,15 @@ extension SQLiteStore {
             try inserts.article(prepared)
         })
         try Self.insertFiles(files, issue: issueID, db)
+        try Self.countArticles(ofIssue: issueID, db)
         return inserts.counts
+    }
+
+    /// Keeps the issue's article count on its row (the issue listing's `articles`), once its
+    /// articles are in: one range of `article_listing`.
+    static func countArticles(ofIssue id: Int64, _ db: Database) throws {
+        try db.execute(sql: "UPDATE issue SET articleCount = (SELECT COUNT(*) FROM article WHERE issueId = ?) WHERE id = ?",
+                       arguments: [id, id])
     }
 
     /// The issue's own row, with the id given (nil: the next one); returns its id.

@@ -10,7 +10,7 @@ extension SQLiteStore {
     static let issueColumns = """
         i.globalID AS global_id, i.appleID AS apple_id, i.title, i.displayDate AS display_date,
         i.publishDate AS publish_date, i.lastUpdated AS last_updated,
-        (SELECT COUNT(*) FROM article a WHERE a.issueId = i.id) AS articles
+        i.articleCount AS articles
         """
 
     /// A `StoredArticle` (without snippet) from `article a JOIN issue i`.
