@@ -316,6 +316,16 @@ import GalleyS3
         #expect(try store.articles(ArticleFilter(issue: Self.issue, keyword: "night")).isEmpty)
         #expect(try store.articles(ArticleFilter(issue: Self.issue, limit: 3, page: 1)).map(\.placement) == [4])
         #expect(throws: GalleyError.self) { try store.articles(ArticleFilter(issue: "nope")) }
+        // Keyset pages of one issue: the next page from its cursor; that cursor given to another
+        // issue's listing is refused in words (a usage error), not answered with an empty page.
+        let firstPage = try store.articlePage(ArticleFilter(issue: Self.issue, limit: 3))
+        var nextPage = ArticleFilter(issue: Self.issue, limit: 3)
+        nextPage.after = try #require(firstPage.next)
+        #expect(firstPage.items.map(\.placement) == [1, 2, 3])
+        #expect(try store.articlePage(nextPage).items.map(\.placement) == [4])
+        nextPage.issue = "example-valid"
+        let refused = #expect(throws: GalleyError.self) { try store.articlePage(nextPage) }
+        #expect(refused?.id == .usage && refused?.message.contains("another issue's listing") == true, "\(String(describing: refused))")
         // One at a time (`galley articles`): the body's own error ends it, passed on as it is.
         struct Enough: Error {}
         var taken: [Int] = []

@@ -34,6 +34,16 @@ package struct ArticleCursor {
         return (byDate ? "d." : "i.") + base64
     }
 
+    /// The usage error for a cursor that another listing gave (a malformed one, another order's).
+    package static let notThisListing = GalleyError("`cursor` is not one this listing gave", id: .usage,
+                                                    hint: "Use the Link rel=\"next\" address as given, with the same order.")
+
+    /// The usage error for a cursor of another issue's listing given to issue `appleID`'s.
+    package static func otherIssue(_ appleID: String) -> GalleyError {
+        GalleyError("`cursor` is not one this listing gave: it is from another issue's listing, not \(appleID)'s", id: .usage,
+                    hint: "Use the Link rel=\"next\" address of this issue's listing as given.")
+    }
+
     /// A cursor this listing gave, or nil for anything else (never a crash on a forged one).
     package init?(encoded: String) {
         guard encoded.utf8.count <= 2048 else { return nil }

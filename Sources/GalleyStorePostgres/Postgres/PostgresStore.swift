@@ -229,12 +229,17 @@ public final class PostgresStore: IssueStore {
 
     /// The row id of the issue with this global id or apple_id (an unknown id is an error), so
     /// that listings of one issue filter on the article's indexed `issue_id`.
-    func issueRowID(_ id: String, _ connection: PostgresConnection) throws -> Int64 {
+    func issueRowID(_ id: String, _ connection: PostgresConnection) throws -> Int64 { try issueKey(id, connection).row }
+
+    /// The row id and apple_id of an issue by either id.
+    func issueKey(_ id: String, _ connection: PostgresConnection) throws -> (row: Int64, appleID: String) {
         // The lowest of the (at most two) rows, taken here: `ORDER BY id LIMIT 1` walks the
         // primary key instead of seeking the two unique indexes.
-        let ids = try connection.rows("SELECT id FROM issue WHERE global_id = \(id) OR apple_id = \(id)", logger).map { try $0.int("id") }
-        guard let rowID = ids.min() else { throw notFound(issue: id) }
-        return rowID
+        let keys = try connection.rows("SELECT id, apple_id FROM issue WHERE global_id = \(id) OR apple_id = \(id)", logger).map {
+            (row: try $0.int("id"), appleID: try $0.string("apple_id"))
+        }
+        guard let first = keys.min(by: { $0.row < $1.row }) else { throw notFound(issue: id) }
+        return first
     }
 
     /// The issue, then its articles through the listing's server-side cursor, in one snapshot.
@@ -299,8 +304,9 @@ public final class PostgresStore: IssueStore {
         var query = PostgresFilter()
         // One issue's articles in placement order are its `article_listing` index's order: the
         // issue's own keys are the same on every row, so a page reads only the page.
-        let inPlacementOrder = filter.issue != nil && !filter.byDate
-        if let issue = filter.issue { query.add("a.issue_id = \(query.bind(try issueRowID(issue, connection)))") }
+        let issueKey = try filter.issue.map { try self.issueKey($0, connection) }
+        let inPlacementOrder = issueKey != nil && !filter.byDate
+        if let issueKey { query.add("a.issue_id = \(query.bind(issueKey.row))") }
         if let type = filter.type { query.add("a.type = \(query.bind(type))") }
         if let excluded = filter.excludeType { query.add("a.type <> \(query.bind(excluded))") }
         if filter.featured { query.add("a.featured") }
@@ -312,24 +318,23 @@ public final class PostgresStore: IssueStore {
         let key = filter.byDate ? "coalesce(a.date_ms, -9223372036854775807)" : "coalesce(i.publish_day, '')"
         if let after = filter.after {
             guard let cursor = ArticleCursor(encoded: after), cursor.byDate == filter.byDate else {
-                throw GalleyError("`cursor` is not one this listing gave", id: .usage,
-                                  hint: "Use the Link rel=\"next\" address as given, with the same order.")
+                throw ArticleCursor.notThisListing
             }
             let value: String
             switch cursor.key {
             case .number(let number) where filter.byDate: value = query.bind(number)
             case .text(let text) where !filter.byDate: value = query.bind(text)
             default:
-                throw GalleyError("`cursor` is not one this listing gave", id: .usage,
-                                  hint: "Use the Link rel=\"next\" address as given, with the same order.")
+                throw ArticleCursor.notThisListing
             }
-            let apple = query.bind(cursor.appleID)
-            let placement = query.bind(cursor.placement)
-            if inPlacementOrder {
-                // A cursor of this issue's listing names this issue (the general test, the
-                // issue's keys being equal on both sides).
-                query.add("i.apple_id = \(apple) AND \(key) = \(value) AND a.placement > \(placement)")
+            if inPlacementOrder, let issueKey {
+                // A cursor of this issue's listing names this issue (then this is the general
+                // test, the issue's keys being equal on both sides).
+                guard cursor.appleID == issueKey.appleID else { throw ArticleCursor.otherIssue(issueKey.appleID) }
+                query.add("\(key) = \(value) AND a.placement > \(query.bind(cursor.placement))")
             } else {
+                let apple = query.bind(cursor.appleID)
+                let placement = query.bind(cursor.placement)
                 query.add("(\(key) < \(value) OR (\(key) = \(value) AND (i.apple_id > \(apple) OR (i.apple_id = \(apple) AND a.placement > \(placement)))))")
             }
         }

@@ -9,11 +9,16 @@ import GalleyKit
 extension SQLiteStore {
     /// The row id of the issue with this global id or apple_id (an unknown id is an error), so
     /// that listings of one issue seek their rows by `issueId`.
-    func issueRowID(_ id: String, _ db: Database) throws -> Int64 {
+    func issueRowID(_ id: String, _ db: Database) throws -> Int64 { try issueKey(id, db).row }
+
+    /// The row id and apple_id of an issue by either id.
+    func issueKey(_ id: String, _ db: Database) throws -> (row: Int64, appleID: String) {
         // The lowest of the (at most two) rows, taken here: `ORDER BY id` would sort them.
-        let ids = try Int64.fetchAll(db, sql: "SELECT id FROM issue WHERE globalID = ? OR appleID = ?", arguments: [id, id])
-        guard let rowID = ids.min() else { throw StoreLookup.noIssue(id, store: root.path) }
-        return rowID
+        let rows = try Row.fetchAll(db, sql: "SELECT id, appleID FROM issue WHERE globalID = ? OR appleID = ?", arguments: [id, id])
+        guard let first = rows.min(by: { ($0["id"] as Int64) < ($1["id"] as Int64) }) else {
+            throw StoreLookup.noIssue(id, store: root.path)
+        }
+        return (first["id"], first["appleID"])
     }
 
     /// The row id of an article by global id; with several issues holding that id, `issue` decides.

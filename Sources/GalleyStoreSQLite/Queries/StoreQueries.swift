@@ -93,10 +93,10 @@ extension SQLiteStore {
     private func articleQuery(_ filter: ArticleFilter, extra: Int, _ db: Database) throws -> (String, StatementArguments) {
         // One issue's articles in placement order are its `articleListing` index's order: the
         // issue's own keys are the same on every row, so a page reads only the page.
-        let issueRow = try filter.issue.map { try issueRowID($0, db) }
-        let inPlacementOrder = issueRow != nil && !filter.byDate
+        let issueKey = try filter.issue.map { try self.issueKey($0, db) }
+        let inPlacementOrder = issueKey != nil && !filter.byDate
         var query = SQLFilter()
-        if let issueRow { query.add("a.issueId = ?", [issueRow]) }
+        if let issueKey { query.add("a.issueId = ?", [issueKey.row]) }
         if let type = filter.type { query.add("a.type = ?", [type]) }
         if let excluded = filter.excludeType { query.add("a.type <> ?", [excluded]) }
         // An equality, so that `articleFeatured` seeks it.
@@ -112,13 +112,13 @@ extension SQLiteStore {
         let key = ArticleCursor.keySQL(byDate: filter.byDate)
         if let after = filter.after {
             guard let cursor = ArticleCursor(encoded: after), cursor.byDate == filter.byDate else {
-                throw GalleyError("`cursor` is not one this listing gave", id: .usage,
-                                  hint: "Use the Link rel=\"next\" address as given, with the same order.")
+                throw ArticleCursor.notThisListing
             }
-            if inPlacementOrder {
-                // A cursor of this issue's listing names this issue (the same test as the
-                // general one's, the issue's keys being equal on both sides).
-                query.add("i.appleID = ? AND \(key) = ? AND a.placement > ?", [cursor.appleID, cursor.key.databaseValue, cursor.placement])
+            if inPlacementOrder, let issueKey {
+                // A cursor of this issue's listing names this issue (then this is the general
+                // test, the issue's keys being equal on both sides).
+                guard cursor.appleID == issueKey.appleID else { throw ArticleCursor.otherIssue(issueKey.appleID) }
+                query.add("\(key) = ? AND a.placement > ?", [cursor.key.databaseValue, cursor.placement])
             } else {
                 query.add("(\(key) < ? OR (\(key) = ? AND (i.appleID > ? OR (i.appleID = ? AND a.placement > ?))))",
                           [cursor.key.databaseValue, cursor.key.databaseValue, cursor.appleID, cursor.appleID, cursor.placement])
