@@ -96,6 +96,7 @@ public final class SQLiteStore: IssueStore {
             configuration.maximumReaderCount = 2
             configuration.prepareDatabase { db in
                 SearchText.register(db)
+                SearchRank.register(db)
                 if let statements { db.trace(options: .statement) { statements($0.expandedDescription) } }
             }
             let pool = try DatabasePool(path: path, configuration: configuration)
@@ -131,7 +132,10 @@ public final class SQLiteStore: IssueStore {
     private static func writingConfiguration() -> Configuration {
         var configuration = Configuration()
         configuration.busyMode = .timeout(60)
-        configuration.prepareDatabase { db in SearchText.register(db) }
+        configuration.prepareDatabase { db in
+            SearchText.register(db)
+            SearchRank.register(db)
+        }
         return configuration
     }
 

@@ -239,6 +239,45 @@ import Testing
         #expect(Set(titles(try SQLiteStore(at: store, access: .read).search("zeta"))) == ["Many", "One"])
     }
 
+    /// `galley_rank` with every phrase counted exactly is FTS5's bm25(), score for score (so
+    /// the ranking is bm25's); past `SearchRank.countLimit` matches a count is estimated from
+    /// where the limit-th newest match lies.
+    @Test func theRankIsBM25WithThePhrasesCountsGiven() throws {
+        let store = try temporaryFolder().appending(path: "store")
+        try importIssue("org.example.a", [
+            Article(title: "Harbour lights", body: "The harbour at night, and the ferry."),
+            Article(title: "Ferry", body: "A ferry crosses the harbour; the harbour master waves.", keywords: ["harbour"]),
+            Article(title: "Night shift", body: "At night the harbour is quiet. Lights at the harbour mouth."),
+            Article(title: "Elsewhere", body: "Nothing of that here."),
+        ], into: store)
+        let reader = try SQLiteStore(at: store, access: .read)
+        for text in ["harbour", "harbour night", "\"the harbour\" ferry", "harb"] {
+            try reader.database.read { db in
+                let (pattern, phrases) = try #require(try SQLiteStore.searchQuery(text, db))
+                let counts = try SearchRank.counts(phrases, db)
+                let rows = try Row.fetchAll(db, sql: """
+                    SELECT bm25(articleSearch, 10.0, 5.0, 5.0, 1.0) AS bm25,
+                        galley_rank(articleSearch, 10.0, 5.0, 5.0, 1.0\(String(repeating: ", ?", count: counts.count))) AS rank
+                    FROM articleSearch WHERE articleSearch MATCH ?
+                    """, arguments: StatementArguments(counts) + [pattern])
+                #expect(!rows.isEmpty, "\(text)")
+                for row in rows { #expect((row["rank"] as Double) == (row["bm25"] as Double), "\(text): \(row)") }
+            }
+        }
+        // Past the limit: the newest `countLimit` matches span a share of the article ids, and
+        // the count is the limit over that share.
+        let many = try temporaryFolder().appending(path: "many")
+        try importIssue("org.example.many", (0..<400).map {
+            Article(title: "Piece \($0)", body: $0 % 2 == 0 ? "common word" : "other text")
+        }, into: many)
+        let manyReader = try SQLiteStore(at: many, access: .read)
+        let counted = try manyReader.database.read { db in
+            try SearchRank.counts(["\"common\"", "\"piece\"", "\"other\""], limit: 50, db)
+        }
+        #expect(abs(counted[0] - 200) < 4 && counted[1] == 400 && abs(counted[2] - 200) < 4, "\(counted)")
+        #expect(try manyReader.database.read { db in try SearchRank.counts(["\"common\""], db) } == [200])
+    }
+
     @Test(arguments: Backend.allCases)
     func overTheRankLimitOnlyTheMostRecentlyImportedMatchesAreRanked(backend: Backend) throws {
         let (store, reader) = try stores(backend)

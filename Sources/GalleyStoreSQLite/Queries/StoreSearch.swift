@@ -12,7 +12,7 @@ extension SQLiteStore {
 
     /// Full-text search over titles, deks, keywords and body text (FTS5): every word must match,
     /// as a word prefix, and every quoted phrase as those words in a row; ranked by BM25 (title
-    /// 10, dek 5, keywords 5, body 1), with a one-line snippet and the matched words' offsets.
+    /// 10, dek 5, keywords 5, body 1; `SearchRank`), with a one-line snippet and the matched words' offsets.
     ///
     /// The work is bounded so a broad query costs about what a narrow one does: each word is
     /// expanded to the index's own terms (FTS5 prefix queries build a merged doclist on every
@@ -21,7 +21,7 @@ extension SQLiteStore {
     public func search(_ text: String, options: SearchOptions = SearchOptions()) throws -> SearchResults {
         try database.read { db in
             let issueID = try options.issue.map { try issueSummary($0, db).globalID }
-            guard options.limit > 0, let pattern = try Self.searchPattern(text, db) else {
+            guard options.limit > 0, let (pattern, phrases) = try Self.searchQuery(text, db) else {
                 return SearchResults(articles: [], rankedOnlyMostRecent: nil)
             }
             // Matches are read between two rowids: all of them, or an issue's articles, which one
@@ -58,11 +58,15 @@ extension SQLiteStore {
                 }
             }
 
+            // BM25 with each phrase's article count given (`SearchRank`): bm25() would count
+            // every match of every phrase in the store first.
+            let counts = try SearchRank.counts(phrases, db)
             let best = try Int64.fetchAll(db, sql: """
                 SELECT articleSearch.rowid FROM articleSearch\(onlyIssue.join)
                 WHERE articleSearch MATCH ? AND articleSearch.rowid BETWEEN ? AND ?\(onlyIssue.filter)
-                ORDER BY bm25(articleSearch, 10.0, 5.0, 5.0, 1.0), articleSearch.rowid LIMIT ?
-                """, arguments: [pattern, lower, upper] + onlyIssue.arguments + [options.limit])
+                ORDER BY \(SearchRank.name)(articleSearch, 10.0, 5.0, 5.0, 1.0\(String(repeating: ", ?", count: counts.count))),
+                    articleSearch.rowid LIMIT ?
+                """, arguments: [pattern, lower, upper] + onlyIssue.arguments + StatementArguments(counts) + [options.limit])
 
             guard let first = best.min(), let last = best.max() else {
                 return SearchResults(articles: [], rankedOnlyMostRecent: ranked)
@@ -106,7 +110,11 @@ extension SQLiteStore {
     /// match as a phrase: those exact words, in that order. Nil when a word matches no term at
     /// all (nothing can match) or there are no words. Terms are quoted, so words such as `NOT`
     /// are searched, not parsed. The text is normalised as the index is (SearchText).
-    static func searchPattern(_ text: String, _ db: Database) throws -> String? {
+    static func searchPattern(_ text: String, _ db: Database) throws -> String? { try searchQuery(text, db)?.pattern }
+
+    /// `searchPattern`, with each of its FTS5 phrases on its own, in the order FTS5 numbers
+    /// them (left to right), for `SearchRank.counts`.
+    static func searchQuery(_ text: String, _ db: Database) throws -> (pattern: String, phrases: [String])? {
         let tokenizer = try db.makeTokenizer(SearchText.tokenizer)
         func tokens(_ part: String) throws -> [String] {
             try tokenizer.tokenize(query: SearchText.field(part)).filter { !$0.flags.contains(.colocated) }.map(\.token)
@@ -128,6 +136,7 @@ extension SQLiteStore {
             SELECT term FROM articleSearchTerms WHERE term >= ? AND term <= ? LIMIT 1
             """)
         var groups: [String] = []
+        var each: [String] = []
         for word in Set(words).sorted() {
             // U+10FFFF sorts after every character a term can continue with (terms compare as UTF-8
             // bytes); U+0001 after the term itself, since tokens never hold control characters.
@@ -142,16 +151,20 @@ extension SQLiteStore {
             if found.isEmpty { return nil }
             if found.count > prefixExpansionLimit {
                 groups.append(quoted(word) + "*")
+                each.append(quoted(word) + "*")
             } else if found.count == 1 {
                 groups.append(quoted(found[0]))
+                each.append(quoted(found[0]))
             } else {
                 groups.append("(" + found.map(quoted).joined(separator: " OR ") + ")")
+                each += found.map(quoted)
             }
         }
         for phrase in phrases {
             groups.append(phrase.map(quoted).joined(separator: " + "))
+            each.append(phrase.map(quoted).joined(separator: " + "))
         }
-        return groups.joined(separator: " AND ")
+        return (groups.joined(separator: " AND "), each)
     }
 
     private static func quoted(_ term: String) -> String {
