@@ -44,23 +44,31 @@ extension SQLiteStore {
             }
 
             var ranked: Int?
+            var matched: Int?
             if let rankLimit = options.rankLimit, rankLimit > 0 {
                 // More matches than the limit when there is one after the limit-th newest: rank
-                // from the limit-th newest on.
+                // from the limit-th newest on. The newest ids themselves, not only that one: a
+                // search that matches nothing ends here, and one of fewer matches knows how many.
                 let newest = try Int64.fetchAll(db, sql: """
                     SELECT articleSearch.rowid FROM articleSearch
                     WHERE articleSearch MATCH ? AND articleSearch.rowid BETWEEN ? AND ?
-                    ORDER BY articleSearch.rowid DESC LIMIT 2 OFFSET ?
-                    """, arguments: [pattern, lower, upper, rankLimit - 1])
-                if newest.count == 2 {
-                    lower = max(lower, newest[0])
+                    ORDER BY articleSearch.rowid DESC LIMIT ?
+                    """, arguments: [pattern, lower, upper, rankLimit + 1])
+                if newest.isEmpty { return SearchResults(articles: [], rankedOnlyMostRecent: nil) }
+                if newest.count > rankLimit {
+                    lower = max(lower, newest[rankLimit - 1])
                     ranked = rankLimit
+                } else if issueID == nil {
+                    matched = newest.count
                 }
             }
 
             // BM25 with each phrase's article count given (`SearchRank`): bm25() would count
-            // every match of every phrase in the store first.
-            let counts = try SearchRank.counts(phrases, db)
+            // every match of every phrase in the store first. A search of one phrase over the
+            // whole store has just counted its matches (a phrase of common words that seldom
+            // meet is one walk through every article holding them: made once, not twice).
+            let counts = try phrases.count == 1 && phrases[0] == pattern ? matched.map { [Double($0)] } ?? SearchRank.counts(phrases, db)
+                : SearchRank.counts(phrases, db)
             let best = try Int64.fetchAll(db, sql: """
                 SELECT articleSearch.rowid FROM articleSearch\(onlyIssue.join)
                 WHERE articleSearch MATCH ? AND articleSearch.rowid BETWEEN ? AND ?\(onlyIssue.filter)
