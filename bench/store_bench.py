@@ -165,9 +165,10 @@ SERVE_QUERIES = [
 ]
 
 
-def serve_latencies(g, store, requests=200, issue="org.example.store.042"):
+def serve_latencies(g, store, requests=200, issue="org.example.store.042", connections=1, stats=None):
     """p50 and p99 (ms) of each SERVE_QUERIES path through `galley serve --store STORE`, the
-    issue-named ones for `issue`."""
+    issue-named ones for `issue`: `requests` of each, over `connections` keep-alive connections
+    at once. `stats`, a dict, gets serve's peak resident memory (`peak_kb`, VmHWM)."""
     import http.client
     import json as jsonlib
     server = subprocess.Popen([g, "serve", "--store", store, "--port", "0", "--json", "-q"], stdout=subprocess.PIPE,
@@ -194,16 +195,41 @@ def serve_latencies(g, store, requests=200, issue="org.example.store.042"):
 
         article = jsonlib.loads(get(f"/issues/{issue}/articles?limit=1"))["items"][0]["global_id"]
         results = []
+        if connections > 1:
+            from concurrent.futures import ThreadPoolExecutor
+            import threading
+            local = threading.local()
+
+            def timed(url):
+                if not hasattr(local, "connection"):
+                    local.connection = http.client.HTTPConnection("127.0.0.1", port)
+                start = time.perf_counter()
+                local.connection.request("GET", url)
+                response = local.connection.getresponse()
+                body = response.read()
+                if response.status != 200:
+                    raise RuntimeError(f"{url}: {response.status} {body[:200]!r}")
+                return (time.perf_counter() - start) * 1000
+            pool = ThreadPoolExecutor(max_workers=connections)
         for path, label in SERVE_QUERIES:
             path = path.replace("{article}", article).replace("org.example.store.042", issue)
-            times = []
-            for n in range(requests):
-                # A new URL each time: the server's kept answers never serve it.
-                start = time.perf_counter()
-                get(path + ("&" if "?" in path else "?") + f"bench={n}")
-                times.append((time.perf_counter() - start) * 1000)
+            # A new URL each time: the server's kept answers never serve it.
+            urls = [path + ("&" if "?" in path else "?") + f"bench={n}" for n in range(requests)]
+            if connections > 1:
+                times = list(pool.map(timed, urls))
+            else:
+                times = []
+                for url in urls:
+                    start = time.perf_counter()
+                    get(url)
+                    times.append((time.perf_counter() - start) * 1000)
             times.sort()
             results.append((label, statistics.median(times), times[int(len(times) * 0.99) - 1]))
+        if connections > 1:
+            pool.shutdown()
+        if stats is not None:
+            with open(f"/proc/{server.pid}/status") as status:
+                stats["peak_kb"] = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
         return results
     finally:
         server.terminate()
