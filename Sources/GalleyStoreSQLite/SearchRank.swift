@@ -5,12 +5,12 @@ import GRDBSQLite
 /// The search's ranking: FTS5's own BM25 (k1 1.2, b 0.75, the same column weights), except
 /// for where each phrase's document count comes from. FTS5's `bm25()` counts the rows that
 /// hold each phrase by walking that phrase's whole doclist on every query, so a search with one
-/// common word cost what listing every article holding it does, whatever the page: 114 ms of
-/// a 115 ms search for "harbour" at 3 million articles (`bench/capacity_bench.py`), 488 ms for
-/// a phrase. `galley_rank(articleSearch, w1, w2, w3, w4, n1, n2, …)` takes the counts as
-/// arguments instead, from `SearchRank.counts`, which counts at most `countLimit` matches of
-/// each phrase and estimates past that. With every phrase under the limit the scores are
-/// bm25()'s, to the last bit (`SearchRankTests`).
+/// common word cost what listing every article holding it does, whatever the page (114 ms of
+/// ranking for a word in all 3 million articles of a store grown by `bench/grow_store.py`).
+/// `galley_rank(articleSearch, w1, w2, w3, w4, n1, n2, …)` takes the counts as arguments
+/// instead, from `SearchRank.counts`, which counts at most `countLimit` matches of each phrase
+/// and estimates past that. With every phrase under the limit the scores are bm25()'s, to the
+/// last bit (`StoreSearchTests.theRankIsBM25WithThePhrasesCountsGiven`).
 enum SearchRank {
     static let name = "galley_rank"
 
@@ -28,19 +28,24 @@ enum SearchRank {
     /// limit scaled by the share of the article ids those newest `limit` matches span
     /// (ids are given in import order, so matches spread over them about as over time).
     static func counts(_ phrases: [String], limit: Int = countLimit, _ db: Database) throws -> [Double] {
-        // Two subqueries: SQLite seeks an end of the rowid for a lone min() or max() only,
-        // and reads every row for both in one SELECT.
-        guard let span = try Row.fetchOne(db, sql: "SELECT (SELECT min(id) FROM article) AS low, (SELECT max(id) FROM article) AS high"),
-              let low: Int64 = span["low"], let high: Int64 = span["high"] else { return phrases.map { _ in 0 } }
         let count = try db.cachedStatement(sql: """
             SELECT count(*) AS n, min(rowid) AS oldest FROM (SELECT rowid FROM articleSearch WHERE articleSearch MATCH ?
             ORDER BY rowid DESC LIMIT ?)
             """)
+        // The ids' span, read only for a phrase past the limit. Two subqueries: SQLite seeks an
+        // end of the rowid for a lone min() or max() only, and reads every row for both in one.
+        var span: (low: Int64, high: Int64)?
         return try phrases.map { phrase in
             guard let row = try Row.fetchOne(count, arguments: [phrase, limit]) else { return 0 }
             let n: Int = row["n"]
             guard n >= limit, let oldest: Int64 = row["oldest"] else { return Double(n) }
-            return Double(limit) * Double(high - low + 1) / Double(max(1, high - oldest + 1))
+            if span == nil, let ends = try Row.fetchOne(db, sql: """
+                SELECT (SELECT min(id) FROM article) AS low, (SELECT max(id) FROM article) AS high
+                """), let low: Int64 = ends["low"], let high: Int64 = ends["high"] {
+                span = (low, high)
+            }
+            guard let span else { return Double(n) }
+            return Double(limit) * Double(span.high - span.low + 1) / Double(max(1, span.high - oldest + 1))
         }
     }
 

@@ -100,6 +100,7 @@ public final class PostgresStore: IssueStore {
         }
     }
 
+    /// `body` in one transaction: rolled back when it throws, committed when it returns.
     ///
     /// A COMMIT that fails may have committed all the same: the server can write it and die
     /// (or the connection drop) before the answer arrives. `ifCommitUnsure` runs then, so a

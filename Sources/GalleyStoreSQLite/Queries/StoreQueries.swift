@@ -143,7 +143,7 @@ extension SQLiteStore {
     public func delete(_ id: String) throws -> StoredIssue {
         try withWriterLock {
             let issue = try issueSummary(id)
-            _ = try writer()
+            _ = try writer() // makes the store's folders, `staging/` among them, for the mark
             let unmark = try markWriting()
             defer { unmark() }
             let removed = try write { db -> IssueRow? in

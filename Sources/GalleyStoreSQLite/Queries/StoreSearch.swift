@@ -67,8 +67,12 @@ extension SQLiteStore {
             // every match of every phrase in the store first. A search of one phrase over the
             // whole store has just counted its matches (a phrase of common words that seldom
             // meet is one walk through every article holding them: made once, not twice).
-            let counts = try phrases.count == 1 && phrases[0] == pattern ? matched.map { [Double($0)] } ?? SearchRank.counts(phrases, db)
-                : SearchRank.counts(phrases, db)
+            let counts: [Double]
+            if phrases == [pattern], let matched {
+                counts = [Double(matched)]
+            } else {
+                counts = try SearchRank.counts(phrases, db)
+            }
             let best = try Int64.fetchAll(db, sql: """
                 SELECT articleSearch.rowid FROM articleSearch\(onlyIssue.join)
                 WHERE articleSearch MATCH ? AND articleSearch.rowid BETWEEN ? AND ?\(onlyIssue.filter)
