@@ -141,7 +141,8 @@ def main():
                 worst = big[label][1] / small[label][1]
                 serve_goal = label.startswith("serve ") or label.startswith("serve, ")
                 met = ratio <= 2.0 and (not serve_goal or big[label][1] < 20)
-                print(f"  {label:>36}: {small[label][0]:7.1f} -> {big[label][0]:7.1f} ms (p99 {big[label][1]:6.1f}), "
+                unit = "MB" if "(MB)" in label else "ms"
+                print(f"  {label:>36}: {small[label][0]:7.1f} -> {big[label][0]:7.1f} {unit} (p99 {big[label][1]:6.1f}), "
                       f"{ratio:.2f}x")
                 rows.append({"job": f"{label}, {backend}", "peer": "the same at 100 issues",
                              "size": f"{args.issues:,} issues ({args.issues * 300:,} articles)",

@@ -183,50 +183,34 @@ def serve_latencies(g, store, requests=200, issue="org.example.store.042", conne
             if line.startswith("}"):
                 break
         port = jsonlib.loads(text)["port"]
-        connection = http.client.HTTPConnection("127.0.0.1", port)
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+        local = threading.local()  # one keep-alive connection per thread
 
         def get(path):
-            connection.request("GET", path)
-            response = connection.getresponse()
+            if not hasattr(local, "connection"):
+                local.connection = http.client.HTTPConnection("127.0.0.1", port)
+            local.connection.request("GET", path)
+            response = local.connection.getresponse()
             body = response.read()
             if response.status != 200:
                 raise RuntimeError(f"{path}: {response.status} {body[:200]!r}")
             return body
 
+        def timed(path):
+            start = time.perf_counter()
+            get(path)
+            return (time.perf_counter() - start) * 1000
+
         article = jsonlib.loads(get(f"/issues/{issue}/articles?limit=1"))["items"][0]["global_id"]
         results = []
-        if connections > 1:
-            from concurrent.futures import ThreadPoolExecutor
-            import threading
-            local = threading.local()
-
-            def timed(url):
-                if not hasattr(local, "connection"):
-                    local.connection = http.client.HTTPConnection("127.0.0.1", port)
-                start = time.perf_counter()
-                local.connection.request("GET", url)
-                response = local.connection.getresponse()
-                body = response.read()
-                if response.status != 200:
-                    raise RuntimeError(f"{url}: {response.status} {body[:200]!r}")
-                return (time.perf_counter() - start) * 1000
-            pool = ThreadPoolExecutor(max_workers=connections)
-        for path, label in SERVE_QUERIES:
-            path = path.replace("{article}", article).replace("org.example.store.042", issue)
-            # A new URL each time: the server's kept answers never serve it.
-            urls = [path + ("&" if "?" in path else "?") + f"bench={n}" for n in range(requests)]
-            if connections > 1:
-                times = list(pool.map(timed, urls))
-            else:
-                times = []
-                for url in urls:
-                    start = time.perf_counter()
-                    get(url)
-                    times.append((time.perf_counter() - start) * 1000)
-            times.sort()
-            results.append((label, statistics.median(times), times[int(len(times) * 0.99) - 1]))
-        if connections > 1:
-            pool.shutdown()
+        with ThreadPoolExecutor(max_workers=connections) as pool:
+            for path, label in SERVE_QUERIES:
+                path = path.replace("{article}", article).replace("org.example.store.042", issue)
+                # A new URL each time: the server's kept answers never serve it.
+                urls = [path + ("&" if "?" in path else "?") + f"bench={n}" for n in range(requests)]
+                times = sorted(pool.map(timed, urls) if connections > 1 else map(timed, urls))
+                results.append((label, statistics.median(times), times[int(len(times) * 0.99) - 1]))
         if stats is not None:
             with open(f"/proc/{server.pid}/status") as status:
                 stats["peak_kb"] = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
