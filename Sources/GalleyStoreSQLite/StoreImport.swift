@@ -5,7 +5,7 @@ import GalleyStore
 import GalleyFormats
 import GalleyKit
 
-extension SQLiteStore {
+extension SQLiteStore: ImportTarget {
     /// Imports one zip: validate's checks on the central directory first (`ImportJob.open`: any
     /// error refuses it before the store is touched), then latest.json's checks beside the one
     /// streaming pass that inflates every file into a staging folder while the rest of
@@ -21,45 +21,18 @@ extension SQLiteStore {
     /// (or a newer version) under the zip's folder name, so that a re-import that changes
     /// nothing extracts nothing.
     public func importZip(_ job: ImportJob) throws -> ImportResult {
-        guard try extractsBeside(job) else {
-            let passed = try job.checkHead()
-            var result = try withWriterLock {
-                try importValidated(job.path, passed, force: job.force, progress: job.progress)
-            }
-            result.warnings = passed.warnings + result.warnings
-            return result
-        }
-        var result = try importBeside(job.path, force: job.force, opened: job.opened, progress: job.progress,
-                                      rowsBeside: Self.writesRowsBeside(job.opened))
-        result.warnings = job.warnings + result.warnings
-        return result
+        try job.run(into: self)
     }
 
-    /// The import once the gate passed, under the writer lock. Its result's warnings are the
-    /// content pass's (the caller adds the gate's).
-    private func importValidated(
-        _ path: String, _ passed: ImportGate.Passed, force: Bool, progress: ((Int64, Int64) -> Void)?
-    ) throws -> ImportResult {
-        // 1. Versions, from the fields the gate read. A zip that would change nothing (or roll
-        // the issue back) is still checked whole, as `galley validate` would, but not extracted.
-        let issue = passed.issue
-        let (existing, stored) = try storedIssue(issue)
-        var status = ImportResult.Status.imported
-        switch try ImportVersions.decide(stored, passed, path: path, force: force, progress: progress) {
-        case .add: break
-        case .replace: status = .replaced
-        case .unchanged(let warnings):
-            guard let existing else { break }
-            return try unchanged(existing, issue: issue, path: path, files: passed.fileCount, warnings: warnings)
-        }
+    package func checksBeside(_ job: ImportJob) throws -> Bool { try extractsBeside(job) }
 
-        // 2. One pass: every file inflated into staging, hashed and checked as it passes, while a
-        // second thread keeps a copy of the zip for the package feed. Neither touches the
-        // database or `packages/`: a zip the pass refuses leaves the store as it was.
-        let pass = try ImportPass.run(path, passed, stagingFolder: stagingFolder, root: root, progress: progress)
-        defer { pass.cleanUp() }
-        return try commit(pass, issue: issue, contentDigest: passed.contentDigest, withheld: ImportPass.withheldReason(passed.warnings),
-                          replacing: existing, status: status, path: path)
+    package func withImportSession<T>(_ job: ImportJob, _ body: (SQLiteImport) throws -> T) throws -> T {
+        try withWriterLock {
+            let session = SQLiteImport(self, rowsBeside: Self.writesRowsBeside(job.opened))
+            // Whatever ends the import before the commit rolls back the rows written beside it.
+            defer { session.rows?.abandon() }
+            return try body(session)
+        }
     }
 
     /// Whether the articles' rows of `opened` go beside the pass, as its policy says.
@@ -71,53 +44,29 @@ extension SQLiteStore {
         }
     }
 
-    private func importBeside(
-        _ path: String, force: Bool, opened: ImportGate.Opened, progress: ((Int64, Int64) -> Void)?, rowsBeside: Bool
-    ) throws -> ImportResult {
-        try withWriterLock { () throws -> ImportResult in
-            // The articles' rows go into a transaction while the pass runs, when that pays;
-            // whatever ends the import before the commit rolls it back.
-            let rows = rowsBeside ? BesideRows(self) : nil
-            defer { rows?.abandon() }
-            let (pass, issue) = try ImportPass.run(path, opened, stagingFolder: stagingFolder, root: root, progress: progress,
-                                                   articles: rows?.observer, ledger: rows?.files ?? ImportPass.FileLedger())
-            rows?.articlesEnded()
-            defer { pass.cleanUp() }
-            let (existing, stored) = try storedIssue(issue)
-            // The checks all ran in the pass.
-            var status = ImportResult.Status.imported
-            switch try ImportVersions.decide(stored, issue: issue, contentDigest: opened.facts.contentDigest, path: path, force: force, checked: { [] }) {
-            case .add: break
-            case .replace: status = .replaced
-            case .unchanged:
-                guard let existing else { break }
-                return try unchanged(existing, issue: issue, path: path, files: opened.facts.fileCount, warnings: pass.warnings)
-            }
-            return try commit(pass, issue: issue, contentDigest: opened.facts.contentDigest, withheld: ImportPass.withheldReason(pass.warnings),
-                              replacing: existing, status: status, path: path, rows: rows)
-        }
-    }
-
     /// The stored issue a zip with these fields would replace (same global id or apple_id), with
     /// its versions as the rule reads them.
-    private func storedIssue(_ issue: IssueRecord) throws -> (row: IssueRow?, versions: ImportVersions.Stored?) {
+    fileprivate func storedIssue(_ issue: IssueRecord) throws -> (held: IssueRow, versions: ImportVersions.Stored)? {
         let row = try database.read { db in
             try IssueRow.filter(IssueRow.Columns.globalID == issue.globalID || IssueRow.Columns.appleID == issue.appleID).fetchOne(db)
         }
-        return (row, row.map {
-            ImportVersions.Stored(appleID: $0.appleID, lastUpdated: $0.lastUpdated, lastUpdatedMS: $0.lastUpdatedMS, contentDigest: $0.contentDigest)
-        })
+        return row.map {
+            ($0, ImportVersions.Stored(appleID: $0.appleID, lastUpdated: $0.lastUpdated, lastUpdatedMS: $0.lastUpdatedMS,
+                                       contentDigest: $0.contentDigest))
+        }
     }
 
     /// What an import that changed nothing answers: the stored issue's counts and package.
-    private func unchanged(_ existing: IssueRow, issue: IssueRecord, path: String, files: Int, warnings: [Diagnostic]) throws -> ImportResult {
-        let counts = try database.read { db in
-            (try ArticleRow.filter(ArticleRow.Columns.issueId == existing.id).fetchCount(db),
-             try AssetRow.filter(AssetRow.Columns.issueId == existing.id).fetchCount(db))
-        }
+    fileprivate func unchanged(_ existing: IssueRow?, issue: IssueRecord, path: String, files: Int, warnings: [Diagnostic]) throws -> ImportResult {
+        let counts = try existing.map { existing in
+            try database.read { db in
+                (try ArticleRow.filter(ArticleRow.Columns.issueId == existing.id).fetchCount(db),
+                 try AssetRow.filter(AssetRow.Columns.issueId == existing.id).fetchCount(db))
+            }
+        } ?? (0, 0)
         return ImportResult(path: path, status: .unchanged, appleID: issue.appleID, globalID: issue.globalID,
                             lastUpdated: DumplingDate.rfc3339(issue.lastUpdated), articles: counts.0, assets: counts.1,
-                            files: files, package: existing.package, warnings: warnings)
+                            files: files, package: existing?.package, warnings: warnings)
     }
 
     /// Whether latest.json is checked beside the pass that extracts the files (else the checks,
@@ -149,10 +98,9 @@ extension SQLiteStore {
     /// to its content-addressed name, the staged folder next to the old one, one transaction
     /// that switches the rows to it, then the old folder and zip removed.
     /// `rows`: the articles' rows written beside the pass, in a transaction this ends.
-    private func commit(
-        _ pass: ImportPass, issue: IssueRecord, contentDigest: String, withheld: String?, replacing existing: IssueRow?,
-        status: ImportResult.Status, path: String, rows: BesideRows? = nil
-    ) throws -> ImportResult {
+    fileprivate func commit(_ job: StagedImport, replacing existing: IssueRow?, rows: BesideRows?) throws -> ImportResult {
+        let (issue, contentDigest, withheld, status, path) = (job.issue, job.contentDigest, job.withheld, job.status, job.path)
+        let pass = job.pass
         let (token, staging, warnings, staged, files) = (pass.token, pass.staging, pass.warnings, pass.kept, pass.files)
 
         // The articles' rows written beside the pass (`BesideRows`), when they are the ones
@@ -318,5 +266,48 @@ extension SQLiteStore {
     /// A date in either of Dumpling's ISO forms, as milliseconds; `nil` for anything else.
     package static func milliseconds(_ text: String) -> Int64? {
         ISODateTime(parsing: text).map(\.millisecondsSinceEpoch)
+    }
+}
+
+/// An import into the folder store under its writer lock (`ImportJob.run(into:)`): the articles'
+/// rows written beside the pass where the job's policy says it pays (`BesideRows`), the commit
+/// by `SQLiteStore.commit`.
+package final class SQLiteImport: ImportSession {
+    private let store: SQLiteStore
+    private let rowsBeside: Bool
+    /// The rows written beside the pass, once the job asked for them.
+    fileprivate private(set) var rows: BesideRows?
+
+    fileprivate init(_ store: SQLiteStore, rowsBeside: Bool) {
+        (self.store, self.rowsBeside) = (store, rowsBeside)
+    }
+
+    package var stagingFolder: URL { store.stagingFolder }
+    package var root: URL { store.root }
+
+    package func observeArticles() -> (observer: Validator.ArticleObserver, files: ImportPass.FileLedger)? {
+        guard rowsBeside else { return nil }
+        let rows = rows ?? BesideRows(store)
+        self.rows = rows
+        return (rows.observer, rows.files)
+    }
+
+    package func articlesEnded() { rows?.articlesEnded() }
+
+    /// A stored issue, as an import replaces it: its row.
+    package struct Held {
+        fileprivate let row: IssueRow
+    }
+
+    package func held(_ issue: IssueRecord) throws -> (held: Held, versions: ImportVersions.Stored)? {
+        try store.storedIssue(issue).map { (Held(row: $0.held), $0.versions) }
+    }
+
+    package func unchanged(_ held: Held?, issue: IssueRecord, path: String, files: Int, warnings: [Diagnostic]) throws -> ImportResult {
+        try store.unchanged(held?.row, issue: issue, path: path, files: files, warnings: warnings)
+    }
+
+    package func commit(_ staged: StagedImport, replacing held: Held?) throws -> ImportResult {
+        try store.commit(staged, replacing: held?.row, rows: rows)
     }
 }

@@ -63,4 +63,25 @@ import Testing
         }
         #expect(try #require(package["GalleyStore"]).isDisjoint(with: ["GalleyStoreSQLite", "GalleyStorePostgres"]))
     }
+
+    /// A backend commits what the import job staged: no backend opens the zip, runs one of
+    /// validate's checks or the pass itself (`ImportJob.run(into:)` does, once, for every store).
+    @Test func backendsOnlyCommitWhatTheImportJobStaged() throws {
+        let calls = ["ImportPass.run(", "checkHead(", "takeCheck(", "takeOpening(", "checkBeside(", "checkContent(",
+                     "ImportVersions.decide("]
+        var read = 0
+        for target in ["GalleyStoreSQLite", "GalleyStorePostgres"] {
+            let folder = Harness.root.appending(path: "Sources/\(target)")
+            let walker = try #require(FileManager.default.enumerator(atPath: folder.path))
+            while let next = walker.nextObject() {
+                guard let relative = next as? String, relative.hasSuffix(".swift") else { continue }
+                let text = try String(contentsOf: folder.appending(path: relative), encoding: .utf8)
+                read += 1
+                for call in calls {
+                    #expect(!text.contains(call), "Sources/\(target)/\(relative) calls \(call)")
+                }
+            }
+        }
+        #expect(read >= 10, "the backends' sources were read")
+    }
 }

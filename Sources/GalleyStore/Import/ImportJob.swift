@@ -4,11 +4,12 @@ import GalleyFormats
 import GalleyKit
 
 /// One zip's import, from the gate to the commit. `open` runs the container checks (a zip they
-/// refuse never opens a store); the store's one entry point, `IssueStore.importZip(_:)`, runs
-/// the rest of validate's checks once (beside the pass that stages the files where the backend
-/// can, else first) and commits what the pass staged. The job owns its input throughout: its
-/// path, its options, and what each check read, handed to the next step once and dropped. A job
-/// runs once; importing the same zip again takes a new job.
+/// refuse never opens a store); `run(into:)`, which each store's `IssueStore.importZip(_:)`
+/// calls, runs the rest of validate's checks once (beside the pass that stages the files where
+/// the store asks for it, else first), decides the versions against what the store holds, and
+/// hands the store what the pass staged to commit. The job owns its input throughout: its path,
+/// its options, and what each check read, handed to the next step once and dropped; a store
+/// never opens the zip. A job runs once; importing the same zip again takes a new job.
 public struct ImportJob {
     /// The zip.
     public let path: String
@@ -79,6 +80,118 @@ public struct ImportJob {
         (path, force, progress, checksFirst) = (job.path, job.force, job.progress, job.checksFirst)
         self.opened = opened
     }
+}
+
+extension ImportJob {
+    /// Runs the job into `target`'s store: latest.json's checks beside the pass or first (as
+    /// `target.checksBeside` says), the version rule on what the store holds, then the pass and
+    /// the store's commit, all but the first checks under the store's writer lock. A zip any
+    /// check or the rule refuses leaves the store as it was (the pass removes what it staged).
+    package func run<Target: ImportTarget>(into target: Target) throws -> ImportResult {
+        guard try target.checksBeside(self) else { return try runChecksFirst(into: target) }
+        var result = try target.withImportSession(self) { session in
+            let beside = session.observeArticles()
+            let (pass, issue) = try ImportPass.run(path, opened, stagingFolder: session.stagingFolder, root: session.root,
+                                                   progress: progress, articles: beside?.observer,
+                                                   ledger: beside?.files ?? ImportPass.FileLedger())
+            session.articlesEnded()
+            defer { pass.cleanUp() }
+            let held = try session.held(issue)
+            // The checks all ran in the pass.
+            let decision = try ImportVersions.decide(held?.versions, issue: issue, contentDigest: opened.facts.contentDigest,
+                                                     path: path, force: force, checked: { [] })
+            guard let status = decision.status else {
+                return try session.unchanged(held?.held, issue: issue, path: path, files: opened.facts.fileCount, warnings: pass.warnings)
+            }
+            return try session.commit(StagedImport(pass: pass, issue: issue, contentDigest: opened.facts.contentDigest,
+                                                   withheld: ImportPass.withheldReason(pass.warnings), status: status, path: path),
+                                      replacing: held?.held)
+        }
+        result.warnings = warnings + result.warnings
+        return result
+    }
+
+    /// latest.json's checks before the lock, then the versions, which refuse an older zip (or
+    /// change nothing) before a file is extracted, then the pass.
+    private func runChecksFirst<Target: ImportTarget>(into target: Target) throws -> ImportResult {
+        let passed = try checkHead()
+        let issue = passed.issue
+        var result = try target.withImportSession(self) { session in
+            let held = try session.held(issue)
+            let decision = try ImportVersions.decide(held?.versions, passed, path: path, force: force, progress: progress)
+            guard let status = decision.status else {
+                return try session.unchanged(held?.held, issue: issue, path: path, files: passed.fileCount, warnings: decision.warnings)
+            }
+            let pass = try ImportPass.run(path, passed, stagingFolder: session.stagingFolder, root: session.root, progress: progress)
+            defer { pass.cleanUp() }
+            return try session.commit(StagedImport(pass: pass, issue: issue, contentDigest: passed.contentDigest,
+                                                   withheld: ImportPass.withheldReason(passed.warnings), status: status, path: path),
+                                      replacing: held?.held)
+        }
+        result.warnings = passed.warnings + result.warnings
+        return result
+    }
+}
+
+/// A store's side of an import (`ImportJob.run(into:)`): which way the job checks, and a session
+/// under the store's writer lock in which the job asks what the store holds and hands it what
+/// it staged.
+package protocol ImportTarget {
+    associatedtype Session: ImportSession
+
+    /// Whether latest.json's checks run beside the pass that extracts the files (else first).
+    /// Asked before the writer lock is taken.
+    func checksBeside(_ job: ImportJob) throws -> Bool
+
+    /// Runs `body` under the store's writer lock.
+    func withImportSession<T>(_ job: ImportJob, _ body: (Session) throws -> T) throws -> T
+}
+
+/// One import under a store's writer lock (`ImportTarget.withImportSession`).
+package protocol ImportSession {
+    /// What the store holds of an issue, as its commit needs it to replace the issue.
+    associatedtype Held
+
+    /// Where the pass stages the files and the kept zip.
+    var stagingFolder: URL { get }
+    /// The store's folder (a zip the store vouched for is linked from there).
+    var root: URL { get }
+
+    /// What the pass hands each article to as latest.json's checks pass it, and the ledger of
+    /// its files, for a store that writes the rows beside the pass (the job asks only when the
+    /// checks run beside it); nil: the store writes them at the commit.
+    func observeArticles() -> (observer: Validator.ArticleObserver, files: ImportPass.FileLedger)?
+    /// Told once the pass has handed over every article.
+    func articlesEnded()
+
+    /// The stored issue a zip with these fields would replace (the same global id or apple_id),
+    /// with its versions as the rule reads them.
+    func held(_ issue: IssueRecord) throws -> (held: Held, versions: ImportVersions.Stored)?
+    /// What an import that changes nothing answers: the held issue's counts and package.
+    func unchanged(_ held: Held?, issue: IssueRecord, path: String, files: Int, warnings: [Diagnostic]) throws -> ImportResult
+    /// Commits what the job staged, replacing `held`. The result's warnings are the pass's.
+    func commit(_ staged: StagedImport, replacing held: Held?) throws -> ImportResult
+}
+
+extension ImportSession {
+    package func observeArticles() -> (observer: Validator.ArticleObserver, files: ImportPass.FileLedger)? { nil }
+    package func articlesEnded() {}
+}
+
+/// What an import job hands its store to commit: what the pass staged and what the checks read.
+package struct StagedImport {
+    /// The staged files and the kept zip (the job removes what the commit did not move on).
+    package let pass: ImportPass
+    /// The issue's own fields, from latest.json.
+    package let issue: IssueRecord
+    /// The zip's content digest (its central directory's entries).
+    package let contentDigest: String
+    /// Why the feed must not serve the zip, or nil (`ImportPass.withheldReason`).
+    package let withheld: String?
+    /// `.imported` or `.replaced`.
+    package let status: ImportResult.Status
+    /// The zip, as the result names it.
+    package let path: String
 }
 
 extension IssueStore {

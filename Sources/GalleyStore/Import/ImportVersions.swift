@@ -31,6 +31,20 @@ package enum ImportVersions {
         /// The same version with the same content: nothing to write; the zip was still checked
         /// whole, as `galley validate` would, and these are its warnings.
         case unchanged(warnings: [Diagnostic])
+
+        /// What the import's result says when it writes: nil when it changes nothing.
+        package var status: ImportResult.Status? {
+            switch self {
+            case .add: .imported
+            case .replace: .replaced
+            case .unchanged: nil
+            }
+        }
+
+        /// The warnings of the checks run for an unchanged zip (none otherwise).
+        package var warnings: [Diagnostic] {
+            if case .unchanged(let warnings) = self { warnings } else { [] }
+        }
     }
 
     /// Decides, and refuses an older zip or the same version with other content. A zip that would

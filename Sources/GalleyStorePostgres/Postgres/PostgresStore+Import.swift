@@ -6,7 +6,7 @@ import GalleyKit
 import Logging
 import PostgresNIO
 
-extension PostgresStore {
+extension PostgresStore: ImportTarget {
     /// Imports an issue zip with the SQLite store's guarantees (`SQLiteStore.importZip`): the
     /// gate on the central directory and latest.json first, then one streaming pass that inflates
     /// every file into `staging/` while validate's content checks run, then every file (and the
@@ -17,66 +17,70 @@ extension PostgresStore {
     ///
     /// Under the writer lock: a second import of the same issue, from any instance, waits for
     /// this one and then compares versions against what it committed (one version wins).
-    /// latest.json's checks run before the pass here (`ImportJob.checkHead`), whatever the job.
+    /// latest.json's checks run before the pass here (`checksBeside` says no), whatever the job.
     public func importZip(_ job: ImportJob) throws -> ImportResult {
-        let passed = try job.checkHead()
-        var result = try writing { connection in
-            try importValidated(job.path, passed, force: job.force, progress: job.progress, connection)
-        }
-        result.warnings = passed.warnings + result.warnings
-        return result
+        try job.run(into: self)
     }
 
-    private func importValidated(
-        _ path: String, _ passed: ImportGate.Passed, force: Bool, progress: ((Int64, Int64) -> Void)?, _ connection: PostgresConnection
-    ) throws -> ImportResult {
-        // 1. Versions.
-        let issue = passed.issue
+    package func checksBeside(_ job: ImportJob) throws -> Bool { false }
+
+    package func withImportSession<T>(_ job: ImportJob, _ body: (PostgresImport) throws -> T) throws -> T {
+        try writing { connection in try body(PostgresImport(store: self, connection: connection)) }
+    }
+
+    /// The stored issue a zip with these fields would replace, with its versions.
+    fileprivate func storedIssue(_ issue: IssueRecord, _ connection: PostgresConnection) throws -> (held: PostgresRandomAccessRow, versions: ImportVersions.Stored)? {
         let existing = try connection.rows("""
             SELECT id, apple_id, last_updated, last_updated_ms, content_digest, package_sha256, package_size, package_version,
                 package_withheld
             FROM issue WHERE global_id = \(issue.globalID) OR apple_id = \(issue.appleID) ORDER BY id LIMIT 1
             """, logger).first
-        let stored = try existing.map {
-            ImportVersions.Stored(appleID: try $0.string("apple_id"), lastUpdated: try $0.string("last_updated"),
-                                  lastUpdatedMS: try $0.optionalInt("last_updated_ms"), contentDigest: try $0.optionalString("content_digest"))
+        return try existing.map {
+            ($0, ImportVersions.Stored(appleID: try $0.string("apple_id"), lastUpdated: try $0.string("last_updated"),
+                                       lastUpdatedMS: try $0.optionalInt("last_updated_ms"),
+                                       contentDigest: try $0.optionalString("content_digest")))
         }
-        var status = ImportResult.Status.imported
-        var replaced: Int64?
-        // The old issue's blobs are noted on the server for after the switch; whatever ends
-        // this import, the note goes with it.
-        defer { if replaced != nil { try? connection.run("DROP TABLE IF EXISTS noted_blobs", logger) } }
-        switch try ImportVersions.decide(stored, passed, path: path, force: force, progress: progress) {
-        case .add: break
-        case .replace:
-            guard let existing else { break }
+    }
+
+    /// What an import that changed nothing answers: the stored issue's counts and package.
+    fileprivate func unchanged(
+        _ existing: PostgresRandomAccessRow?, issue: IssueRecord, path: String, files: Int, warnings: [Diagnostic], _ connection: PostgresConnection
+    ) throws -> ImportResult {
+        var counts: PostgresRandomAccessRow?
+        var package: ImportResult.Package?
+        if let existing {
             let id = try existing.int("id")
-            status = .replaced
-            try noteBlobs(ofIssue: id, connection)
-            replaced = id
-        case .unchanged(let warnings):
-            guard let existing else { break }
-            let id = try existing.int("id")
-            let counts = try connection.rows("""
+            counts = try connection.rows("""
                 SELECT (SELECT count(*) FROM article WHERE issue_id = \(id)) AS articles,
                        (SELECT count(*) FROM asset WHERE issue_id = \(id)) AS assets
                 """, logger).first
-            var package: ImportResult.Package?
             if let sha = try existing.optionalString("package_sha256") {
                 package = ImportResult.Package(sha256: sha, size: try existing.optionalInt("package_size") ?? 0,
                                                version: try existing.optionalInt("package_version") ?? 0,
                                                withheld: try existing.optionalString("package_withheld"))
             }
-            return ImportResult(path: path, status: .unchanged, appleID: issue.appleID, globalID: issue.globalID,
-                                lastUpdated: DumplingDate.rfc3339(issue.lastUpdated),
-                                articles: Int(try counts?.int("articles") ?? 0), assets: Int(try counts?.int("assets") ?? 0),
-                                files: passed.fileCount, package: package, warnings: warnings)
         }
+        return ImportResult(path: path, status: .unchanged, appleID: issue.appleID, globalID: issue.globalID,
+                            lastUpdated: DumplingDate.rfc3339(issue.lastUpdated),
+                            articles: Int(try counts?.int("articles") ?? 0), assets: Int(try counts?.int("assets") ?? 0),
+                            files: files, package: package, warnings: warnings)
+    }
 
-        // 2. One pass into staging, the zip kept alongside; neither touches the database or
-        // the blobs, so a refused zip leaves the store as it was.
-        let pass = try ImportPass.run(path, passed, stagingFolder: blobs.staging, root: blobs.root, progress: progress)
-        defer { pass.cleanUp() }
+    /// What every import does once the job's pass has staged the files: every file at its
+    /// content address, then one transaction that swaps the issue's rows, then the old issue's
+    /// blobs that nothing names any more removed.
+    fileprivate func commit(_ job: StagedImport, replacing existing: PostgresRandomAccessRow?, _ connection: PostgresConnection) throws -> ImportResult {
+        let (issue, status, path) = (job.issue, job.status, job.path)
+        var replaced: Int64?
+        // The old issue's blobs are noted on the server for after the switch; whatever ends
+        // this import, the note goes with it.
+        defer { if replaced != nil { try? connection.run("DROP TABLE IF EXISTS noted_blobs", logger) } }
+        if let existing, status == .replaced {
+            let id = try existing.int("id")
+            try noteBlobs(ofIssue: id, connection)
+            replaced = id
+        }
+        let pass = job.pass
         let (token, staging, warnings, staged, files) = (pass.token, pass.staging, pass.warnings, pass.kept, pass.files)
 
         // 3. Every file at its content address; what this import created goes again if it
@@ -109,14 +113,14 @@ extension PostgresStore {
         // 4. One transaction: the old rows out, the new ones in, the version and revision up.
         var counts = (articles: 0, assets: 0)
         var package = ImportResult.Package(sha256: digest.sha256, size: digest.size, version: 0,
-                                           withheld: ImportPass.withheldReason(passed.warnings))
+                                           withheld: job.withheld)
         try transaction(connection, ifCommitUnsure: { unsure = true }) {
             package.version = try connection.rows("""
                 INSERT INTO package_version (apple_id, version) VALUES (\(issue.appleID), 1)
                 ON CONFLICT (apple_id) DO UPDATE SET version = package_version.version + 1 RETURNING version
                 """, logger).first?.int("version") ?? 1
             if let replaced { try connection.run("DELETE FROM issue WHERE id = \(replaced)", logger) }
-            counts = try insert(issue, contentDigest: passed.contentDigest, package: package, manifest: manifestFile,
+            counts = try insert(issue, contentDigest: job.contentDigest, package: package, manifest: manifestFile,
                                 display: path, files: files, connection)
         }
         committed = true
@@ -322,5 +326,27 @@ private struct AssetBatch {
             ON CONFLICT (issue_id, global_id) DO NOTHING
             RETURNING id
             """, logger).count
+    }
+}
+
+/// An import into the shared store on the writer's connection, under its lock
+/// (`ImportJob.run(into:)`). Its rows are written at the commit.
+package struct PostgresImport: ImportSession {
+    fileprivate let store: PostgresStore
+    fileprivate let connection: PostgresConnection
+
+    package var stagingFolder: URL { store.blobs.staging }
+    package var root: URL { store.blobs.root }
+
+    package func held(_ issue: IssueRecord) throws -> (held: PostgresRandomAccessRow, versions: ImportVersions.Stored)? {
+        try store.storedIssue(issue, connection)
+    }
+
+    package func unchanged(_ held: PostgresRandomAccessRow?, issue: IssueRecord, path: String, files: Int, warnings: [Diagnostic]) throws -> ImportResult {
+        try store.unchanged(held, issue: issue, path: path, files: files, warnings: warnings, connection)
+    }
+
+    package func commit(_ staged: StagedImport, replacing held: PostgresRandomAccessRow?) throws -> ImportResult {
+        try store.commit(staged, replacing: held, connection)
     }
 }
