@@ -132,6 +132,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 // The early answers (Sources/GalleyServe/Revalidation.swift) read HTTP/1's request heads.
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "_NIOFileSystem", package: "swift-nio"),

@@ -84,4 +84,50 @@ import Testing
         }
         #expect(read >= 10, "the backends' sources were read")
     }
+
+    /// Each library's imports are what Package.swift says it depends on: no module imported that
+    /// its target does not declare (it builds today only because another target brought it in),
+    /// and no dependency declared that none of its files imports.
+    @Test func eachTargetImportsWhatItDeclares() throws {
+        let text = try String(contentsOf: Harness.root.appending(path: "Package.swift"), encoding: .utf8)
+        let declaration = try Regex(#"\.(target|executableTarget)\("#)
+        let quoted = try Regex(#"(name: |package: |path: )?"([A-Za-z0-9_/]+)""#)
+        let importLine = try Regex(#"^\s*(?:@[A-Za-z_]+(?:\([^)]*\))?\s+)*(?:package |public |internal )?import\s+([A-Za-z0-9_]+)"#)
+        // The toolchain's own modules, which no target declares.
+        let system: Set = ["Foundation", "FoundationEssentials", "Glibc", "Darwin", "Dispatch", "Synchronization"]
+        var starts = text.ranges(of: try Regex(#"\.(target|executableTarget|systemLibrary|testTarget)\("#)).map(\.lowerBound)
+        starts.append(text.endIndex)
+        var checked = 0
+        for (start, end) in zip(starts, starts.dropFirst()) where text[start..<end].prefixMatch(of: declaration) != nil {
+            var name: String?, path: String?
+            var declared: Set<String> = []
+            for match in text[start..<end].matches(of: quoted) {
+                let label = match.output[1].substring.map(String.init)
+                let value = String(match.output[2].substring ?? "")
+                switch label {
+                case "name: " where name == nil: name = value
+                case "name: ", nil: declared.insert(value)
+                case "path: ": path = value
+                default: break
+                }
+            }
+            let target = try #require(name)
+            let folder = Harness.root.appending(path: path ?? "Sources/\(target)")
+            var imported: Set<String> = []
+            let walker = try #require(FileManager.default.enumerator(atPath: folder.path))
+            while let next = walker.nextObject() {
+                guard let relative = next as? String, relative.hasSuffix(".swift") else { continue }
+                let source = try String(contentsOf: folder.appending(path: relative), encoding: .utf8)
+                for line in source.split(separator: "\n") {
+                    if let match = line.prefixMatch(of: importLine), let module = match.output[1].substring { imported.insert(String(module)) }
+                }
+            }
+            let undeclared = imported.subtracting(declared).subtracting(system)
+            let unused = declared.subtracting(imported)
+            #expect(undeclared.isEmpty, "\(target) imports \(undeclared.sorted()) without declaring it in Package.swift")
+            #expect(unused.isEmpty, "\(target) declares \(unused.sorted()) in Package.swift and no file imports it")
+            checked += 1
+        }
+        #expect(checked >= 14, "the library targets were read")
+    }
 }
