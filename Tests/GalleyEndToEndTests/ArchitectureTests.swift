@@ -130,4 +130,22 @@ import Testing
         }
         #expect(checked >= 14, "the library targets were read")
     }
+
+    /// Test targets mirror the libraries: every file of `Tests/<Library>Tests` imports its
+    /// library (a test of a lower library's type lives with that library).
+    @Test func eachLibrarysTestsImportIt() throws {
+        let tests = Harness.root.appending(path: "Tests")
+        var read = 0
+        for folder in try FileManager.default.contentsOfDirectory(atPath: tests.path) where folder.hasSuffix("Tests") {
+            let library = String(folder.dropLast("Tests".count))
+            guard FileManager.default.fileExists(atPath: Harness.root.appending(path: "Sources/\(library)").path) else { continue }
+            for file in try FileManager.default.contentsOfDirectory(atPath: tests.appending(path: folder).path) where file.hasSuffix(".swift") {
+                let source = try String(contentsOf: tests.appending(path: "\(folder)/\(file)"), encoding: .utf8)
+                let imports = source.split(separator: "\n").contains { $0 == "import \(library)" || $0 == "@testable import \(library)" }
+                #expect(imports, "Tests/\(folder)/\(file) does not import \(library)")
+                read += 1
+            }
+        }
+        #expect(read >= 50, "the libraries' test files were read")
+    }
 }

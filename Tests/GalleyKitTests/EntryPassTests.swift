@@ -17,12 +17,12 @@ import Testing
 
     @Test func onlyFilesInsideTheIssueFolderReachTheSink() throws {
         let members = [
-            ZipEntryReaderTests.stored("issue/latest.json", "{}"),
-            ZipEntryReaderTests.deflated("issue/a.txt", "inside"),
-            ZipEntryReaderTests.stored("other/b.txt", "outside"),
+            HandMadeZip.stored("issue/latest.json", "{}"),
+            HandMadeZip.deflated("issue/a.txt", "inside"),
+            HandMadeZip.stored("other/b.txt", "outside"),
         ]
         let path = Scratch.path("galley-entrypass", suffix: ".zip").path
-        try Data(ZipEntryReaderTests.zip(members)).write(to: URL(fileURLWithPath: path))
+        try Data(HandMadeZip.zip(members)).write(to: URL(fileURLWithPath: path))
         let directory = try ZipDirectory.read(path: path, maxEntries: 10)
         let pass = EntryPass(path: path, directory: directory, top: "issue", manifestName: "issue/latest.json",
                              mode: .contentOnly, checker: Validator())
@@ -36,10 +36,10 @@ import Testing
 
     /// Damage names the file it is in, not only the zip.
     @Test func damageIsLocatedAtItsEntry() throws {
-        var bad = ZipEntryReaderTests.deflated("issue/a.txt", "inside")
+        var bad = HandMadeZip.deflated("issue/a.txt", "inside")
         bad.crc ^= 1
         let path = Scratch.path("galley-entrypass", suffix: ".zip").path
-        try Data(ZipEntryReaderTests.zip([ZipEntryReaderTests.stored("issue/latest.json", "{}"), bad])).write(to: URL(fileURLWithPath: path))
+        try Data(HandMadeZip.zip([HandMadeZip.stored("issue/latest.json", "{}"), bad])).write(to: URL(fileURLWithPath: path))
         let directory = try ZipDirectory.read(path: path, maxEntries: 10)
         let pass = EntryPass(path: path, directory: directory, top: "issue", manifestName: "issue/latest.json",
                              mode: .contentOnly, checker: Validator())

@@ -17,10 +17,10 @@ import Testing
         // The directory lists them in no particular order, with one file outside the folder.
         var shuffled = names
         for i in shuffled.indices.reversed() { shuffled.swapAt(i, random.below(i + 1)) }
-        var members = shuffled.map { ZipEntryReaderTests.stored("issue/\($0)", $0) }
-        members.append(ZipEntryReaderTests.stored("other/a.txt", "outside"))
+        var members = shuffled.map { HandMadeZip.stored("issue/\($0)", $0) }
+        members.append(HandMadeZip.stored("other/a.txt", "outside"))
         let path = Scratch.path("galley-zipcontents", suffix: ".zip").path
-        try Data(ZipEntryReaderTests.zip(members)).write(to: URL(fileURLWithPath: path))
+        try Data(HandMadeZip.zip(members)).write(to: URL(fileURLWithPath: path))
         let directory = try ZipDirectory.read(path: path, maxEntries: 1_000)
         let contents = ZipContents(directory, top: "issue")
 

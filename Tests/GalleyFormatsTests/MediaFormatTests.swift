@@ -2,7 +2,6 @@ import Foundation
 import Testing
 @testable import GalleyCore
 @testable import GalleyFormats
-@testable import GalleyKit
 
 @Suite struct MediaFormatTests {
     static func bytes(_ prefix: [UInt8], _ ascii: String = "") -> [UInt8] { prefix + Array(ascii.utf8) + [UInt8](repeating: 0, count: 64) }

@@ -1,7 +1,6 @@
 import Foundation
 import Testing
 @testable import GalleyCore
-@testable import GalleyKit
 
 /// `JSONDocument.streamList` writes, piece by piece, the bytes `encode` makes of the whole list.
 struct JSONDocumentTests {

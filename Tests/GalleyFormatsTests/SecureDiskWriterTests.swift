@@ -3,7 +3,6 @@ import GalleyTestSupport
 import Testing
 @testable import GalleyCore
 @testable import GalleyFormats
-@testable import GalleyKit
 
 /// The import's extraction: libarchive's secure extraction guarantees, by `openat` below open folders.
 @Suite struct SecureDiskWriterTests {

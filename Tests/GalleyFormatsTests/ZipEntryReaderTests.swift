@@ -6,70 +6,8 @@ import Testing
 /// `ZipEntryReader` reads each entry at the offset Galley's own directory found, in file order,
 /// and refuses damage: a CRC that does not match, a deflate stream cut short or ending before
 /// the entry's compressed data does, more bytes than declared. The zips are written byte by
-/// byte here; the deflated entries use deflate's stored blocks, so no compressor is needed.
+/// byte here (`HandMadeZip`).
 @Suite struct ZipEntryReaderTests {
-    struct Member {
-        var name: String
-        var method: UInt16
-        /// The entry's data as stored in the zip (compressed for method 8).
-        var data: [UInt8]
-        var crc: UInt32
-        var size: Int
-    }
-
-    static func stored(_ name: String, _ text: String) -> Member {
-        let bytes = Array(text.utf8)
-        return Member(name: name, method: 0, data: bytes, crc: crc32(bytes), size: bytes.count)
-    }
-
-    /// `text` as deflate's stored blocks (at most 65,535 bytes each): a final-block bit, LEN,
-    /// NLEN, the bytes.
-    static func deflated(_ name: String, _ text: String) -> Member {
-        let bytes = Array(text.utf8)
-        var data: [UInt8] = []
-        var start = 0
-        repeat {
-            let length = min(65_535, bytes.count - start)
-            let final: UInt8 = start + length == bytes.count ? 1 : 0
-            data += [final, UInt8(length & 0xFF), UInt8(length >> 8), UInt8(~length & 0xFF), UInt8((~length >> 8) & 0xFF)]
-            data += bytes[start..<(start + length)]
-            start += length
-        } while start < bytes.count
-        return Member(name: name, method: 8, data: data, crc: crc32(bytes), size: bytes.count)
-    }
-
-    static func crc32(_ bytes: [UInt8]) -> UInt32 {
-        var crc: UInt32 = 0xFFFF_FFFF
-        for byte in bytes {
-            crc ^= UInt32(byte)
-            for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xEDB8_8320 : crc >> 1 }
-        }
-        return ~crc
-    }
-
-    /// A zip of `members` in that order in the file; the central directory lists them in
-    /// `directoryOrder` (default: the same).
-    static func zip(_ members: [Member], directoryOrder: [Int]? = nil) -> [UInt8] {
-        func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
-        func le32(_ v: Int) -> [UInt8] { le16(v & 0xFFFF) + le16(v >> 16 & 0xFFFF) }
-        var body: [UInt8] = []
-        var centrals: [[UInt8]] = []
-        for member in members {
-            let name = Array(member.name.utf8)
-            let offset = body.count
-            body += le32(0x0403_4B50) + le16(20) + le16(0) + le16(Int(member.method)) + le16(0) + le16(0x21)
-                + le32(Int(member.crc)) + le32(member.data.count) + le32(member.size) + le16(name.count) + le16(0) + name
-                + member.data
-            centrals.append(le32(0x0201_4B50) + le16(0x0314) + le16(20) + le16(0) + le16(Int(member.method)) + le16(0)
-                + le16(0x21) + le32(Int(member.crc)) + le32(member.data.count) + le32(member.size) + le16(name.count)
-                + le16(0) + le16(0) + le16(0) + le16(0) + le32(0o100644 << 16) + le32(offset) + name)
-        }
-        let directory = (directoryOrder ?? Array(members.indices)).flatMap { centrals[$0] }
-        let end = le32(0x0605_4B50) + le16(0) + le16(0) + le16(members.count) + le16(members.count)
-            + le32(directory.count) + le32(body.count) + le16(0)
-        return body + directory + end
-    }
-
     func reader(_ bytes: [UInt8]) throws -> ZipEntryReader {
         let path = Scratch.path("galley-zipentryreader", suffix: ".zip").path
         try Data(bytes).write(to: URL(fileURLWithPath: path))
@@ -89,10 +27,10 @@ import Testing
     }
 
     @Test func storedAndDeflatedEntriesComeOutInFileOrder() throws {
-        let members = [Self.stored("a/one.txt", "first"), Self.deflated("a/two.txt", "second, deflated"), Self.stored("a/three.txt", "")]
-        #expect(try readAll(reader(Self.zip(members))) == ["a/one.txt=first", "a/two.txt=second, deflated", "a/three.txt="])
+        let members = [HandMadeZip.stored("a/one.txt", "first"), HandMadeZip.deflated("a/two.txt", "second, deflated"), HandMadeZip.stored("a/three.txt", "")]
+        #expect(try readAll(reader(HandMadeZip.zip(members))) == ["a/one.txt=first", "a/two.txt=second, deflated", "a/three.txt="])
         // The directory's order is not the file's: the file's wins, and each entry keeps its number.
-        let shuffled = try reader(Self.zip(members, directoryOrder: [2, 0, 1]))
+        let shuffled = try reader(HandMadeZip.zip(members, directoryOrder: [2, 0, 1]))
         var numbers: [Int] = []
         var names: [String] = []
         while let entry = shuffled.next() {
@@ -114,8 +52,8 @@ import Testing
             let letters: [UInt8] = (0..<300_000).map { (index: Int) -> UInt8 in UInt8(65 + (index / 65_536 + entry * 7) % 26) }
             return String(decoding: letters, as: UTF8.self)
         }
-        let members = [Self.stored("a/one.txt", texts[0]), Self.deflated("a/two.txt", texts[1]), Self.stored("a/three.txt", texts[2])]
-        let reader = try reader(Self.zip(members))
+        let members = [HandMadeZip.stored("a/one.txt", texts[0]), HandMadeZip.deflated("a/two.txt", texts[1]), HandMadeZip.stored("a/three.txt", texts[2])]
+        let reader = try reader(HandMadeZip.zip(members))
         reader.keepsChunks = keepsChunks
         var kept: [[ArraySlice<UInt8>]] = []
         while reader.next() != nil {
@@ -128,9 +66,9 @@ import Testing
     }
 
     @Test func aCRCThatDoesNotMatchIsAChecksumError() throws {
-        for var member in [Self.stored("a/x.txt", "content"), Self.deflated("a/x.txt", "content")] {
+        for var member in [HandMadeZip.stored("a/x.txt", "content"), HandMadeZip.deflated("a/x.txt", "content")] {
             member.crc ^= 1
-            let reader = try reader(Self.zip([member]))
+            let reader = try reader(HandMadeZip.zip([member]))
             _ = reader.next()
             #expect {
                 _ = try reader.read(limit: 100) { _ in }
@@ -140,13 +78,13 @@ import Testing
 
     @Test func aDeflateStreamCutShortOrEndingEarlyIsDamage() throws {
         // Cut short: the compressed size ends inside the stored block.
-        var cut = Self.deflated("a/x.txt", "0123456789")
+        var cut = HandMadeZip.deflated("a/x.txt", "0123456789")
         cut.data.removeLast(3)
         // Ending early: bytes after the final block, inside the entry's compressed size.
-        var padded = Self.deflated("a/x.txt", "0123456789")
+        var padded = HandMadeZip.deflated("a/x.txt", "0123456789")
         padded.data += [0xDE, 0xAD]
         for (member, words) in [(cut, "ends inside its deflate stream"), (padded, "ends 2 bytes before")] {
-            let reader = try reader(Self.zip([member]))
+            let reader = try reader(HandMadeZip.zip([member]))
             _ = reader.next()
             #expect {
                 _ = try reader.read(limit: 100) { _ in }
@@ -158,7 +96,7 @@ import Testing
     }
 
     @Test func noMoreThanTheLimitIsHandedOn() throws {
-        let reader = try reader(Self.zip([Self.deflated("a/x.txt", String(repeating: "z", count: 500))]))
+        let reader = try reader(HandMadeZip.zip([HandMadeZip.deflated("a/x.txt", String(repeating: "z", count: 500))]))
         _ = reader.next()
         var handed = 0
         let (count, complete) = try reader.read(limit: 100) { handed += $0.count }
@@ -172,7 +110,7 @@ import Testing
     @Test func anEntryLeftHalfReadDoesNotFeedTheNext() throws {
         // More than one chunk of output (64 KiB), so zlib still holds input when it is left.
         let long = String(repeating: "0123456789", count: 20_000)
-        let reader = try reader(Self.zip([Self.deflated("a/one.txt", long), Self.deflated("a/two.txt", "second")]))
+        let reader = try reader(HandMadeZip.zip([HandMadeZip.deflated("a/one.txt", long), HandMadeZip.deflated("a/two.txt", "second")]))
         _ = reader.next()
         let (_, complete) = try reader.read(limit: 70_000) { _ in }
         #expect(!complete)
@@ -188,11 +126,11 @@ import Testing
     @Test func aCRCIsCarriedAcrossChunksAndWindows() throws {
         let text = (0..<90_000).map { String($0 &* 7919 % 100_003) }.joined(separator: ",")
         #expect(text.utf8.count > 500_000)
-        let members = [Self.stored("a/long.txt", text), Self.deflated("a/long-deflated.txt", text), Self.stored("a/short.txt", "end")]
-        #expect(try readAll(reader(Self.zip(members))) == ["a/long.txt=\(text)", "a/long-deflated.txt=\(text)", "a/short.txt=end"])
+        let members = [HandMadeZip.stored("a/long.txt", text), HandMadeZip.deflated("a/long-deflated.txt", text), HandMadeZip.stored("a/short.txt", "end")]
+        #expect(try readAll(reader(HandMadeZip.zip(members))) == ["a/long.txt=\(text)", "a/long-deflated.txt=\(text)", "a/short.txt=end"])
         for var member in members.prefix(2) {
             member.data[member.data.count - 10] ^= 0x20
-            let reader = try reader(Self.zip([member]))
+            let reader = try reader(HandMadeZip.zip([member]))
             _ = reader.next()
             #expect {
                 _ = try reader.read(limit: 1 << 20) { _ in }
@@ -201,9 +139,9 @@ import Testing
     }
 
     @Test func anUnsupportedMethodIsRefusedWithoutReading() throws {
-        var member = Self.stored("a/x.txt", "content")
+        var member = HandMadeZip.stored("a/x.txt", "content")
         member.method = 12  // bzip2
-        let reader = try reader(Self.zip([member]))
+        let reader = try reader(HandMadeZip.zip([member]))
         _ = reader.next()
         #expect {
             _ = try reader.readChunk()

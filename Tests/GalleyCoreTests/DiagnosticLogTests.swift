@@ -1,6 +1,5 @@
 import Testing
 @testable import GalleyCore
-@testable import GalleyKit
 
 /// The log's error count, kept as findings come (pack asks for it after every article).
 struct DiagnosticLogTests {

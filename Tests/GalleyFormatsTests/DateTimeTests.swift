@@ -2,7 +2,6 @@ import Testing
 import GalleyTestSupport
 @testable import GalleyCore
 @testable import GalleyFormats
-@testable import GalleyKit
 
 @Suite struct DateTimeTests {
     @Test(arguments: [

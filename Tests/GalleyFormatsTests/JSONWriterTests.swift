@@ -3,7 +3,6 @@ import GalleyTestSupport
 import Testing
 @testable import GalleyCore
 @testable import GalleyFormats
-@testable import GalleyKit
 
 @Suite struct JSONWriterTests {
     @Test func keepsKeyOrderAndLeavesSlashesAlone() {
