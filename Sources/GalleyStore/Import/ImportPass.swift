@@ -69,10 +69,9 @@ package struct ImportPass {
         /// pass that writes into memory is short and busy and leaves few gaps: the copy was then
         /// hashed after it, one stream on one core, while the other idled. A pass that waits on
         /// the disk leaves gaps, and a third busy thread would take the inflating thread's core.
-        /// Side by side on a 2-core machine whose SHA unit does not pair: 300
-        /// articles (190 MB) 0.377 s in the gaps, 0.298 s on its own thread; 800 articles (510
-        /// MB) 0.905 s and 0.726 s; 30,000 small files (730 MB) 4.98 s both ways; 3,000 articles
-        /// (1.9 GB) 3.86 s in the gaps, 3.98 s on its own thread. Hence `inGapsFrom`.
+        /// Hence `inGapsFrom`: on a 2-core machine whose SHA unit does not pair, the copy's own
+        /// thread was a fifth quicker for the 190 MB issue of `bench/import_bench.py` and the
+        /// gaps slightly quicker only from about 1 GiB.
         package static func of(total: Int64, pairingPays: Bool = SHA256Hasher.pairingPays) -> CopyHashing {
             if pairingPays { return .pairedWithFiles }
             return total >= inGapsFrom ? .inTheFilesGaps : .onItsOwnThread
