@@ -505,7 +505,7 @@ public struct FeedSyncer: Sendable {
         }
         let store = try ready(round)
         let merge = try store.mergeIndependentArticles(mapped.articles, source: options.url)
-        summary.articles = ArticlesSummary(merge: merge, skipped: mapped.skipped)
+        summary.articles = ArticlesSummary(merge: merge, mapped: mapped)
         var complete = SyncEvent(.articlesDownloadComplete)
         complete.status = "\(merge.added.count) added, \(merge.updated.count) updated, \(merge.unchanged) unchanged"
         emit(complete)

@@ -89,6 +89,51 @@ import Testing
                 "\(wrong.stdout)")
     }
 
+    /// A foreign body goes through the sanitizer zip bodies are rendered with: no script, event
+    /// handler, `javascript:` URL or frame reaches the store, `articles --independent` or
+    /// serve's /independent-articles; the summary names each item and what its body lost, in
+    /// words and in JSON; a clean body loses only its comments and is not named.
+    @Test func foreignBodiesAreSanitizedBeforeTheyAreStored() throws {
+        let work = try Harness.temporaryDirectory()
+        let store = work.appending(path: "store")
+        let feed = Harness.fixtures.appending(path: "key-maps/wordpress-posts-hostile-bodies.json").path
+        let imported = try Harness.galley(["import", "--articles", feed, "--key-map", Self.wordpress, "--store", store.path, "--json"])
+        #expect(imported.status == 0, "\(imported.stdout)\(imported.stderr)")
+        let sanitized = imported.json?["sanitized"] as? [[String: Any]] ?? []
+        #expect(sanitized.map { $0["global_id"] as? String } == ["501"], "\(imported.stdout)")
+        #expect(sanitized.first?["removed"] as? [String]
+                    == ["<iframe>", "<script>", "javascript: in href on <a>", "onerror on <img>"], "\(imported.stdout)")
+
+        let listed = try Harness.galley(["articles", "--independent", "--store", store.path, "--json"])
+        let bodies = (listed.json?["articles"] as? [[String: Any]] ?? []).map { $0["body"] as? String ?? "" }
+        #expect(bodies.count == 2)
+        for body in bodies {
+            for hostile in ["<script", "onerror", "javascript:", "<iframe", "<!--"] {
+                #expect(!body.contains(hostile), "\(hostile) in a stored body: \(body)")
+            }
+        }
+        #expect(bodies.first?.contains("<img src=\"https://blog.example.com/quay.jpg\" alt=\"The quay\">") == true, "\(bodies)")
+        #expect(bodies.last?.contains("<p>Ferries leave every hour.</p>") == true, "\(bodies)")
+
+        let server = try Harness.listening(["serve", "--store", store.path, "--port", "0", "--json"])
+        defer { server.stop() }
+        let served = try Harness.python("""
+            import sys, urllib.request
+            print(urllib.request.urlopen("http://127.0.0.1:%s/independent-articles" % sys.argv[1]).read().decode())
+            """, [String(server.port)])
+        #expect(served.contains("quay.jpg") && !served.contains("<script") && !served.contains("onerror"), "\(served)")
+
+        // In words: a note naming the item and what went, and the count in the summary.
+        let words = try Harness.galley(["import", "--articles", feed, "--key-map", Self.wordpress, "--store",
+                                        work.appending(path: "other").path])
+        #expect(words.stderr.contains("#/0: item 0 (global_id 501): its body was stored without <iframe>, <script>"), "\(words.stderr)")
+        #expect(words.stdout.contains("2 added, 0 updated, 0 unchanged, 1 sanitized"), "\(words.stdout)")
+        let checked = try Harness.galley(["key-map", "check", Self.wordpress, feed, "--json"])
+        #expect((checked.json?["sanitized"] as? [Any])?.count == 1, "\(checked.stdout)")
+        try SyncCommandTests.expectSchemas([("import-articles", imported.stdout), ("independent-articles", listed.stdout),
+                                            ("key-map-check", checked.stdout)])
+    }
+
     /// A file that is not JSON is refused with the line and column where it stops being JSON,
     /// before any store is made; a sample nested past the parser's depth says so; a file that
     /// is missing is `input.not-found`.

@@ -196,9 +196,24 @@ public struct KeyMap: Sendable {
         }
     }
 
+    /// An item whose body lost markup a reader's article may not hold (`HTMLSanitizer`): the
+    /// article is kept without it.
+    public struct Sanitized: Sendable, Hashable, Encodable {
+        public var index: Int
+        public var globalID: String
+        /// What went, as the sanitizer names it (`<script>`, `onerror on <img>`).
+        public var removed: [String]
+
+        enum CodingKeys: String, CodingKey {
+            case index, removed
+            case globalID = "global_id"
+        }
+    }
+
     public struct Result: Sendable {
         public var articles: [IndependentArticle] = []
         public var skipped: [Skipped] = []
+        public var sanitized: [Sanitized] = []
     }
 
     /// Maps every item of `document`. Throws only when there is no array of items at `items`.
@@ -218,7 +233,18 @@ public struct KeyMap: Sendable {
                                   message: "global_id `\(article.globalID)` is item \(first)'s too; the first is kept")
                 }
                 seen[article.globalID] = index
-                result.articles.append(article)
+                // A foreign body goes through the sanitizer a rendered zip body goes through,
+                // and is kept as it re-serialises (so nothing a browser parses otherwise than
+                // libxml2 survives): serve hands it to reader apps as it is stored. Comments go
+                // too, as an independent article has no asset placeholders.
+                var clean = article
+                let sanitized = HTMLSanitizer(keepComment: { _ in false }).sanitize(article.body)
+                clean.body = sanitized.html
+                if !sanitized.removed.isEmpty {
+                    result.sanitized.append(Sanitized(index: index, globalID: article.globalID,
+                                                      removed: Array(Set(sanitized.removed.map(\.what))).sorted()))
+                }
+                result.articles.append(clean)
             } catch var skipped as Skipped {
                 skipped.index = index
                 if skipped.globalID == nil, let rule = rules[.globalID] {

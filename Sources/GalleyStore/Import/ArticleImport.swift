@@ -9,12 +9,21 @@ public struct ArticlesSummary: Sendable, Encodable {
     public var updated: [String]
     public var unchanged: Int
     public var skipped: [KeyMap.Skipped]
+    /// The merged items whose bodies lost markup (`KeyMap.Sanitized`).
+    public var sanitized: [KeyMap.Sanitized]
 
-    public init(merge: ArticleMerge, skipped: [KeyMap.Skipped]) {
+    public init(merge: ArticleMerge, mapped: KeyMap.Result) {
         added = merge.added
         updated = merge.updated
         unchanged = merge.unchanged
-        self.skipped = skipped
+        skipped = mapped.skipped
+        sanitized = mapped.sanitized
+    }
+
+    /// A sanitized item as a note line: which item, and what its body lost.
+    public static func note(_ sanitized: KeyMap.Sanitized, source: String) -> String {
+        "\(source)#/\(sanitized.index): item \(sanitized.index) (global_id \(sanitized.globalID)): its body was stored without "
+            + sanitized.removed.joined(separator: ", ") + " (a reader's article may not hold them)"
     }
 
     /// A skipped item as an error: what, where (the item and pointer), and what to do.
@@ -45,6 +54,6 @@ extension IssueStore {
     /// `galley import --articles FILE`: the file's articles merged into the independent
     /// articles.
     public func importArticles(_ file: ArticlesFile) throws -> ArticlesSummary {
-        ArticlesSummary(merge: try mergeIndependentArticles(file.mapped.articles, source: file.path), skipped: file.mapped.skipped)
+        ArticlesSummary(merge: try mergeIndependentArticles(file.mapped.articles, source: file.path), mapped: file.mapped)
     }
 }

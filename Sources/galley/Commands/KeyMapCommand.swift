@@ -39,6 +39,7 @@ struct KeyMapCommand: ParsableCommand {
         struct Document: Encodable {
             var articles: [IndependentArticle]
             var skipped: [KeyMap.Skipped]
+            var sanitized: [KeyMap.Sanitized]
         }
 
         func run() throws {
@@ -47,19 +48,21 @@ struct KeyMapCommand: ParsableCommand {
             try console.run {
                 let keyMap = try KeyMap(contentsOf: map)
                 guard let sample else {
-                    if output.json { return console.emit(Document(articles: [], skipped: [])) }
+                    if output.json { return console.emit(Document(articles: [], skipped: [], sanitized: [])) }
                     return console.status("\(map): a valid key map")
                 }
                 let document = try InputFile.json(sample, what: "the sample", hint: "Give a saved answer of the feed, e.g. curl -o sample.json URL.")
                 let result = try keyMap.map(document, source: sample)
                 skipped = !result.skipped.isEmpty
-                if output.json { return console.emit(Document(articles: result.articles, skipped: result.skipped)) }
+                if output.json { return console.emit(Document(articles: result.articles, skipped: result.skipped, sanitized: result.sanitized)) }
                 for item in result.skipped { console.err.report(ArticlesSummary.error(item, source: sample)) }
+                for item in result.sanitized { console.note(ArticlesSummary.note(item, source: sample)) }
                 for article in result.articles {
                     console.data("\(article.globalID)  \(article.date ?? "-")  \(article.title)"
                                  + (article.keywords.isEmpty ? "" : "  [\(article.keywords.joined(separator: ", "))]") + "\n")
                 }
-                console.status("\(result.articles.count) articles, \(result.skipped.count) skipped")
+                console.status("\(result.articles.count) articles, \(result.skipped.count) skipped"
+                               + (result.sanitized.isEmpty ? "" : ", \(result.sanitized.count) sanitized"))
             }
             if skipped { throw Status.problems }
         }

@@ -182,7 +182,8 @@ struct SyncCommand: ParsableCommand {
             }
             if let articles = summary.articles {
                 console.status("articles: \(articles.added.count) added, \(articles.updated.count) updated, \(articles.unchanged) unchanged"
-                               + (articles.skipped.isEmpty ? "" : ", \(articles.skipped.count) skipped"))
+                               + (articles.skipped.isEmpty ? "" : ", \(articles.skipped.count) skipped")
+                               + (articles.sanitized.isEmpty ? "" : ", \(articles.sanitized.count) sanitized"))
             }
             if !summary.current.isEmpty { console.status("\(summary.current.count) issues already current") }
             for appleID in summary.notInFeed where !summary.removed.contains(appleID) {
@@ -193,6 +194,9 @@ struct SyncCommand: ParsableCommand {
         for failure in summary.failures where !output.json && !lines { console.err.report(failure.error) }
         for skipped in summary.articles?.skipped ?? [] where !output.json && !lines {
             console.err.report(ArticlesSummary.error(skipped, source: url))
+        }
+        for sanitized in summary.articles?.sanitized ?? [] where !output.json && !lines {
+            console.note(ArticlesSummary.note(sanitized, source: url))
         }
         if !summary.failures.isEmpty || !(summary.articles?.skipped.isEmpty ?? true) { throw Status.problems }
     }

@@ -179,9 +179,11 @@ struct ImportCommand: ParsableCommand {
             let summary = try store.open(.create).importArticles(articles)
             skipped = !summary.skipped.isEmpty
             for item in summary.skipped where !output.json { console.err.report(ArticlesSummary.error(item, source: file)) }
+            for item in summary.sanitized where !output.json { console.note(ArticlesSummary.note(item, source: file)) }
             if output.json { return console.emit(summary) }
             console.status("\(file): \(summary.added.count) added, \(summary.updated.count) updated, \(summary.unchanged) unchanged"
-                           + (summary.skipped.isEmpty ? "" : ", \(summary.skipped.count) skipped"))
+                           + (summary.skipped.isEmpty ? "" : ", \(summary.skipped.count) skipped")
+                           + (summary.sanitized.isEmpty ? "" : ", \(summary.sanitized.count) sanitized"))
         }
         if skipped { throw Status.problems }
     }
