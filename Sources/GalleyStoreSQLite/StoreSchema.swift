@@ -292,6 +292,10 @@ enum StoreSchema {
             try db.execute(sql: "ALTER TABLE issue ADD COLUMN articleCount INTEGER NOT NULL DEFAULT 0")
             try db.execute(sql: "UPDATE issue SET articleCount = (SELECT COUNT(*) FROM article a WHERE a.issueId = issue.id)")
         }
+        // The key each followed feed was verified with (`FollowedFeed.keyID`).
+        migrator.registerMigration("v15: followed feeds' keys") { db in
+            try db.alter(table: "syncFeed") { t in t.add(column: "keyID", .text) }
+        }
         return migrator
     }
 }

@@ -295,11 +295,16 @@ public struct FeedSyncer: Sendable {
         let followed = options.resetRevision ? nil : try target.existing?.followedFeed(options.url)
         // --prune asks for the whole feed: a 304 would say nothing of what to remove, and the
         // issues left in the store by an earlier sync without --prune are removed now.
-        let ifNoneMatch = options.prune ? nil : followed?.etag
+        // A change of trust (a key where none was, or another key) reads the feed whole: a 304
+        // would vouch for nothing the new key verified.
+        let trustChanged = followed.map { $0.keyID != options.trustKey?.keyID && options.trustKey != nil } ?? false
+        let ifNoneMatch = options.prune || trustChanged ? nil : followed?.etag
         let answer = try await retrying(emit, appleID: nil) { try await fetchFeed(client, feedURL, etag: ifNoneMatch) }
         guard let answer else {
             emit(SyncEvent(.feedUnchanged))
             var summary = SyncSummary(url: options.url, unchanged: true, revision: followed?.revision)
+            // The answer last verified with this very key still stands.
+            if options.trustKey != nil { summary.keyID = followed?.keyID }
             if options.trustKey != nil, let stamp = followed?.expires, let expires = try? Date(stamp, strategy: .iso8601) {
                 summary.expires = stamp
                 warnIfExpired(expires, emit)
@@ -444,7 +449,7 @@ public struct FeedSyncer: Sendable {
         }
         if summary.failures.isEmpty {
             try store.recordFollowedFeed(FollowedFeed(url: options.url, etag: answer.etag, revision: feed.revision,
-                                                      syncedAt: Date().ISO8601Format(), expires: summary.expires))
+                                                      syncedAt: Date().ISO8601Format(), expires: summary.expires, keyID: verified?.keyID))
         }
         var done = SyncEvent(.downloadComplete)
         done.revision = feed.revision
@@ -510,7 +515,7 @@ public struct FeedSyncer: Sendable {
         complete.status = "\(merge.added.count) added, \(merge.updated.count) updated, \(merge.unchanged) unchanged"
         emit(complete)
         try store.recordFollowedFeed(FollowedFeed(url: options.url, etag: etag, revision: revision ?? followed?.revision ?? 0,
-                                                  syncedAt: Date().ISO8601Format(), expires: summary.expires))
+                                                  syncedAt: Date().ISO8601Format(), expires: summary.expires, keyID: verified?.keyID))
         var done = SyncEvent(.downloadComplete)
         done.revision = revision
         emit(done)

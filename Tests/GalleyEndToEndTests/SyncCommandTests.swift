@@ -494,6 +494,49 @@ import Testing
         #expect(try Self.downloads(log) == 1, "the second sync fetched nothing")
     }
 
+    /// A change of trust reads the feed again instead of taking the server's 304 for it: a
+    /// store that followed a feed without `--trust-key` is refused once a key is given and the
+    /// feed is not signed by it, and followed (naming the key) when it is; another key later is
+    /// refused too; the same key again is a 304 that still names it.
+    @Test func aChangeOfTrustReadsTheFeedAgain() throws {
+        let work = try Harness.temporaryDirectory()
+        let keys = work.appending(path: "keys")
+        let generated = try Harness.galley(["keys", "generate", "-o", keys.path, "--json"])
+        #expect(try Harness.galley(["keys", "generate", "-o", keys.path, "--name", "other", "-q"]).status == 0)
+        let keyID = try #require(generated.json?["key_id"] as? String)
+        let source = work.appending(path: "source")
+        #expect(try Harness.galley(["import", Harness.fixtures.appending(path: "zips/example-valid.zip").path, "--store", source.path, "-q"]).status == 0)
+        let signed = try Harness.listening(["serve", "--store", source.path, "--port", "0", "--json",
+                                            "--signing-key", keys.appending(path: "feed.key").path])
+        defer { signed.stop() }
+        let unsigned = try Harness.listening(["serve", "--store", source.path, "--port", "0", "--json"])
+        defer { unsigned.stop() }
+        let trust = keys.appending(path: "feed.pub").path
+
+        // Followed unsigned, then a key is given: the unsigned feed is refused, not a 304.
+        let plainReader = work.appending(path: "plain-reader")
+        let plainFeed = "http://127.0.0.1:\(unsigned.port)/feed"
+        #expect(try Harness.galley(["sync", plainFeed, "--store", plainReader.path, "-q"]).status == 0)
+        let unchanged = try Harness.galley(["sync", plainFeed, "--store", plainReader.path, "--json"])
+        #expect(unchanged.json?["unchanged"] as? Bool == true, "the feed answers 304 to its ETag: \(unchanged.stdout)")
+        let refused = try Harness.galley(["sync", plainFeed, "--store", plainReader.path, "--trust-key", trust, "--json"])
+        #expect(refused.status == 2, "\(refused.stdout)\(refused.stderr)")
+        #expect((refused.json?["error"] as? [String: Any])?["id"] as? String == "feed.signature", "\(refused.stdout)")
+
+        // Followed unsigned from the signing server, then its key: read again and verified.
+        let reader = work.appending(path: "reader")
+        let feed = "http://127.0.0.1:\(signed.port)/feed"
+        #expect(try Harness.galley(["sync", feed, "--store", reader.path, "-q"]).status == 0)
+        let trusted = try Harness.galley(["sync", feed, "--store", reader.path, "--trust-key", trust, "--json"])
+        #expect(trusted.status == 0, "\(trusted.stdout)\(trusted.stderr)")
+        #expect(trusted.json?["unchanged"] as? Bool == false && trusted.json?["key_id"] as? String == keyID, "\(trusted.stdout)")
+        let again = try Harness.galley(["sync", feed, "--store", reader.path, "--trust-key", trust, "--json"])
+        #expect(again.json?["unchanged"] as? Bool == true && again.json?["key_id"] as? String == keyID, "\(again.stdout)")
+        let other = try Harness.galley(["sync", feed, "--store", reader.path, "--trust-key", keys.appending(path: "other.pub").path, "--json"])
+        #expect(other.status == 2 && (other.json?["error"] as? [String: Any])?["id"] as? String == "feed.signature", "\(other.stdout)")
+        try Self.expectSchemas([("sync", unchanged.stdout), ("sync", trusted.stdout), ("sync", again.stdout), ("sync", refused.stdout)])
+    }
+
     /// Signed feeds: serve signs with a key from `keys generate`; sync with the matching .pub
     /// follows it; another key, an unsigned feed and a changed body are refused before anything
     /// is written; a replayed answer past its expiry is followed with a warning (feedExpired).

@@ -534,12 +534,17 @@ public struct FollowedFeed: Sendable, Hashable {
     public var syncedAt: String
     /// When the feed's verified signature expires (RFC 3339), for signed feeds.
     public var expires: String?
+    /// The key the feed's signature was verified with (`sync --trust-key`), nil when it was
+    /// followed without one: a sync that trusts another key (or one, where none was) reads the
+    /// feed again instead of taking a 304 for the old trust.
+    public var keyID: String?
 
-    public init(url: String, etag: String?, revision: Int64, syncedAt: String, expires: String? = nil) {
+    public init(url: String, etag: String?, revision: Int64, syncedAt: String, expires: String? = nil, keyID: String? = nil) {
         self.url = url
         self.etag = etag
         self.revision = revision
         self.syncedAt = syncedAt
         self.expires = expires
+        self.keyID = keyID
     }
 }

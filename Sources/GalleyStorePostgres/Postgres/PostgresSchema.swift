@@ -148,6 +148,10 @@ enum PostgresSchema {
             // reading every article when few or none are featured.
             "CREATE INDEX article_featured ON article (issue_id, placement) WHERE featured",
         ]),
+        // The key each followed feed was verified with (`FollowedFeed.keyID`).
+        Migration(version: 3, name: "followed feeds' keys", statements: [
+            "ALTER TABLE sync_feed ADD COLUMN key_id text",
+        ]),
     ]
 
     /// Whether every migration has run (a read, nothing written).

@@ -7,9 +7,10 @@ import PostgresNIO
 extension PostgresStore {
     public func followedFeeds() throws -> [FollowedFeed] {
         try read { connection in
-            try connection.rows("SELECT url, etag, revision, synced_at, expires FROM sync_feed ORDER BY url", logger).map {
+            try connection.rows("SELECT url, etag, revision, synced_at, expires, key_id FROM sync_feed ORDER BY url", logger).map {
                 FollowedFeed(url: try $0.string("url"), etag: try $0.optionalString("etag"), revision: try $0.int("revision"),
-                             syncedAt: try $0.string("synced_at"), expires: try $0.optionalString("expires"))
+                             syncedAt: try $0.string("synced_at"), expires: try $0.optionalString("expires"),
+                             keyID: try $0.optionalString("key_id"))
             }
         }
     }

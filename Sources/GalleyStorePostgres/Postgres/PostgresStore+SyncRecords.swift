@@ -9,9 +9,10 @@ import PostgresNIO
 extension PostgresStore {
     public func followedFeed(_ url: String) throws -> FollowedFeed? {
         try read { connection in
-            try connection.rows("SELECT url, etag, revision, synced_at, expires FROM sync_feed WHERE url = \(url)", logger).first.map {
+            try connection.rows("SELECT url, etag, revision, synced_at, expires, key_id FROM sync_feed WHERE url = \(url)", logger).first.map {
                 FollowedFeed(url: try $0.string("url"), etag: try $0.optionalString("etag"), revision: try $0.int("revision"),
-                             syncedAt: try $0.string("synced_at"), expires: try $0.optionalString("expires"))
+                             syncedAt: try $0.string("synced_at"), expires: try $0.optionalString("expires"),
+                             keyID: try $0.optionalString("key_id"))
             }
         }
     }
@@ -19,10 +20,10 @@ extension PostgresStore {
     public func recordFollowedFeed(_ feed: FollowedFeed) throws {
         try writing { connection in
             try connection.run("""
-                INSERT INTO sync_feed (url, etag, revision, synced_at, expires)
-                VALUES (\(feed.url), \(feed.etag), \(feed.revision), \(feed.syncedAt), \(feed.expires))
+                INSERT INTO sync_feed (url, etag, revision, synced_at, expires, key_id)
+                VALUES (\(feed.url), \(feed.etag), \(feed.revision), \(feed.syncedAt), \(feed.expires), \(feed.keyID))
                 ON CONFLICT (url) DO UPDATE SET etag = excluded.etag, revision = excluded.revision, synced_at = excluded.synced_at,
-                    expires = excluded.expires
+                    expires = excluded.expires, key_id = excluded.key_id
                 """, logger)
         }
     }

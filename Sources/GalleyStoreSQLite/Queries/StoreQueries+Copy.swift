@@ -7,8 +7,9 @@ import GalleyStore
 extension SQLiteStore {
     public func followedFeeds() throws -> [FollowedFeed] {
         try database.read { db in
-            try Row.fetchAll(db, sql: "SELECT url, etag, revision, syncedAt, expires FROM syncFeed ORDER BY url").map {
-                FollowedFeed(url: $0["url"], etag: $0["etag"], revision: $0["revision"], syncedAt: $0["syncedAt"], expires: $0["expires"])
+            try Row.fetchAll(db, sql: "SELECT url, etag, revision, syncedAt, expires, keyID FROM syncFeed ORDER BY url").map {
+                FollowedFeed(url: $0["url"], etag: $0["etag"], revision: $0["revision"], syncedAt: $0["syncedAt"], expires: $0["expires"],
+                             keyID: $0["keyID"])
             }
         }
     }

@@ -6,8 +6,9 @@ import GalleyStore
 extension SQLiteStore {
     public func followedFeed(_ url: String) throws -> FollowedFeed? {
         try database.read { db in
-            try Row.fetchOne(db, sql: "SELECT url, etag, revision, syncedAt, expires FROM syncFeed WHERE url = ?", arguments: [url]).map {
-                FollowedFeed(url: $0["url"], etag: $0["etag"], revision: $0["revision"], syncedAt: $0["syncedAt"], expires: $0["expires"])
+            try Row.fetchOne(db, sql: "SELECT url, etag, revision, syncedAt, expires, keyID FROM syncFeed WHERE url = ?", arguments: [url]).map {
+                FollowedFeed(url: $0["url"], etag: $0["etag"], revision: $0["revision"], syncedAt: $0["syncedAt"], expires: $0["expires"],
+                             keyID: $0["keyID"])
             }
         }
     }
@@ -16,10 +17,10 @@ extension SQLiteStore {
         try withWriterLock {
             try write { db in
                 try db.execute(sql: """
-                    INSERT INTO syncFeed (url, etag, revision, syncedAt, expires) VALUES (?, ?, ?, ?, ?)
+                    INSERT INTO syncFeed (url, etag, revision, syncedAt, expires, keyID) VALUES (?, ?, ?, ?, ?, ?)
                     ON CONFLICT(url) DO UPDATE SET etag = excluded.etag, revision = excluded.revision, syncedAt = excluded.syncedAt,
-                        expires = excluded.expires
-                    """, arguments: [feed.url, feed.etag, feed.revision, feed.syncedAt, feed.expires])
+                        expires = excluded.expires, keyID = excluded.keyID
+                    """, arguments: [feed.url, feed.etag, feed.revision, feed.syncedAt, feed.expires, feed.keyID])
             }
         }
     }
