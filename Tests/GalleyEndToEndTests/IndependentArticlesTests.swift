@@ -114,6 +114,9 @@ import Testing
         }
         #expect(bodies.first?.contains("<img src=\"https://blog.example.com/quay.jpg\" alt=\"The quay\">") == true, "\(bodies)")
         #expect(bodies.last?.contains("<p>Ferries leave every hour.</p>") == true, "\(bodies)")
+        // A title the map reads with `html: text`: WordPress's entities decoded, its markup gone.
+        let titles = (listed.json?["articles"] as? [[String: Any]] ?? []).map { $0["title"] as? String ?? "" }
+        #expect(titles.last == "The quay’s new café & bakery", "\(titles)")
 
         let server = try Harness.listening(["serve", "--store", store.path, "--port", "0", "--json"])
         defer { server.stop() }

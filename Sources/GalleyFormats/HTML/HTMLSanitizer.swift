@@ -247,6 +247,42 @@ public struct HTMLSanitizer: Sendable {
 /// libxml2's HTML parser, keeping whitespace-only text (its default handler drops it in places,
 /// which would join words and lines).
 enum HTMLParsing {
+    /// The text a reader sees of an HTML fragment: character references decoded, markup
+    /// removed (with the content of code and other elements the sanitizer drops whole),
+    /// whitespace runs made one space. `The quay&#8217;s <em>new</em> caf&eacute;` is `The
+    /// quay’s new café`.
+    static func plainText(_ html: String) -> String {
+        guard html.contains("<") || html.contains("&") else { return collapsingWhitespace(html) }
+        guard let document = parseKeepingWhitespace("<div>" + html + "</div>") else { return collapsingWhitespace(html) }
+        defer { xmlFreeDoc(document) }
+        var bytes: [UInt8] = []
+        func walk(_ start: xmlNodePtr?) {
+            var node = start
+            while let current = node {
+                switch current.pointee.type {
+                case XML_TEXT_NODE, XML_CDATA_SECTION_NODE:
+                    if let content = current.pointee.content {
+                        bytes.append(contentsOf: UnsafeBufferPointer(start: content, count: strlen(content)))
+                    }
+                case XML_ELEMENT_NODE:
+                    let name = HTMLSanitizer.Walker.name(current)
+                    if !HTMLSanitizer.droppedWithContent.contains(name) {
+                        if name == "br" || name == "p" { bytes.append(0x20) }
+                        walk(current.pointee.children)
+                    }
+                default: break
+                }
+                node = current.pointee.next
+            }
+        }
+        walk(xmlDocGetRootElement(document)?.pointee.children)
+        return collapsingWhitespace(String(decoding: bytes, as: UTF8.self))
+    }
+
+    private static func collapsingWhitespace(_ text: String) -> String {
+        text.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")
+    }
+
     static func parseKeepingWhitespace(_ html: String) -> htmlDocPtr? {
         var text = html
         return text.withUTF8 { buffer -> htmlDocPtr? in

@@ -44,6 +44,9 @@ public struct KeyMap: Sendable {
         public var formats: [String] = ["iso8601"]
         /// For a list of objects: the pointer to the text inside each.
         public var each: JSONPointer?
+        /// The value is HTML and the field takes its text (`html: text`): entities decoded,
+        /// markup removed, as WordPress's `title.rendered` and `excerpt.rendered` need.
+        public var htmlText = false
     }
 
     /// Where the array of items is.
@@ -149,8 +152,17 @@ public struct KeyMap: Sendable {
                 case "each":
                     guard target.kind == .list else { throw fail(ruleKey, "`each` is for lists; `\(name)` is not one") }
                     rule.each = try pointer(ruleValue)
+                case "html":
+                    guard target.kind == .text, target != .body, target != .url, target != .globalID else {
+                        throw fail(ruleKey, "`html: text` is for text fields (title, dek, section, type, author); `\(name)` is not one",
+                                   "A body is HTML and is kept as HTML (sanitized); a url or global_id is taken as given.")
+                    }
+                    guard ruleValue.string == "text" else {
+                        throw fail(ruleValue, "`html` takes `text`: the field gets the HTML's text, entities decoded")
+                    }
+                    rule.htmlText = true
                 default:
-                    throw fail(ruleKey, "unknown rule key `\(ruleKey.string ?? "?")`", "A rule has from, default, formats (dates) and each (lists).")
+                    throw fail(ruleKey, "unknown rule key `\(ruleKey.string ?? "?")`", "A rule has from, default, formats (dates), each (lists) and html (text fields).")
                 }
             }
             guard !rule.from.isEmpty || rule.defaultValue != nil else {
@@ -314,7 +326,7 @@ public struct KeyMap: Sendable {
     private func text(of value: JSONValue?, rule: Rule, target: Target, pointer: String) throws -> String? {
         switch value {
         case nil, .null?: return nil
-        case .string(let s)?: return s
+        case .string(let s)?: return rule.htmlText ? HTMLParsing.plainText(s) : s
         case .number(let n)?: return n
         case .bool(let b)?: return b ? "true" : "false"
         default:
