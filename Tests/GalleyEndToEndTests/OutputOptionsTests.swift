@@ -18,6 +18,34 @@ import Testing
         }
     }
 
+    /// Usage errors read alike on every command: `Error: ` and a message that starts in lower
+    /// case and ends without a full stop, as every other error's does (render and validate
+    /// said "Error: Give ...", import "Error: give ..."). Run for the commands whose
+    /// checks say "give", and read from every `ValidationError` in the sources.
+    @Test func usageErrorsAreWordedAlike() throws {
+        for arguments in [["validate"], ["render"], ["import"], ["render", "--from-store"], ["validate", "-q", "-v", "x"]] {
+            let result = try Harness.galley(arguments)
+            #expect(result.status == 64 || result.status == 2, "\(arguments): \(result.status)")
+            let line = result.stderr.split(separator: "\n").first { $0.hasPrefix("Error: ") }.map(String.init) ?? ""
+            let message = line.dropFirst("Error: ".count)
+            #expect(message.first?.isUppercase == false && message.last != ".", "\(arguments): \(line)")
+        }
+        let sources = Harness.root.appending(path: "Sources/galley")
+        let literal = try Regex(#"ValidationError\("([^"\\]*)"\)"#)
+        let walker = try #require(FileManager.default.enumerator(atPath: sources.path))
+        var read = 0
+        while let next = walker.nextObject() {
+            guard let relative = next as? String, relative.hasSuffix(".swift") else { continue }
+            let text = try String(contentsOf: sources.appending(path: relative), encoding: .utf8)
+            for match in text.matches(of: literal) {
+                let message = String(match.output[1].substring ?? "")
+                #expect(message.first?.isUppercase == false && !message.hasSuffix("."), "\(relative): \(message)")
+                read += 1
+            }
+        }
+        #expect(read >= 20, "the usage errors were read")
+    }
+
     static let commands: [[String]] = [
         ["pack"], ["validate"], ["render"], ["import"], ["issues"], ["issue", "show"], ["articles"],
         ["article", "show"], ["article", "newer"], ["article", "older"], ["assets"], ["search"], ["delete"],

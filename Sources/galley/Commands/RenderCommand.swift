@@ -96,13 +96,13 @@ struct RenderCommand: ParsableCommand {
 
     func validate() throws {
         if fromStore == (input != nil) {
-            throw ValidationError("Give INPUT, or --from-store with --article (not both).")
+            throw ValidationError("give INPUT, or --from-store with --article (not both)")
         }
         if fromStore && article == nil {
-            throw ValidationError("--from-store renders one article: give --article ID.")
+            throw ValidationError("--from-store renders one article: give --article ID")
         }
         if !fromStore && !stdin && article == nil && outputPath == nil {
-            throw ValidationError("Give --output DIR for a preview site, or --article ID for one article.")
+            throw ValidationError("give --output DIR for a preview site, or --article ID for one article")
         }
     }
 

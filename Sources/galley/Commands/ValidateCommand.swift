@@ -70,7 +70,7 @@ struct ValidateCommand: ParsableCommand {
 
     func validate() throws {
         if !listChecks && paths.isEmpty {
-            throw ValidationError("Give at least one path to validate, e.g. `galley validate dist/issue.zip`.")
+            throw ValidationError("give at least one path to validate, e.g. `galley validate build/issue.zip`")
         }
     }
 

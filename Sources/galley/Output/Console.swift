@@ -26,7 +26,7 @@ struct OutputOptions: ParsableArguments {
     var json = false
 
     func validate() throws {
-        if quiet && verbose { throw ValidationError("--quiet and --verbose contradict each other: give one of them.") }
+        if quiet && verbose { throw ValidationError("--quiet and --verbose contradict each other: give one of them") }
     }
 
     var console: Console { console(json: json) }

@@ -64,7 +64,7 @@ struct SearchCommand: ParsableCommand {
     }
 
     func validate() throws {
-        if limit < 1 { throw ValidationError("--limit must be at least 1.") }
+        if limit < 1 { throw ValidationError("--limit must be at least 1") }
     }
 
     func run() throws {
