@@ -309,6 +309,13 @@ import Testing
         #expect(github.status == 1)
         #expect(github.stdout.split(separator: "\n").allSatisfy { $0.hasPrefix("::error ") || $0.hasPrefix("::warning ") || $0.hasPrefix("::notice ") })
         #expect(github.stdout.contains("title=body.script::"))
+        let last = github.stdout.split(separator: "\n").last.map(String.init) ?? ""
+        #expect(last.hasPrefix("::notice title=galley validate::1 input checked: ") && !last.hasPrefix("::notice title=galley validate::1 input checked: 0 errors"),
+                "the last line sums the run up: \(last)")
+        // A clean zip still says it was checked: a workflow log shows the step ran.
+        let clean = try Harness.galley(["validate", Harness.fixtures.appending(path: "zips/example-valid.zip").path, "--format", "github"])
+        #expect(clean.status == 0 && clean.stdout == "::notice title=galley validate::1 input checked: 0 errors, 0 warnings\n",
+                "\(clean.stdout)")
 
         let junit = try Harness.galley(["validate", path, "--format", "junit"])
         let junitFile = try Harness.temporaryDirectory().appending(path: "report.xml")

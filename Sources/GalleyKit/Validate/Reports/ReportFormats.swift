@@ -158,6 +158,13 @@ public struct ValidationRun: Sendable {
                 out += "::\(command) \(properties.joined(separator: ","))::\(githubData(message))\n"
             }
         }
+        // One line on every run, findings or none, so that a workflow's log shows the check ran.
+        let findings = reports.flatMap(\.diagnostics)
+        let errors = findings.filter { $0.severity == .error }.count, warnings = findings.filter { $0.severity == .warning }.count
+        let inputs = reports.count + failures.count
+        out += "::notice title=galley validate::\(inputs) \(inputs == 1 ? "input" : "inputs") checked: "
+            + "\(errors) \(errors == 1 ? "error" : "errors"), \(warnings) \(warnings == 1 ? "warning" : "warnings")"
+            + (failures.isEmpty ? "" : ", \(failures.count) not checked") + "\n"
         return out
     }
 
