@@ -63,6 +63,14 @@ import Testing
             "render", Harness.example.path, "--article", "the-lighthouse-keepers", "--page", "-o", file.path,
         ])
         #expect(result.status == 0, "\(result.stderr)")
+        // Written to a file, it says so (as a site's render does); -q says nothing; to standard
+        // output, the HTML alone.
+        #expect(result.stdout == "rendered article the-lighthouse-keepers as a page into \(file.path)\n", "\(result.stdout)")
+        let quiet = try Harness.galley(["render", Harness.example.path, "--article", "the-lighthouse-keepers", "-o",
+                                        out.appending(path: "body.html").path, "-q"])
+        #expect(quiet.status == 0 && quiet.stdout.isEmpty, "\(quiet.stdout)")
+        let printed = try Harness.galley(["render", Harness.example.path, "--article", "the-lighthouse-keepers"])
+        #expect(!printed.stdout.contains("rendered article"), "\(printed.stdout.suffix(200))")
         let html = try String(contentsOf: file, encoding: .utf8)
         #expect(html.contains("<h1>The Lighthouse Keepers</h1>"))
         #expect(html.contains("<strong>Marta Lind</strong>"))

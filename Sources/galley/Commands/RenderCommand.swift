@@ -152,7 +152,8 @@ struct RenderCommand: ParsableCommand {
                 console.findings(summary.warnings)
                 if output.json { return console.emit(summary) }
                 console.status(
-                    "rendered \(summary.articles) articles and \(summary.assets) assets into \(summary.path); open \(summary.path)/index.html")
+                    "rendered \(summary.articles) \(summary.articles == 1 ? "article" : "articles") and \(summary.assets) "
+                        + "\(summary.assets == 1 ? "asset" : "assets") into \(summary.path); open \(summary.path)/index.html")
             }
         }
     }
@@ -165,6 +166,12 @@ struct RenderCommand: ParsableCommand {
         if output.json {
             return console.emit(ArticleDocument(html: outputPath == nil ? html : nil, path: outputPath, warnings: warnings))
         }
-        if outputPath == nil { console.data(html) }
+        if let outputPath {
+            // Written to a file: say what went where, as a site's render does.
+            let what = article.map { "article \($0)" } ?? "the body"
+            console.status("rendered \(what)\(page ? " as a page" : "") into \(outputPath)")
+        } else {
+            console.data(html)
+        }
     }
 }
