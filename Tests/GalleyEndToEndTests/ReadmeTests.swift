@@ -27,12 +27,16 @@ import Testing
         return lines
     }
 
-    /// Runs each line with bash in `work`; every one must exit 0.
+    /// Runs each line with bash in `work`; every one must exit 0. No `GALLEY_STORE` is set,
+    /// and the default store's place (`XDG_DATA_HOME`) is `work/default-store-home`, which
+    /// `expectNoDefaultStore` then finds empty: a line that names no store would write one
+    /// the next line does not read.
     static func runLines(_ lines: [String], in work: URL, from file: String) throws {
         let path = Harness.galley.deletingLastPathComponent().path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin")
         for line in lines {
             let result = try Harness.run(URL(fileURLWithPath: "/bin/bash"), ["-c", "set -o pipefail; " + line],
-                                         environment: ["PATH": path, "GALLEY_STORE": work.appending(path: "store").path], in: work)
+                                         environment: ["PATH": path, "HOME": work.path,
+                                                       "XDG_DATA_HOME": work.appending(path: "default-store-home").path], in: work)
             #expect(result.status == 0, "\(file): `\(line)` exited \(result.status): \(result.stderr.prefix(400))")
         }
     }
@@ -44,6 +48,8 @@ import Testing
         defer { try? FileManager.default.removeItem(at: work) }
         try FileManager.default.copyItem(at: Harness.root.appending(path: "Examples"), to: work.appending(path: "Examples"))
         try Self.runLines(lines, in: work, from: "README.md")
+        #expect(!FileManager.default.fileExists(atPath: work.appending(path: "default-store-home/galley").path),
+                "a tour line wrote the default store instead of the tour's own")
         // What the tour promises to leave behind.
         for made in ["dist/com.example.harbour.2026-01.zip", "build/preview/index.html", "build/night-ferry.html", "store/store.sqlite"] {
             #expect(FileManager.default.fileExists(atPath: work.appending(path: made).path), "\(made)")
@@ -65,6 +71,8 @@ import Testing
             ran += lines.count
         }
         #expect(ran >= 25, "the docs' examples ran (\(ran) lines)")
+        #expect(!FileManager.default.fileExists(atPath: work.appending(path: "default-store-home/galley").path),
+                "a docs line wrote the default store instead of naming one")
     }
 
     @Test func outputFoldersAreMadeAsNeededAndTakenAwayWhenTheWorkFails() throws {

@@ -430,13 +430,30 @@ import Testing
                 "\(other.stderr)")
     }
 
+    /// Every command that writes a store says which one, the default one included (it is a
+    /// folder the user does not see): import, import --articles, store gc and delete.
+    @Test func everyWriteSaysWhichStore() throws {
+        let work = try Harness.temporaryDirectory()
+        let environment = ["XDG_DATA_HOME": work.appending(path: "data").path]
+        let named = "the store at \(work.appending(path: "data/galley").path)"
+        let zip = Harness.fixtures.appending(path: "zips/example-valid.zip").path
+        let native = work.appending(path: "articles.json")
+        try Data(#"{"articles": [{"global_id": "note-1", "title": "A note"}]}"#.utf8).write(to: native)
+        for arguments in [["import", zip], ["import", "--articles", native.path], ["store", "gc"], ["delete", "example-valid", "--yes"]] {
+            let result = try Harness.galley(arguments, environment: environment)
+            #expect(result.status == 0 && result.stdout.contains(named), "\(arguments): \(result.stdout)\(result.stderr)")
+        }
+        let quiet = try Harness.galley(["import", zip, "-q"], environment: environment)
+        #expect(quiet.status == 0 && quiet.stdout.isEmpty)
+    }
+
     @Test func olderFormatsAreImportedWithAWarning() throws {
         let store = try store()
         let zip = Harness.fixtures.appending(path: "zips/older-format-error.zip").path
         let imported = try Harness.galley(["import", zip, "--store", store])
         #expect(imported.status == 0, "\(imported.stderr)")
         #expect(imported.stderr.contains("warning manifest.older-format"), "\(imported.stderr)")
-        #expect(imported.stdout.contains("older-format-error: imported: 1 articles, 3 assets"), "\(imported.stdout)")
+        #expect(imported.stdout.contains("older-format-error: imported: 1 article, 3 assets"), "\(imported.stdout)")
         // The legacy `metadata` stands in for customMeta; the missing date is empty, not a crash.
         let meta = try Harness.galley(["article", "show", "5f0000000000000000000020", "--meta", "readingTime", "--store", store])
         #expect(meta.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "4", "\(meta.stdout)\(meta.stderr)")

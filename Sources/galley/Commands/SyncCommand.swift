@@ -190,6 +190,7 @@ struct SyncCommand: ParsableCommand {
                 console.note("\(appleID): in the store but no longer in the feed (kept; --prune removes it)")
             }
             for appleID in summary.removed { console.status("\(appleID): removed, the feed no longer lists it") }
+            if !summary.unchanged { console.status("into \(store.named)") }
         }
         for failure in summary.failures where !output.json && !lines { console.err.report(failure.error) }
         for skipped in summary.articles?.skipped ?? [] where !output.json && !lines {

@@ -37,7 +37,7 @@ struct DeleteCommand: ParsableCommand {
             }
             let deleted = try opened.delete(id)
             if output.json { return console.emit(Document(deleted: deleted)) }
-            console.status("deleted \(deleted.appleID)")
+            console.status("deleted \(deleted.appleID) from \(store.named)")
         }
     }
 }

@@ -131,7 +131,8 @@ struct ImportCommand: ParsableCommand {
                 // The container's warnings were shown above; these are the rest of the checks'.
                 console.findings(Array(result.warnings.dropFirst(job.warnings.count)))
                 let what = result.status == .unchanged ? "already in the store (same last_updated); nothing changed"
-                    : "\(result.status.rawValue): \(result.articles) articles, \(result.assets) assets"
+                    : "\(result.status.rawValue): \(result.articles) \(result.articles == 1 ? "article" : "articles"), "
+                        + "\(result.assets) \(result.assets == 1 ? "asset" : "assets")"
                 console.status("\(result.appleID): \(what)")
                 if result.rowsWrittenBesideThePass {
                     console.detail("\(result.appleID): the articles' rows were written beside the extraction (latest.json is large against its files)")
@@ -164,6 +165,7 @@ struct ImportCommand: ParsableCommand {
             }
         }
         if output.json { console.emit(Document(imports: results)) }
+        if !done.isEmpty { console.status("into \(store.named)") }
         if failed { throw Status.couldNotRun }
         if refused { throw Status.problems }
     }
@@ -181,7 +183,7 @@ struct ImportCommand: ParsableCommand {
             for item in summary.skipped where !output.json { console.err.report(ArticlesSummary.error(item, source: file)) }
             for item in summary.sanitized where !output.json { console.note(ArticlesSummary.note(item, source: file)) }
             if output.json { return console.emit(summary) }
-            console.status("\(file): \(summary.added.count) added, \(summary.updated.count) updated, \(summary.unchanged) unchanged"
+            console.status("\(file) into \(store.named): \(summary.added.count) added, \(summary.updated.count) updated, \(summary.unchanged) unchanged"
                            + (summary.skipped.isEmpty ? "" : ", \(summary.skipped.count) skipped")
                            + (summary.sanitized.isEmpty ? "" : ", \(summary.sanitized.count) sanitized"))
         }

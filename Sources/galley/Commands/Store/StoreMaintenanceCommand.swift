@@ -46,7 +46,7 @@ struct StoreCommand: ParsableCommand {
                 let removed = try store.open(.write).collectGarbage()
                 if output.json { return console.emit(Document(removed: removed)) }
                 for item in removed { console.data("removed \(item)\n") }
-                console.status("\(removed.count) leftovers removed")
+                console.status("\(removed.count) leftovers removed from \(store.named)")
             }
         }
     }

@@ -31,6 +31,11 @@ struct StoreOptions: ParsableArguments {
         try StoreBackends().open(location, access: access)
     }
 
+    /// How the status lines of a command that writes the store name it (`into the store at
+    /// build/store`): a default store is a folder users do not see, so every write says where
+    /// it went.
+    var named: String { "the store at \((try? location.display) ?? "?")" }
+
     /// Says on standard error why a text listing is empty: an empty store, or nothing matched.
     func explainEmpty(_ noun: String, in store: any IssueStore, _ console: Console) throws {
         if try store.issues().isEmpty {
