@@ -12,13 +12,42 @@ extension MediaKind: ExpressibleByArgument {}
 extension ColorMode: ExpressibleByArgument {}
 extension ThumbnailMode: ExpressibleByArgument {}
 
-/// A duration option's value (`serve --signature-lifetime`, `sync --every`): a number and s,
-/// m, h or d, in seconds; days when no unit is given.
-func durationSeconds(_ text: String) -> TimeInterval? {
-    let units: [Character: TimeInterval] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
-    let unit = text.last.flatMap { units[$0] }
-    guard let number = Double(unit == nil ? text : String(text.dropLast())), number.isFinite, number >= 0 else { return nil }
-    return number * (unit ?? 86_400)
+/// A duration as every option takes one: whole seconds, bare (`30`) or with a unit (`30s`,
+/// `10m`, `1h`, `7d`). One rule for `--timeout`, `--every`, `--idle-timeout`, `--send-timeout`,
+/// `--shared-max-age`, `--stale-while-revalidate` and `--signature-lifetime`, which took
+/// seconds only, units only, or read a bare number as days.
+struct Seconds: ExpressibleByArgument, CustomStringConvertible, Hashable, Sendable {
+    var seconds: Int64
+
+    init(_ seconds: Int64) { self.seconds = seconds }
+
+    init?(argument: String) {
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3600, "d": 86_400]
+        let unit = argument.last.flatMap { units[$0] }
+        let digits = unit == nil ? Substring(argument) : argument.dropLast()
+        guard !digits.isEmpty, digits.allSatisfy(\.isASCII), digits.allSatisfy(\.isNumber),
+              let number = Int64(digits) else { return nil }
+        let (total, overflow) = number.multipliedReportingOverflow(by: unit ?? 1)
+        guard !overflow else { return nil }
+        seconds = total
+    }
+
+    /// The shortest way to write it back (`7d`, `90s`), as `--help` shows a default.
+    var description: String {
+        for (unit, size) in [("d", Int64(86_400)), ("h", 3600), ("m", 60)] where seconds > 0 && seconds % size == 0 {
+            return "\(seconds / size)\(unit)"
+        }
+        return "\(seconds)s"
+    }
+
+    var interval: TimeInterval { TimeInterval(seconds) }
+
+    /// A usage error unless it is within `range` (seconds), worded as every duration's is.
+    func require(_ range: ClosedRange<Int64>, _ option: String) throws {
+        guard range.contains(seconds) else {
+            throw ValidationError("\(option) must be from \(Seconds(range.lowerBound)) to \(Seconds(range.upperBound)): whole seconds, or with s, m, h or d (90, 90s, 10m, 1h, 7d)")
+        }
+    }
 }
 
 /// `--public-url` as serve and publish take it: an http or https address with a host, no query
@@ -36,18 +65,16 @@ func validatePublicURL(_ text: String?, example: String) throws {
 struct JSONCacheOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
         "How long a shared cache (a CDN, nginx) may keep a JSON answer before it asks again (s-maxage); 0: it asks every time.",
-        valueName: "seconds"))
-    var sharedMaxAge = 10
+        valueName: "duration"))
+    var sharedMaxAge = Seconds(10)
 
     @Option(help: ArgumentHelp(
         "How long past --shared-max-age a shared cache may still answer with a kept JSON answer while it asks again.",
-        valueName: "seconds"))
-    var staleWhileRevalidate = 60
+        valueName: "duration"))
+    var staleWhileRevalidate = Seconds(60)
 
     func validate() throws {
-        guard (0...86_400).contains(sharedMaxAge) else { throw ValidationError("--shared-max-age must be from 0 to 86400 seconds") }
-        guard (0...86_400).contains(staleWhileRevalidate) else {
-            throw ValidationError("--stale-while-revalidate must be from 0 to 86400 seconds")
-        }
+        try sharedMaxAge.require(0...86_400, "--shared-max-age")
+        try staleWhileRevalidate.require(0...86_400, "--stale-while-revalidate")
     }
 }

@@ -46,6 +46,36 @@ import Testing
         #expect(read >= 20, "the usage errors were read")
     }
 
+    /// Every duration option takes the same forms: bare seconds or a unit (`sync --timeout 5s`
+    /// was refused as not a number while `--every 10` was refused as lacking a unit, and a
+    /// bare `--signature-lifetime` meant days); out of range, each names its bounds alike.
+    @Test func everyDurationTakesTheSameForms() throws {
+        let options: [(command: [String], option: String)] = [
+            (["sync", "http://127.0.0.1:9/feed"], "--timeout"), (["sync", "http://127.0.0.1:9/feed"], "--every"),
+            (["serve"], "--idle-timeout"), (["serve"], "--send-timeout"), (["serve"], "--shared-max-age"),
+            (["serve"], "--stale-while-revalidate"), (["serve"], "--signature-lifetime"),
+            (["publish", "--to", "build/site"], "--signature-lifetime"), (["publish", "--to", "build/site"], "--shared-max-age"),
+        ]
+        for (command, option) in options {
+            // Past every option's bound: a usage error that names the option and the forms.
+            let tooLong = try Harness.galley(command + [option, "400d"])
+            #expect(tooLong.status == 64 || tooLong.status == 2, "\(command) \(option): \(tooLong.stderr)")
+            #expect(tooLong.stderr.contains("\(option) must be from ") && tooLong.stderr.contains("(90, 90s, 10m, 1h, 7d)"),
+                    "\(command) \(option): \(tooLong.stderr)")
+            for bad in ["5x", "1.5h", "", "10 m"] {
+                let refused = try Harness.galley(command + [option, bad])
+                #expect(refused.status != 0 && refused.stderr.contains("is invalid for '\(option) <duration>'"), "\(option) \(bad): \(refused.stderr)")
+            }
+        }
+        // The same value bare and with units: sync against a closed port fails for the
+        // connection, not the argument.
+        for timeout in ["5", "5s"] {
+            let sync = try Harness.galley(["sync", "http://127.0.0.1:9/feed", "--timeout", timeout, "--retries", "0",
+                                           "--store", try Harness.temporaryDirectory().appending(path: "s").path])
+            #expect(sync.status == 2 && sync.stderr.contains("cannot fetch"), "\(timeout): \(sync.stderr)")
+        }
+    }
+
     static let commands: [[String]] = [
         ["pack"], ["validate"], ["render"], ["import"], ["issues"], ["issue", "show"], ["articles"],
         ["article", "show"], ["article", "newer"], ["article", "older"], ["assets"], ["search"], ["delete"],

@@ -57,8 +57,8 @@ struct PublishCommand: ParsableCommand {
             completion: .file(extensions: ["key"]))
     var signingKey: String?
 
-    @Option(help: ArgumentHelp("How long the signature holds: a number with s, m, h or d.", valueName: "duration"))
-    var signatureLifetime = "7d"
+    @Option(help: ArgumentHelp("How long the signature holds.", valueName: "duration"))
+    var signatureLifetime = Seconds(7 * 86_400)
 
     /// A bucket's JSON objects carry it; a folder's web server sets its own.
     @OptionGroup var caching: JSONCacheOptions
@@ -67,9 +67,7 @@ struct PublishCommand: ParsableCommand {
 
     func validate() throws {
         guard !to.isEmpty else { throw ValidationError("--to is empty: give the folder or s3://BUCKET/PREFIX to publish into") }
-        guard let lifetime = durationSeconds(signatureLifetime), lifetime >= 60, lifetime <= 366 * 86_400 else {
-            throw ValidationError("--signature-lifetime must be a duration such as 7d, 12h or 90m, from 60s to 366d")
-        }
+        try signatureLifetime.require(60...366 * 86_400, "--signature-lifetime")
         try validatePublicURL(publicURL, example: "https://cdn.example.com/issues")
     }
 
@@ -79,11 +77,11 @@ struct PublishCommand: ParsableCommand {
             // A wrong bucket address or missing credentials: said before the store is opened.
             var options = PublishOptions(destination: try PublishDestination.parse(to, environment: ProcessInfo.processInfo.environment))
             let opened = try store.open(.read)
-            options.sharedMaxAge = caching.sharedMaxAge
-            options.staleWhileRevalidate = caching.staleWhileRevalidate
+            options.sharedMaxAge = Int(caching.sharedMaxAge.seconds)
+            options.staleWhileRevalidate = Int(caching.staleWhileRevalidate.seconds)
             options.publicURL = publicURL
             options.signingKey = try signingKey.map { try FeedSigningKey(contentsOf: $0) }
-            options.signatureLifetime = durationSeconds(signatureLifetime) ?? options.signatureLifetime
+            options.signatureLifetime = signatureLifetime.interval
             let bar = console.progressBar("publishing")
             var done: Int64 = 0
             let total = Int64((try? opened.packages().count) ?? 0)

@@ -30,10 +30,11 @@ struct ServeCommand: ParsableCommand {
             Operations: /healthz, Prometheus metrics at /metrics (request counts and \
             latency histograms by route), one access line per request on standard error \
             (--quiet hides them), gzip for JSON when the client asks, CORS with \
-            --cors-origin, and connections closed after --idle-timeout seconds of silence, or \
-            when a download's reader takes no chunk (16 to 512 KiB) within --send-timeout \
-            seconds. At most --max-connections are served at once: one more is answered 503 \
-            with Retry-After (but /healthz and /metrics) and closed; downloads share 32 MiB of \
+            --cors-origin, and connections closed after --idle-timeout of silence, or when a \
+            download's reader takes no chunk (16 to 512 KiB) within --send-timeout. Durations \
+            are whole seconds, bare or with s, m, h or d (90, 10m, 7d). At most \
+            --max-connections are served at once: one more is answered 503 \
+            with Retry-After (but /healthz and /metrics) and closed; downloads share 16 MiB of \
             read buffers, so thousands of slow readers hold 16 KiB each. \
             An answer over 1 MB (a large issue, /assets, an article whose issue is large) is \
             written to a deleted temporary file in TMPDIR (else /tmp) and sent from there: \
@@ -41,7 +42,7 @@ struct ServeCommand: ParsableCommand {
 
             Signed feeds: with --signing-key (a key from galley keys generate), /feed and \
             /packages/{apple_id} carry a Galley-Signature header (Ed25519) that galley sync \
-            --trust-key checks; each signature expires after --signature-lifetime days and is \
+            --trust-key checks; each signature expires after --signature-lifetime and is \
             renewed every half of it.
 
             Behind a CDN or proxy: JSON answers may be kept by shared caches for \
@@ -87,11 +88,11 @@ struct ServeCommand: ParsableCommand {
         valueName: "origin"))
     var corsOrigin: [String] = []
 
-    @Option(help: ArgumentHelp("Close a connection silent for this many seconds (also while its headers trickle in).", valueName: "seconds"))
-    var idleTimeout: Int64 = 30
+    @Option(help: ArgumentHelp("Close a connection silent for this many seconds (also while its headers trickle in).", valueName: "duration"))
+    var idleTimeout = Seconds(30)
 
-    @Option(help: ArgumentHelp("Close a download whose reader takes no chunk (16 to 512 KiB) within this many seconds.", valueName: "seconds"))
-    var sendTimeout: Int64 = 60
+    @Option(help: ArgumentHelp("Close a download whose reader takes no chunk (16 to 512 KiB) within this many seconds.", valueName: "duration"))
+    var sendTimeout = Seconds(60)
 
     @Option(help: ArgumentHelp(
         "Serve at most this many connections at once; one more gets 503 and Retry-After (/healthz and /metrics excepted).",
@@ -110,20 +111,18 @@ struct ServeCommand: ParsableCommand {
             completion: .file(extensions: ["key"]))
     var signingKey: String?
 
-    @Option(help: ArgumentHelp("How long a feed signature holds (sync warns about a feed past it): a number with s, m, h or d.",
+    @Option(help: ArgumentHelp("How long a feed signature holds (sync warns about a feed past it).",
                                valueName: "duration"))
-    var signatureLifetime = "7d"
+    var signatureLifetime = Seconds(7 * 86_400)
 
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        guard let lifetime = durationSeconds(signatureLifetime), lifetime >= 2, lifetime <= 366 * 86_400 else {
-            throw ValidationError("--signature-lifetime must be a duration such as 7d, 12h or 90m, from 2s to 366d")
-        }
+        try signatureLifetime.require(2...366 * 86_400, "--signature-lifetime")
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be from 0 to 65535") }
         guard Self.bytes(maxUpload) != nil else { throw ValidationError("--max-upload must be a size such as 536870912, 512M or 2G") }
-        guard (1...3600).contains(idleTimeout) else { throw ValidationError("--idle-timeout must be from 1 to 3600 seconds") }
-        guard (1...3600).contains(sendTimeout) else { throw ValidationError("--send-timeout must be from 1 to 3600 seconds") }
+        try idleTimeout.require(1...3600, "--idle-timeout")
+        try sendTimeout.require(1...3600, "--send-timeout")
         guard (1...1_000_000).contains(maxConnections) else { throw ValidationError("--max-connections must be from 1 to 1000000") }
         for origin in corsOrigin where origin != "*" {
             guard let url = URL(string: origin), ["http", "https"].contains(url.scheme ?? ""), url.host != nil, url.path.isEmpty,
@@ -148,10 +147,10 @@ struct ServeCommand: ParsableCommand {
             options.publicURL = publicURL
             options.corsOrigins = corsOrigin
             options.trustedProxies = (try? TrustedProxies.parse(trustedProxy).get()) ?? .none
-            options.sharedMaxAge = caching.sharedMaxAge
-            options.staleWhileRevalidate = caching.staleWhileRevalidate
-            options.idleTimeout = idleTimeout
-            options.sendTimeout = sendTimeout
+            options.sharedMaxAge = Int(caching.sharedMaxAge.seconds)
+            options.staleWhileRevalidate = Int(caching.staleWhileRevalidate.seconds)
+            options.idleTimeout = idleTimeout.seconds
+            options.sendTimeout = sendTimeout.seconds
             // Each connection is an open file: the soft limit is raised to fit the cap, and
             // the cap lowered (said once) where the hard limit does not allow it.
             options.maxConnections = ConnectionGate.connectionsThatFit(maxConnections)
@@ -161,7 +160,7 @@ struct ServeCommand: ParsableCommand {
             options.token = token
             options.maxUpload = Self.bytes(maxUpload) ?? options.maxUpload
             options.signingKey = try signingKey.map { try FeedSigningKey(contentsOf: $0) }
-            options.signatureLifetime = durationSeconds(signatureLifetime) ?? options.signatureLifetime
+            options.signatureLifetime = signatureLifetime.interval
             // One access line per request at notice; --verbose adds Hummingbird's own.
             options.logLevel = output.quiet ? .warning : output.verbose ? .info : .notice
             let server = GalleyServer(store: opened, options: options)

@@ -66,8 +66,8 @@ struct SyncCommand: ParsableCommand {
     @Option(help: "Attempts after the first, for the feed and for each package.")
     var retries = 4
 
-    @Option(help: ArgumentHelp("Seconds to wait for a connection, and for a silent server.", valueName: "seconds"))
-    var timeout: Int64 = 30
+    @Option(help: ArgumentHelp("How long to wait for a connection, and for a silent server.", valueName: "duration"))
+    var timeout = Seconds(30)
 
     @Flag(help: "Remove issues the feed no longer lists (takedowns). Without it they are reported and kept.")
     var prune = false
@@ -91,19 +91,17 @@ struct SyncCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("Keep running, syncing again this long after each round ends (10m, 1h): for a service without a timer.",
                                valueName: "duration"))
-    var every: String?
+    var every: Seconds?
 
     @Option(help: "Print each event as one JSON line on standard output.")
     var events: Events?
 
     func validate() throws {
         guard (0...20).contains(retries) else { throw ValidationError("--retries must be from 0 to 20") }
-        guard (1...3600).contains(timeout) else { throw ValidationError("--timeout must be from 1 to 3600 seconds") }
+        try timeout.require(1...3600, "--timeout")
         if events != nil && output.json { throw ValidationError("give --events json or --json, not both: both write to standard output") }
         if let every {
-            guard let seconds = durationSeconds(every), seconds >= 1, seconds <= 7 * 86_400 else {
-                throw ValidationError("--every must be a duration such as 10m, 1h or 90s, from 1s to 7d")
-            }
+            try every.require(1...7 * 86_400, "--every")
             if once { throw ValidationError("give --once or --every, not both") }
             if output.json { throw ValidationError("--every prints one summary per round: use --events json instead of --json") }
         }
@@ -123,12 +121,12 @@ struct SyncCommand: ParsableCommand {
             options.resetRevision = resetRevision
             options.trustKey = trusted
             options.keyMap = map
-            options.connectTimeout = min(timeout, 10)
-            options.idleTimeout = timeout
+            options.connectTimeout = min(timeout.seconds, 10)
+            options.idleTimeout = timeout.seconds
             // A store that does not exist yet is made once the feed has been fetched and
             // checked: a first sync that fails before that leaves none behind.
             let syncer = try FeedSyncer(location: store.location, stores: StoreBackends(), options: options)
-            guard let every = every.flatMap(durationSeconds) else { return try round(syncer, console) }
+            guard let every = every?.interval else { return try round(syncer, console) }
             // --every: rounds until stopped. SIGTERM (systemd stopping the service) and Ctrl-C
             // end it at once, whatever the round is doing: an import is atomic and a download
             // resumes, so any moment is safe. A round that fails is reported and the next one
