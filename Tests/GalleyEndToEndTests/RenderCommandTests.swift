@@ -56,6 +56,24 @@ import Testing
         #expect(try Harness.galley(["render", Harness.example.path, "-o", sourceSite.path, "--force"]).status == 0)
     }
 
+    /// pack and render count an issue's assets alike (latest.json's records: render said 16,
+    /// its files with thumbnails and posters, where pack said 8); render names its files apart.
+    @Test func packAndRenderCountTheSameAssets() throws {
+        let out = try Harness.temporaryDirectory()
+        let packed = try Harness.galley(["pack", Harness.example.path, "-o", out.path + "/", "--json"])
+        let assets = try #require(packed.json?["assets"] as? Int)
+        for input in [Harness.example.path, out.appending(path: "com.example.harbour.2026-01.zip").path] {
+            let site = out.appending(path: "site-\(UUID().uuidString)")
+            let rendered = try Harness.galley(["render", input, "-o", site.path, "--json"])
+            #expect(rendered.json?["assets"] as? Int == assets, "\(input): \(rendered.stdout)")
+            let files = try #require(rendered.json?["files"] as? Int)
+            #expect(files == (try FileManager.default.contentsOfDirectory(atPath: site.appending(path: "assets").path)).count && files > assets)
+            try SyncCommandTests.expectSchemas([("render", rendered.stdout)])
+        }
+        let words = try Harness.galley(["render", Harness.example.path, "-o", out.appending(path: "words").path])
+        #expect(words.stdout.hasPrefix("rendered 4 articles and \(assets) assets ("), "\(words.stdout)")
+    }
+
     @Test func oneMarkdownArticleAsAPageFromTheSource() throws {
         let out = try Harness.temporaryDirectory()
         let file = out.appending(path: "keepers.html")

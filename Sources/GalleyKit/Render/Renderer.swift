@@ -81,7 +81,10 @@ public struct Renderer: Sendable {
     public struct SiteSummary: Sendable, Codable {
         public var path: String
         public var articles: Int
+        /// The issue's assets (latest.json's records, as pack counts them).
         public var assets: Int
+        /// The files written under assets/: the assets' own, their thumbnails and posters.
+        public var files: Int
         public var warnings: [Diagnostic]
     }
 
@@ -110,8 +113,10 @@ public struct Renderer: Sendable {
         let thumbBase = options.assetBase ?? "assets/"
         var pages: [PendingPage] = []
         var issueTitle: String?
+        var assetIDs = Set<String>()
         var issue = try read(input, extractTo: assets) { article, _, _ in
             issueTitle = issueTitle ?? article.issueTitle
+            for asset in article.record.images + article.record.sounds + article.record.videos { assetIDs.insert(asset.id) }
             let (body, found) = try expand(article.record, lookup: article.lookup, markup: markup)
             warnings += found
             // The id cut to 100 bytes: a manifest's id may be longer than a file name can be;
@@ -157,11 +162,12 @@ public struct Renderer: Sendable {
             issue.record, cover: cover.map { thumbBase + HTMLText.urlPath($0.fileName) },
             coverAlt: cover.map { $0.metadata?["alt"]?.stringValue ?? $0.caption } ?? "", entries: entries)
         try writeFile(staging.appending(path: "index.html").path, index)
-        let assetCount = (try? FileManager.default.subpathsOfDirectory(atPath: assets.path).count) ?? 0
+        let fileCount = (try? FileManager.default.subpathsOfDirectory(atPath: assets.path).count) ?? 0
+        for image in issue.record.images { assetIDs.insert(image.id) }
         if FileManager.default.fileExists(atPath: directory.path) { try FileManager.default.removeItem(at: directory) }
         try FileManager.default.moveItem(at: staging, to: directory)
         succeeded = true
-        return SiteSummary(path: directory.path, articles: entries.count, assets: assetCount, warnings: warnings)
+        return SiteSummary(path: directory.path, articles: entries.count, assets: assetIDs.count, files: fileCount, warnings: warnings)
     }
 
     /// Writes the pages rendered so far (a few at a time, so memory does not grow with the issue).

@@ -153,7 +153,8 @@ struct RenderCommand: ParsableCommand {
                 if output.json { return console.emit(summary) }
                 console.status(
                     "rendered \(summary.articles) \(summary.articles == 1 ? "article" : "articles") and \(summary.assets) "
-                        + "\(summary.assets == 1 ? "asset" : "assets") into \(summary.path); open \(summary.path)/index.html")
+                        + "\(summary.assets == 1 ? "asset" : "assets") (\(summary.files) \(summary.files == 1 ? "file" : "files")) "
+                        + "into \(summary.path); open \(summary.path)/index.html")
             }
         }
     }
