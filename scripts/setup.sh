@@ -38,10 +38,11 @@ for flag in "$@"; do
 done
 
 # The JSON Schema and OpenAPI checks of the tests (Tests/Support/check_json_schema.py,
-# check_openapi.py) need the jsonschema and yaml libraries in the python3 on PATH: Debian's
-# packages for Debian's python3, pip for another one.
+# check_openapi.py) need the jsonschema and yaml libraries, and the rendered pages' HTML5 check
+# (check_html5.py) html5lib, in the python3 on PATH: Debian's packages for Debian's python3,
+# pip for another one.
 pip_needs=()
-for module in jsonschema:python3-jsonschema:jsonschema yaml:python3-yaml:PyYAML; do
+for module in jsonschema:python3-jsonschema:jsonschema yaml:python3-yaml:PyYAML html5lib:python3-html5lib:html5lib; do
   IFS=: read -r name debian pypi <<<"$module"
   if ! python3 -c "import $name" >/dev/null 2>&1; then
     if [ "$(command -v python3)" = /usr/bin/python3 ]; then

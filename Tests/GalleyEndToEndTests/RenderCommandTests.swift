@@ -56,6 +56,34 @@ import Testing
         #expect(try Harness.galley(["render", Harness.example.path, "-o", sourceSite.path, "--force"]).status == 0)
     }
 
+    /// Every page of the example's preview site, from the source and from its zip, is valid
+    /// HTML5 to html5lib's strict parser (the WHATWG algorithm, every parse error raised): a
+    /// figure an asset placeholder or a Markdown image expands to mid-paragraph was inside a
+    /// `<p>`, which HTML5 closes early, leaving a stray `</p>`.
+    @Test func everyRenderedPageIsValidHTML5() throws {
+        let out = try Harness.temporaryDirectory()
+        let source = out.appending(path: "source")
+        try FileManager.default.copyItem(at: Harness.example, to: source)
+        // Markdown images too: one alone in its paragraph, one amid text.
+        let article = source.appending(path: "articles/01-the-lighthouse-keepers/article.md")
+        let text = try String(contentsOf: article, encoding: .utf8)
+        try Data((text + "\n![The lamp room](lamp-room.jpg)\n\nA line with an inline ![lamp](lamp-room.jpg) picture.\n").utf8).write(to: article)
+        #expect(try Harness.galley(["pack", source.path, "-o", out.path + "/", "-q"]).status == 0)
+        var pages: [String] = []
+        for input in [source.path, out.appending(path: "com.example.harbour.2026-01.zip").path] {
+            let site = out.appending(path: "site-\(pages.count)")
+            #expect(try Harness.galley(["render", input, "-o", site.path, "-q"]).status == 0)
+            let articles = try FileManager.default.contentsOfDirectory(atPath: site.appending(path: "articles").path)
+            pages += [site.appending(path: "index.html").path] + articles.map { site.appending(path: "articles/\($0)").path }
+        }
+        let page = out.appending(path: "page.html").path
+        #expect(try Harness.galley(["render", source.path, "--article", "the-lighthouse-keepers", "--page", "-o", page, "-q"]).status == 0)
+        pages.append(page)
+        #expect(pages.count == 11)
+        let checked = try Harness.tool("python3", [Harness.root.appending(path: "Tests/Support/check_html5.py").path] + pages)
+        #expect(checked.status == 0, "\(checked.stdout)\(checked.stderr)")
+    }
+
     /// pack and render count an issue's assets alike (latest.json's records: render said 16,
     /// its files with thumbnails and posters, where pack said 8); render names its files apart.
     @Test func packAndRenderCountTheSameAssets() throws {

@@ -107,3 +107,24 @@ import Testing
         #expect(relativePath(from: "/src", to: "/src/issue/a.jpg") == "issue/a.jpg")
     }
 }
+
+/// A figure expanded inside a paragraph leaves it: HTML5 closes a `<p>` at a `<figure>`.
+@Suite struct LiftingFiguresTests {
+    static let figure = "<figure><img src=\"a.jpg\"><figcaption>A</figcaption></figure>"
+
+    @Test(arguments: [
+        // Alone in its paragraph: the paragraph goes.
+        ("<p>\n\(figure)\n</p>", "\(figure)\n"),
+        // Mid-text: the paragraph ends before it and starts again, attributes kept, after it.
+        ("<p class=\"x\">Before \(figure) after.</p>", "<p class=\"x\">Before</p>\n\(figure) <p class=\"x\">after.</p>"),
+        // At the end of the text: nothing reopened.
+        ("<p>Before\n\(figure)\n</p><p>Next</p>", "<p>Before</p>\n\(figure)\n<p>Next</p>"),
+        // Two in one paragraph.
+        ("<p>A \(figure) B \(figure) C</p>", "<p>A</p>\n\(figure) <p>B</p>\n\(figure) <p>C</p>"),
+        // Outside paragraphs, and <pre>/<picture> are not paragraphs: untouched.
+        ("<div>\(figure)</div><pre>x</pre>", "<div>\(figure)</div><pre>x</pre>"),
+    ])
+    func figuresLeaveTheirParagraph(html: String, lifted: String) {
+        #expect(Renderer.liftingFigures(html) == lifted)
+    }
+}

@@ -237,7 +237,11 @@ public struct Renderer: Sendable {
         // A body's own references to files of the issue (`<a href="report.pdf">`, a
         // `<video poster>`) point where the render puts those files, as asset URLs do.
         body = LocalReferences.relocating(body) { markup.url($0.path) }
-        let result = expander.expand(body, lookup: lookup)
+        var result = expander.expand(body, lookup: lookup)
+        // A figure is a block: one expanded inside a paragraph (an asset placed mid-text, a
+        // Markdown image) would make the page invalid HTML5, so the paragraph is closed before
+        // it and opened again after. The sanitized body is well-formed, which the scan needs.
+        if options.style == .semantic, !options.trustBodies { result.html = Self.liftingFigures(result.html) }
         let findings = removals + result.missingIDs.map { id in
             Diagnostic(
                 .renderAssetMissing, "the placeholder names `\(id)`, which no asset of article `\(record.globalID)` has; it was \(options.missing == .keep ? "kept" : "removed")",
@@ -247,6 +251,72 @@ public struct Renderer: Sendable {
             throw DiagnosticsError(findings.filter { $0.id == Check.renderAssetMissing.id }.map { var d = $0; d.severity = .error; return d })
         }
         return (result.html, findings)
+    }
+
+    /// `html` with every `<figure>` moved out of the paragraph around it: the paragraph ends
+    /// before the figure (or is dropped when it held nothing else) and starts again, with its
+    /// attributes, after it (or not at all when only its end was left). For well-formed HTML,
+    /// as the sanitizer writes it: paragraphs do not nest and figures do not nest.
+    static func liftingFigures(_ html: String) -> String {
+        guard html.contains("<figure") else { return html }
+        let bytes = Array(html.utf8)
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count + 64)
+        // The open paragraph: its start tag and where in `out` the tag and its content begin.
+        var paragraph: (tag: ArraySlice<UInt8>, tagAt: Int, contentAt: Int)?
+        // A paragraph a figure interrupted, to reopen before its next content.
+        var interrupted: ArraySlice<UInt8>?
+        func starts(_ text: String, at index: Int) -> Bool {
+            let needle = Array(text.utf8)
+            return index + needle.count <= bytes.count && bytes[index..<(index + needle.count)].elementsEqual(needle)
+        }
+        func tagEnd(from index: Int) -> Int {
+            var end = index
+            while end < bytes.count, bytes[end] != UInt8(ascii: ">") { end += 1 }
+            return min(end + 1, bytes.count)
+        }
+        var i = 0
+        while i < bytes.count {
+            let isSpace = bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x09 || bytes[i] == 0x0D
+            if let tag = interrupted, !isSpace {
+                interrupted = nil
+                if starts("</p>", at: i) {
+                    i += 4
+                    continue
+                }
+                paragraph = (tag, out.count, out.count + tag.count)
+                out.append(contentsOf: tag)
+            }
+            if starts("<p>", at: i) || starts("<p ", at: i) {
+                let end = tagEnd(from: i)
+                paragraph = (bytes[i..<end], out.count, out.count + (end - i))
+                out.append(contentsOf: bytes[i..<end])
+                i = end
+            } else if starts("</p>", at: i) {
+                paragraph = nil
+                out.append(contentsOf: bytes[i..<(i + 4)])
+                i += 4
+            } else if starts("<figure", at: i), let open = paragraph {
+                let before = out[open.contentAt...]
+                if before.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x09 || $0 == 0x0D }) {
+                    out.removeSubrange(open.tagAt...)
+                } else {
+                    while let last = out.last, last == 0x20 || last == 0x0A || last == 0x09 { out.removeLast() }
+                    out.append(contentsOf: Array("</p>\n".utf8))
+                }
+                var end = i
+                while end < bytes.count, !starts("</figure>", at: end) { end += 1 }
+                end = min(end + "</figure>".utf8.count, bytes.count)
+                out.append(contentsOf: bytes[i..<end])
+                paragraph = nil
+                interrupted = open.tag
+                i = end
+            } else {
+                out.append(bytes[i])
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// One warning per kind of removal and article, naming the first few with their body lines.
