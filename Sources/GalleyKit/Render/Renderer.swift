@@ -266,10 +266,12 @@ public struct Renderer: Sendable {
         var paragraph: (tag: ArraySlice<UInt8>, tagAt: Int, contentAt: Int)?
         // A paragraph a figure interrupted, to reopen before its next content.
         var interrupted: ArraySlice<UInt8>?
-        func starts(_ text: String, at index: Int) -> Bool {
-            let needle = Array(text.utf8)
-            return index + needle.count <= bytes.count && bytes[index..<(index + needle.count)].elementsEqual(needle)
+        func starts(_ needle: [UInt8], at index: Int) -> Bool {
+            index + needle.count <= bytes.count && bytes[index..<(index + needle.count)].elementsEqual(needle)
         }
+        // The tags the scan looks for, made once: it asks at every byte.
+        let (pOpen, pWithAttributes, pClose) = (Array("<p>".utf8), Array("<p ".utf8), Array("</p>".utf8))
+        let (figureOpen, figureClose) = (Array("<figure".utf8), Array("</figure>".utf8))
         func tagEnd(from index: Int) -> Int {
             var end = index
             while end < bytes.count, bytes[end] != UInt8(ascii: ">") { end += 1 }
@@ -280,23 +282,23 @@ public struct Renderer: Sendable {
             let isSpace = bytes[i] == 0x20 || bytes[i] == 0x0A || bytes[i] == 0x09 || bytes[i] == 0x0D
             if let tag = interrupted, !isSpace {
                 interrupted = nil
-                if starts("</p>", at: i) {
+                if starts(pClose, at: i) {
                     i += 4
                     continue
                 }
                 paragraph = (tag, out.count, out.count + tag.count)
                 out.append(contentsOf: tag)
             }
-            if starts("<p>", at: i) || starts("<p ", at: i) {
+            if starts(pOpen, at: i) || starts(pWithAttributes, at: i) {
                 let end = tagEnd(from: i)
                 paragraph = (bytes[i..<end], out.count, out.count + (end - i))
                 out.append(contentsOf: bytes[i..<end])
                 i = end
-            } else if starts("</p>", at: i) {
+            } else if starts(pClose, at: i) {
                 paragraph = nil
                 out.append(contentsOf: bytes[i..<(i + 4)])
                 i += 4
-            } else if starts("<figure", at: i), let open = paragraph {
+            } else if starts(figureOpen, at: i), let open = paragraph {
                 let before = out[open.contentAt...]
                 if before.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x09 || $0 == 0x0D }) {
                     out.removeSubrange(open.tagAt...)
@@ -305,8 +307,8 @@ public struct Renderer: Sendable {
                     out.append(contentsOf: Array("</p>\n".utf8))
                 }
                 var end = i
-                while end < bytes.count, !starts("</figure>", at: end) { end += 1 }
-                end = min(end + "</figure>".utf8.count, bytes.count)
+                while end < bytes.count, !starts(figureClose, at: end) { end += 1 }
+                end = min(end + figureClose.count, bytes.count)
                 out.append(contentsOf: bytes[i..<end])
                 paragraph = nil
                 interrupted = open.tag
