@@ -10,6 +10,7 @@ import Testing
         ("The quay&#8217;s new caf&eacute;", "The quay’s new café"),
         ("Tide &amp; time &lt;table&gt;", "Tide & time <table>"),
         ("<p>Two</p><p>paragraphs</p>\n", "Two paragraphs"),
+        ("<ul><li>one</li><li>two</li></ul><div>three</div>four", "one two three four"),
         ("A <script>alert(1)</script>title", "A title"),
         ("plain,   with  spaces ", "plain, with spaces"),
         ("&#x1F600; &nosuch;", "😀 &nosuch;"),

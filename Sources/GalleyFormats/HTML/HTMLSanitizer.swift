@@ -267,8 +267,10 @@ enum HTMLParsing {
                 case XML_ELEMENT_NODE:
                     let name = HTMLSanitizer.Walker.name(current)
                     if !HTMLSanitizer.droppedWithContent.contains(name) {
-                        if name == "br" || name == "p" { bytes.append(0x20) }
+                        let parts = separating.contains(name)
+                        if parts { bytes.append(0x20) }
                         walk(current.pointee.children)
+                        if parts { bytes.append(0x20) }
                     }
                 default: break
                 }
@@ -278,6 +280,11 @@ enum HTMLParsing {
         walk(xmlDocGetRootElement(document)?.pointee.children)
         return collapsingWhitespace(String(decoding: bytes, as: UTF8.self))
     }
+
+    /// Elements whose edges part words (a line break, a block): `<p>a</p><p>b</p>` is `a b`.
+    private static let separating: Set<String> = [
+        "br", "p", "div", "li", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "tr", "td", "th", "figcaption",
+    ]
 
     private static func collapsingWhitespace(_ text: String) -> String {
         text.split(whereSeparator: { $0.isWhitespace }).joined(separator: " ")

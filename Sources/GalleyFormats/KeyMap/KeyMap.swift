@@ -237,6 +237,7 @@ public struct KeyMap: Sendable {
         }
         var result = Result()
         var seen: [String: Int] = [:]
+        let sanitizer = HTMLSanitizer(keepComment: { _ in false })
         for (index, item) in list.enumerated() {
             do {
                 let article = try map(item)
@@ -250,7 +251,7 @@ public struct KeyMap: Sendable {
                 // libxml2 survives): serve hands it to reader apps as it is stored. Comments go
                 // too, as an independent article has no asset placeholders.
                 var clean = article
-                let sanitized = HTMLSanitizer(keepComment: { _ in false }).sanitize(article.body)
+                let sanitized = sanitizer.sanitize(article.body)
                 clean.body = sanitized.html
                 if !sanitized.removed.isEmpty {
                     result.sanitized.append(Sanitized(index: index, globalID: article.globalID,
