@@ -297,17 +297,19 @@ public struct FeedSyncer: Sendable {
         // issues left in the store by an earlier sync without --prune are removed now.
         // A change of trust (a key where none was, or another key) reads the feed whole: a 304
         // would vouch for nothing the new key verified.
-        let trustChanged = followed.map { $0.keyID != options.trustKey?.keyID && options.trustKey != nil } ?? false
+        let trustChanged = followed != nil && options.trustKey != nil && followed?.keyID != options.trustKey?.keyID
         let ifNoneMatch = options.prune || trustChanged ? nil : followed?.etag
         let answer = try await retrying(emit, appleID: nil) { try await fetchFeed(client, feedURL, etag: ifNoneMatch) }
         guard let answer else {
             emit(SyncEvent(.feedUnchanged))
             var summary = SyncSummary(url: options.url, unchanged: true, revision: followed?.revision)
-            // The answer last verified with this very key still stands.
-            if options.trustKey != nil { summary.keyID = followed?.keyID }
-            if options.trustKey != nil, let stamp = followed?.expires, let expires = try? Date(stamp, strategy: .iso8601) {
-                summary.expires = stamp
-                warnIfExpired(expires, emit)
+            if options.trustKey != nil {
+                // The answer last verified with this very key still stands.
+                summary.keyID = followed?.keyID
+                if let stamp = followed?.expires, let expires = try? Date(stamp, strategy: .iso8601) {
+                    summary.expires = stamp
+                    warnIfExpired(expires, emit)
+                }
             }
             var done = SyncEvent(.downloadComplete)
             done.revision = followed?.revision
