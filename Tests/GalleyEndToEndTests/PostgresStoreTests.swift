@@ -46,7 +46,7 @@ struct PostgresStoreTests {
         let articles = try Harness.galley(["articles", "--issue", "com.example.harbour.2026-01", "--featured", "--store", store, "--json"])
         #expect((articles.json?["articles"] as? [[String: Any]])?.count == 1, "\(articles.stdout)")
         let search = try Harness.galley(["search", "ferry captain", "--store", store, "--json"])
-        #expect((search.json?["results"] as? [[String: Any]])?.first?["global_id"] as? String == "5f827f80262d6fe87d41ca17",
+        #expect((search.json?["items"] as? [[String: Any]])?.first?["global_id"] as? String == "5f827f80262d6fe87d41ca17",
                 "\(search.stdout)")
         let article = try Harness.galley(["article", "show", "5f827f80262d6fe87d41ca17", "--store", store, "--json"])
         #expect(article.status == 0, "\(article.stderr)")

@@ -69,6 +69,28 @@ import Testing
         #expect(process.terminationReason == .exit, "it shuts down, it is not killed")
     }
 
+    /// One vocabulary for scripts: `galley search --json` and `/search` answer the same document
+    /// (`query`, `items`, `ranked_only_most_recent`, `schema_version`).
+    @Test func searchAnswersTheSameDocumentOnTheCommandLineAndOverHTTP() throws {
+        let (_, store, server) = try serving()
+        defer { server.stop() }
+        for words in ["title", "zzzzzz"] {
+            let command = try Harness.galley(["search", words, "--store", store.path, "--json"])
+            var document = try #require(command.json, "\(command.stderr)")
+            #expect(document.removeValue(forKey: "schema_version") as? Int == 1)
+            let fetch = """
+                import sys, urllib.request
+                sys.stdout.write(urllib.request.urlopen(sys.argv[1]).read().decode())
+                """
+            let answer = try Harness.tool("python3", ["-c", fetch, "http://127.0.0.1:\(server.port)/search?q=\(words)"])
+            var served = try #require(try JSONSerialization.jsonObject(with: Data(answer.stdout.utf8)) as? [String: Any], "\(answer.stderr)")
+            #expect(served.removeValue(forKey: "schema_version") as? Int == 1)
+            #expect(NSDictionary(dictionary: document) == NSDictionary(dictionary: served), "\(words)")
+            #expect(Set(document.keys) == ["query", "items", "ranked_only_most_recent"])
+            #expect((document["items"] as? [Any])?.isEmpty == (words == "zzzzzz"), "\(words)")
+        }
+    }
+
     @Test func servingAStoreThatDoesNotExistIsExit2() throws {
         let missing = try Harness.temporaryDirectory().appending(path: "nothing")
         let result = try Harness.galley(["serve", "--store", missing.path, "--port", "0", "--json"])

@@ -20,8 +20,8 @@ struct SearchCommand: ParsableCommand {
             most recently imported of them are ranked, which keeps broad searches fast, and a note \
             on standard error says so. --rank-all ranks every match.
 
-            With --json: {"query", "results": [...], "ranked_only_most_recent"} \
-            (docs/json/search.schema.json); each result has a one-line snippet and highlights: \
+            With --json: {"query", "items": [...], "ranked_only_most_recent"}, as serve's \
+            /search answers (docs/json/search.schema.json); each item has a one-line snippet and highlights: \
             {"field": "title" or "snippet", "start", "length"}, counted in Unicode scalars.
             """)
 
@@ -38,12 +38,13 @@ struct SearchCommand: ParsableCommand {
 
     struct Document: Encodable {
         var query: String
-        var results: [StoredArticle]
+        /// `items`, as every list serve answers (`/search` gives the same document).
+        var items: [StoredArticle]
         /// Set when only the most recently imported this many matches were ranked.
         @JSONNullable var rankedOnlyMostRecent: Int?
 
         private enum CodingKeys: String, CodingKey {
-            case query, results
+            case query, items
             case rankedOnlyMostRecent = "ranked_only_most_recent"
         }
     }
@@ -80,7 +81,7 @@ struct SearchCommand: ParsableCommand {
                     + "(--rank-all ranks every match; more words or --issue narrow the search)")
             }
             if output.json {
-                return console.emit(Document(query: text, results: results.articles, rankedOnlyMostRecent: results.rankedOnlyMostRecent))
+                return console.emit(Document(query: text, items: results.articles, rankedOnlyMostRecent: results.rankedOnlyMostRecent))
             }
             if results.articles.isEmpty {
                 console.note("no article matches every word of “\(text)”\(issue.map { " in \($0)" } ?? "")")
