@@ -40,7 +40,7 @@ extension GalleyServer {
     func authorize(_ request: Request) throws -> WriteAccess {
         guard let writes else {
             throw GalleyError("this server takes no writes", id: .writesOff,
-                              hint: "Start it with GALLEY_SERVE_TOKEN or --token-file to take uploads and deletions.")
+                              hint: "Its operator turns uploads and deletions on by starting it with a token (docs/serve.md, Writes).")
         }
         guard writes.admits(request.headers[.authorization]) else {
             throw GalleyError("a write needs the server's bearer token", id: .authRequired,
@@ -59,7 +59,7 @@ extension GalleyServer {
             let writes = try authorize(request)
             let force = try Self.flag(request, "force")  // before the body is read
             let tooLarge = GalleyError("the upload is over the limit of \(writes.maxUpload) bytes", id: .uploadTooLarge,
-                                       hint: "Import it on the server with `galley import`, or start serve with a larger --max-upload.")
+                                       hint: "Import it on the server itself, or ask its operator to raise the limit (docs/serve.md, Writes).")
             if let length = request.headers[.contentLength].flatMap({ Int64($0) }), length > writes.maxUpload { throw tooLarge }
             let folder = uploadsFolder.appending(path: "galley-upload-\(UUID().uuidString)")
             // Twice: another upload ending may remove the emptied uploads/ between the two mkdirs.
@@ -167,6 +167,13 @@ extension GalleyServer {
         diagnostics.compactMap { finding in
             guard finding.id != Check.zipFileName.id else { return nil }
             var shown = finding
+            // An upload is forced by its query, not by an option.
+            switch finding.id {
+            case Check.importOlder.id: shown.hint = "Upload it with ?force=true to replace it anyway."
+            case Check.importSameVersionChanged.id:
+                shown.hint = "Bump last_updated in the issue's source so that apps see a new version; ?force=true replaces it without one."
+            default: break
+            }
             if var location = shown.location, location.path == path || location.path.hasPrefix(path) {
                 location.path = "upload" + location.path.dropFirst(path.count)
                 shown.location = location

@@ -80,6 +80,9 @@ public struct GalleyServer: Sendable {
     /// The chunk budget downloads share and how long a reader may take to accept one chunk
     /// (`ServeOptions.sendTimeout`).
     let sending: SendLimits
+    /// The server's log, on standard error (standard output is the listening line scripts
+    /// read): access lines, and what failed behind a 5xx.
+    let logger: Logger
 
     public init(store: any IssueStore, options: ServeOptions = ServeOptions()) {
         self.init(store: store, options: options, cache: ResponseCache())
@@ -103,7 +106,14 @@ public struct GalleyServer: Sendable {
         self.metrics = metrics
         sending = SendLimits(budget: ChunkBudget(), sendTimeout: .seconds(options.sendTimeout), timeouts: metrics.sendTimeouts)
         gate = ConnectionGate(limit: options.maxConnections, refusals: metrics.refusedConnections)
+        var logger = Logger(label: "galley.serve", factory: { ServeLogHandler(label: $0) })
+        logger.logLevel = options.logLevel
+        self.logger = logger
     }
+
+    /// An article page's policy: media only from this server (its downloads), and never
+    /// framed by another site (`frame-ancestors`, which a page's `<meta>` cannot carry).
+    static let pagePolicy = PageRenderer.policy(allowingMedia: ["'self'", "data:"]) + "; frame-ancestors 'none'"
 
     /// The headers a browser page may read (CORS): the validators, paging and versions.
     static let exposedHeaders = ["ETag", "Link", "Content-Version", "Deprecation", "Sunset", "Content-Range", "Repr-Digest", "Galley-Signature"]
@@ -456,7 +466,7 @@ public struct GalleyServer: Sendable {
         case .page(let html):
             body = ByteBuffer(string: html)
             headers[.contentType] = "text/html; charset=utf-8"
-            headers[.contentSecurityPolicy] = PageRenderer.noScriptPolicy
+            headers[.contentSecurityPolicy] = Self.pagePolicy
             headers[.xContentTypeOptions] = "nosniff"
         case .json(let value, let next):
             if let next { headers[Self.link] = "<\(next)>; rel=\"next\"" }
@@ -545,6 +555,21 @@ public struct GalleyServer: Sendable {
                                              hint: "`galley store check` tells what is wrong with it.")
     }
 
+    /// The hint a client of this server can act on. The store's hints name `galley` commands
+    /// and options, which an app or a script talking HTTP cannot run: a lookup's says which
+    /// route lists what there is, a server failure's only that it is the server's.
+    static func clientHint(_ error: GalleyError, status: HTTPResponse.Status) -> String? {
+        switch error.missing {
+        case .issue: return "GET /issues lists them."
+        case .article: return "GET /articles lists them (?issue=APPLE_ID those of one issue)."
+        case .articleInSeveralIssues(let id): return "Name the issue: /articles/\(HTMLText.urlPath(id))?issue=APPLE_ID."
+        case .file(let issue, _): return "GET /assets?issue=\(HTMLText.urlPath(issue)) lists its files."
+        case nil: break
+        }
+        if status.code >= 500 { return "The server could not answer from its store: try again later; its log says what failed." }
+        return error.hint
+    }
+
     static func status(for error: GalleyError) -> HTTPResponse.Status {
         switch error.id {
         case .notFound, .packageWithheld: .notFound
@@ -566,7 +591,7 @@ public struct GalleyServer: Sendable {
             headers[.contentType] = Self.json
             headers[.cacheControl] = "no-store"
             let document = ErrorDocument(problems: refused.diagnostics, message: "the zip was refused: nothing was imported",
-                                         hint: "`galley validate` on the zip says the same, with the file and JSON path of each.")
+                                         hint: "Each finding names its place in the zip; mend them, pack again and upload the new zip.")
             return Response(status: .unprocessableContent, headers: headers,
                             body: ResponseBody(byteBuffer: ByteBuffer(string: JSONDocument.encode(document))))
         }
@@ -579,6 +604,11 @@ public struct GalleyServer: Sendable {
         var shown = error
         // The store's folder is the operator's business, not the client's.
         if shown.path == store.root.path { shown.path = nil }
+        if status.code >= 500 {
+            // What failed and how to mend it is the operator's to read, in the log.
+            logger.error("\(status.code) \(error.id.rawValue): \(error.description)\(error.hint.map { " (\($0))" } ?? "")")
+        }
+        shown.hint = Self.clientHint(error, status: status)
         var headers = version.map(Self.headers) ?? [:]
         headers[.contentType] = Self.json
         headers[.cacheControl] = "no-store"
@@ -640,10 +670,6 @@ extension GalleyServer {
     /// Serves until SIGINT or SIGTERM, letting requests in flight finish. `onListening` gets the
     /// bound port (useful with port 0).
     public func run(_ options: ServeOptions, onListening: @escaping @Sendable (Int) -> Void) async throws {
-        // Logs (access lines among them) go to standard error: standard output is the
-        // listening line scripts read.
-        var logger = Logger(label: "galley.serve", factory: { ServeLogHandler(label: $0) })
-        logger.logLevel = options.logLevel
         // The idle timeout is kept by `RevalidationHandler`, which sees every request.
         let idleTimeout = TimeAmount.seconds(options.idleTimeout)
         let configuration = HTTP1Channel.Configuration(

@@ -364,7 +364,7 @@ final class RevalidationHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard let gate = pastCap else { return }
         gate.refused()
         let error = GalleyError("the server has all the connections it takes (\(gate.limit)) open", id: .serverBusy,
-                                hint: "Try again after Retry-After seconds; its operator can raise --max-connections.")
+                                hint: "Try again after Retry-After seconds.")
         let body = ByteBuffer(string: JSONDocument.encode(ErrorDocument(error)))
         var headers = HTTPHeaders([("Content-Type", GalleyServer.json), ("Cache-Control", "no-store"), ("Retry-After", "5"),
                                    ("Connection", "close"), ("Content-Length", String(body.readableBytes))])

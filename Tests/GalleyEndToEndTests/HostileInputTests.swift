@@ -177,7 +177,13 @@ import Testing
             let page = try Harness.galley(["render", zip.path, "--article", "5f0000000000000000000020", "--page"] + extra)
             #expect(page.status == 0)
             #expect(page.stdout.contains("Content-Security-Policy") && !page.stdout.contains("galley-xss"), "\(extra)")
+            #expect(page.stdout.contains("img-src &#39;self&#39; data: file:;") && !page.stdout.contains("img-src *"), "\(extra)")
         }
+        // Media from the site's files and the asset base's origin, nowhere else.
+        let based = try Harness.galley(["render", zip.path, "--article", "5f0000000000000000000020", "--page",
+                                        "--asset-base", "https://cdn.example.com:8443/issues/x/"])
+        #expect(based.stdout.contains("img-src &#39;self&#39; data: file: https://cdn.example.com:8443;"), "\(based.stdout.prefix(600))")
+        #expect(based.stdout.contains("font-src &#39;self&#39; data: file: https://cdn.example.com:8443;"))
 
         // --trust-bodies: the body as it was, and no policy.
         let trusted = try Harness.galley(["render", zip.path, "--article", "5f0000000000000000000020", "--page", "--trust-bodies"])

@@ -182,12 +182,26 @@ public struct GalleyError: Error, Sendable, CustomStringConvertible {
     public var hint: String?
     /// What kind of failure, for scripts (`--json`).
     public var id: ErrorID
+    /// What a lookup by id did not find (nil: not a lookup). `hint` names the command that
+    /// lists what there is; a front end that is not the command line (serve) says it its own way.
+    public var missing: Missing?
 
-    public init(_ message: String, id: ErrorID = .failed, path: String? = nil, hint: String? = nil) {
+    /// What a lookup by id did not find, or found more than one of.
+    public enum Missing: Sendable, Hashable {
+        case issue(String)
+        case article(String)
+        /// Several issues hold an article with this id (ids are scoped per issue).
+        case articleInSeveralIssues(String)
+        /// A file of an issue, by name.
+        case file(issue: String, name: String)
+    }
+
+    public init(_ message: String, id: ErrorID = .failed, path: String? = nil, hint: String? = nil, missing: Missing? = nil) {
         self.message = message
         self.id = id
         self.path = path
         self.hint = hint
+        self.missing = missing
     }
 
     public var description: String {

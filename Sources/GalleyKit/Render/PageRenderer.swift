@@ -14,11 +14,29 @@ public struct PageRenderer: Sendable {
     /// `--trust-bodies`). The default forbids script, plugins, frames, forms and `<base>`.
     public var contentSecurityPolicy: String? = PageRenderer.noScriptPolicy
 
-    /// Pictures, sound and video from anywhere (bodies may name remote media), styles from the
-    /// page itself, and nothing that runs.
-    public static let noScriptPolicy = "default-src 'none'; img-src * data: file:; media-src * data: file:; "
-        + "style-src 'self' 'unsafe-inline' file:; font-src * data: file:; script-src 'none'; object-src 'none'; "
-        + "frame-src 'none'; child-src 'none'; worker-src 'none'; base-uri 'none'; form-action 'none'"
+    /// A rendered site's policy: pictures, sound, video and fonts from the site's own files
+    /// only (`file:` for a site opened from disk), styles from the page itself, and nothing
+    /// that runs. A body naming a picture elsewhere does not reach out to that host.
+    public static let noScriptPolicy = policy(allowingMedia: ["'self'", "data:", "file:"])
+
+    /// The policy of a page whose media and fonts come from `sources` (CSP source expressions)
+    /// and nothing else.
+    public static func policy(allowingMedia sources: [String]) -> String {
+        let media = sources.joined(separator: " ")
+        let style = sources.contains("file:") ? "'self' 'unsafe-inline' file:" : "'self' 'unsafe-inline'"
+        return "default-src 'none'; img-src \(media); media-src \(media); "
+            + "style-src \(style); font-src \(media); script-src 'none'; object-src 'none'; "
+            + "frame-src 'none'; child-src 'none'; worker-src 'none'; base-uri 'none'; form-action 'none'"
+    }
+
+    /// The policy of a site whose assets are at `assetBase`: the site's own files, and the
+    /// base's origin when it is an absolute http(s) URL (a CDN).
+    public static func policy(assetBase: String?) -> String {
+        guard let assetBase, let url = URL(string: assetBase), let scheme = url.scheme?.lowercased(),
+              scheme == "http" || scheme == "https", let host = url.host, !host.isEmpty else { return noScriptPolicy }
+        let origin = "\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
+        return policy(allowingMedia: ["'self'", "data:", "file:", origin])
+    }
 
     var policyMeta: String {
         contentSecurityPolicy.map { "<meta http-equiv=\"Content-Security-Policy\" content=\"\(HTMLText.attribute($0))\">\n" } ?? ""

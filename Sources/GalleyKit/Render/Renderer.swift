@@ -217,7 +217,7 @@ public struct Renderer: Sendable {
     public func pageRenderer(language: String) -> PageRenderer {
         var page = PageRenderer(language: language)
         page.template = options.pageTemplate
-        if options.trustBodies { page.contentSecurityPolicy = nil }
+        page.contentSecurityPolicy = options.trustBodies ? nil : PageRenderer.policy(assetBase: options.assetBase)
         return page
     }
 

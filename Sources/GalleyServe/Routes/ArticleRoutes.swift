@@ -14,10 +14,12 @@ extension GalleyServer {
         }
         // Unbounded: `newer` and `older` list the rest of the article's issue, written item by
         // item into the answer.
-        routes.get("articles/{id}", unbounded: true) { _, context, _ in
+        // `?issue=` names the issue when several hold an article with this id.
+        routes.get("articles/{id}", unbounded: true) { request, context, _ in
             let id = try context.parameters.require("id")
+            let issue = request.uri.queryParameters["issue"].map(String.init)
             return .written(try JSONBody(memoryLimit: self.cache.largestKept, folder: self.spoolFolder) { spool in
-                try self.store.writeArticleDocument(id, issue: nil, adjust: { $0.assets = $0.assets.map(Self.served) }, write: { spool.write($0) })
+                try self.store.writeArticleDocument(id, issue: issue, adjust: { $0.assets = $0.assets.map(Self.served) }, write: { spool.write($0) })
             }.content)
         }
     }

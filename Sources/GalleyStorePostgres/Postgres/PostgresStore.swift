@@ -491,8 +491,7 @@ public final class PostgresStore: IssueStore {
                 SELECT f.name, f.size, f.sha256 FROM file f JOIN issue i ON i.id = f.issue_id
                 WHERE i.global_id = \(summary.globalID) AND f.name = \(name)
                 """, logger).first else {
-                throw GalleyError("no file `\(name)` in issue `\(issue)`", id: .notFound, path: address.display,
-                                  hint: "`galley assets --issue \(issue)` lists its files.")
+                throw StoreLookup.noFile(name, issue: issue, store: address.display)
             }
             let sha = try row.string("sha256")
             return StoredFile(name: try row.string("name"), path: blobs.address(sha), size: try row.int("size"), sha256: sha,

@@ -14,8 +14,7 @@ extension SQLiteStore {
                 SELECT f.name, f.size, f.sha256, i.folder FROM file f JOIN issue i ON i.id = f.issueId
                 WHERE i.globalID = ? AND f.name = ?
                 """, arguments: [summary.globalID, name]) else {
-                throw GalleyError("no file `\(name)` in issue `\(issue)`", id: .notFound, path: root.path,
-                                  hint: "`galley assets --issue \(issue)` lists its files.")
+                throw StoreLookup.noFile(name, issue: issue, store: root.path)
             }
             let folder: String = row["folder"]
             return StoredFile(name: row["name"], path: issuesFolder.appending(path: folder).appending(path: name).path,
