@@ -44,7 +44,7 @@ import Testing
         #expect(mapped.status == 1)
         let articles = mapped.json?["articles"] as? [[String: Any]] ?? []
         #expect(articles.map { $0["global_id"] as? String } == ["1", "6"])
-        #expect(articles.last?["date"] as? String == "2026-01-01T10:00:00Z", "an offset date is kept as UTC")
+        #expect(articles.last?["date"] as? String == "2026-01-01T10:00:00.000Z", "an offset date is kept as UTC")
         #expect(articles.last?["keywords"] as? [String] == ["a", "b"], "a comma-separated text is a list")
         let skipped = mapped.json?["skipped"] as? [[String: Any]] ?? []
         let summary = skipped.map { "\($0["index"] ?? "") \($0["target"] ?? "") \($0["pointer"] as? String ?? "-")" }

@@ -76,6 +76,48 @@ import Testing
         }
     }
 
+    /// One form for dates in everything a command prints, text or JSON: a calendar day as
+    /// ISO 8601 (`2026-01-05`), an instant as RFC 3339 in UTC with milliseconds
+    /// (`2026-01-04T18:30:00.000Z`); never the wire format's `01/05/2026` or `+0000`.
+    @Test func everyDatePrintsInOneForm() throws {
+        let work = try Harness.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: work) }
+        let store = work.appending(path: "store").path
+        let first = work.path + "/first/", bumped = work.path + "/bumped/"
+        var printed: [(command: String, text: String)] = []
+        func run(_ arguments: [String]) throws {
+            for extra in [["-v"], ["--json"]] {
+                let result = try Harness.galley(arguments + extra)
+                printed.append((arguments.joined(separator: " ") + " " + extra[0], result.stdout + result.stderr))
+            }
+        }
+        let zip = "com.example.harbour.2026-01.zip"
+        try run(["pack", Harness.example.path, "-o", first, "--force"])
+        try run(["pack", Harness.example.path, "-o", bumped, "--bump", "--force"])
+        try run(["import", bumped + zip, "--store", store])
+        try run(["import", first + zip, "--store", store])  // refused: the store has a newer version
+        try run(["issues", "--store", store])
+        try run(["issue", "show", "com.example.harbour.2026-01", "--store", store])
+        try run(["article", "show", "fbf92e3a2aa69e50f4c7b6e7", "--store", store])
+        try run(["search", "ferry", "--store", store])
+        try run(["key-map", "check", Harness.root.appending(path: "Examples/key-maps/wordpress-posts.yaml").path,
+                 Harness.root.appending(path: "Examples/key-maps/wordpress-posts.sample.json").path])
+        try run(["import", "--articles", Harness.root.appending(path: "Examples/key-maps/wordpress-posts.sample.json").path,
+                 "--key-map", Harness.root.appending(path: "Examples/key-maps/wordpress-posts.yaml").path, "--store", store])
+        try run(["articles", "--independent", "--store", store])
+        let instant = /\d{4}-\d\d-\d\dT[0-9:.]+(Z|[+-]\d\d:?\d\d)?/
+        var instants = 0
+        for (command, text) in printed {
+            #expect(text.firstMatch(of: /\b\d\d\/\d\d\/\d{4}\b/) == nil, "\(command): \(text)")
+            for match in text.matches(of: instant) {
+                instants += 1
+                #expect(String(match.output.0).wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) != nil, "\(command): \(match.output.0)")
+            }
+        }
+        #expect(instants > 20, "the commands print instants: \(instants)")
+        #expect(printed.contains { $0.command.hasPrefix("issues") && $0.text.contains("2026-01-05") })
+    }
+
     static let commands: [[String]] = [
         ["pack"], ["validate"], ["render"], ["import"], ["issues"], ["issue", "show"], ["articles"],
         ["article", "show"], ["article", "newer"], ["article", "older"], ["assets"], ["search"], ["delete"],

@@ -92,7 +92,7 @@ import Testing
         #expect(try Harness.galley(["import", try packExample().path, "--store", store]).status == 0)
         func ids(_ arguments: [String]) throws -> [String] {
             let result = try Harness.galley(arguments + ["--store", store, "--json"])
-            let list = (result.json?["articles"] ?? result.json?["results"]) as? [[String: Any]] ?? []
+            let list = (result.json?["articles"] ?? result.json?["items"]) as? [[String: Any]] ?? []
             return list.compactMap { $0["title"] as? String }
         }
         #expect(try ids(["articles"]) == ["The Lighthouse Keepers", "The Night Ferry", "The Harbour in Motion", "Letters"])
@@ -195,6 +195,26 @@ import Testing
         #expect(one.status == 0)
         #expect(try Harness.galley(["articles", "--issue", "org.example.a", "--store", store, "--json"]).stdout.contains("shared-letters"))
         #expect(try Harness.galley(["articles", "--issue", "org.example.b", "--store", store, "--json"]).stdout.contains("shared-letters"))
+        // serve names the issue with ?issue=, and says so in its own terms.
+        let server = try Harness.listening(["serve", "--store", store, "--port", "0", "--json"])
+        defer { server.stop() }
+        let fetch = """
+            import json, sys, urllib.error, urllib.request
+            for path in sys.argv[2:]:
+                try:
+                    with urllib.request.urlopen("http://127.0.0.1:" + sys.argv[1] + path) as r:
+                        print(r.status, r.headers["Content-Type"].split(";")[0])
+                except urllib.error.HTTPError as e:
+                    print(e.code, json.load(e)["error"]["hint"])
+            """
+        let answers = try Harness.tool("python3", ["-c", fetch, String(server.port), "/articles/shared-letters",
+                                                   "/articles/shared-letters?issue=org.example.b", "/articles/shared-letters/page?issue=org.example.a"])
+        #expect(answers.stdout == """
+            404 Name the issue: /articles/shared-letters?issue=APPLE_ID.
+            200 application/json
+            200 text/html
+
+            """, "\(answers.stderr)")
         // Deleting one issue leaves the other's article alone.
         #expect(try Harness.galley(["delete", "org.example.a", "--yes", "--store", store]).status == 0)
         #expect(try Harness.galley(["article", "show", "shared-letters", "--store", store]).status == 0)
@@ -534,7 +554,7 @@ import Testing
         #expect(second.status == 0)
         let check = try Harness.galley(["store", "check", "--store", store])
         #expect(check.status == 0, "\(check.stdout)")
-        #expect(try Harness.galley(["issue", "show", appleID, "--store", store]).stdout.contains("updated 2026-01-10T09:00:00.000+0000"))
+        #expect(try Harness.galley(["issue", "show", appleID, "--store", store]).stdout.contains("updated 2026-01-10T09:00:00.000Z"))
     }
 
     /// Two first imports at once into a store that does not exist yet (nor its parent): one

@@ -1,3 +1,5 @@
+import Foundation
+
 /// An ISO 8601 date or date-time as an editor writes it in a source file
 /// (`2015-01-01`, `2015-01-01T10:00:00Z`, `2015-01-01 10:00:00.250+02:00`).
 ///
@@ -247,6 +249,11 @@ public enum DumplingDate {
         }
         let dumpling = iso(millisecondsSinceEpoch: parsed.millisecondsSinceEpoch)
         return String(dumpling.dropLast(5)) + "Z"
+    }
+
+    /// `date` as `rfc3339(_:)` gives it, to the millisecond.
+    public static func rfc3339(date: Date) -> String {
+        rfc3339(iso(millisecondsSinceEpoch: Int64((date.timeIntervalSince1970 * 1000).rounded(.down))))
     }
 
     /// `2026-01-05` for Dumpling's `01/05/2026`; a text of another shape comes back unchanged.

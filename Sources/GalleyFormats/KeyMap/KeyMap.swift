@@ -360,7 +360,7 @@ public struct KeyMap: Sendable {
 
     private func date(_ value: JSONValue, rule: Rule, pointer: String, globalID: String) throws -> String {
         for format in rule.formats {
-            if let date = Self.parse(value, format: format) { return date.ISO8601Format() }
+            if let date = Self.parse(value, format: format) { return DumplingDate.rfc3339(date: date) }
         }
         let shown: String = switch value {
         case .string(let s): "`\(s)`"

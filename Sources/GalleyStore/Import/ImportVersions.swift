@@ -100,7 +100,7 @@ package enum ImportVersions {
     package static func sameVersionChanged(_ stored: Stored, _ issue: IssueRecord, path: String) -> DiagnosticsError {
         DiagnosticsError([Diagnostic(
             .importSameVersionChanged,
-            "the store has \(storedName(stored, issue)) with the same last_updated (\(issue.lastUpdated)) but other content than this zip",
+            "the store has \(storedName(stored, issue)) with the same last_updated (\(DumplingDate.rfc3339(issue.lastUpdated))) but other content than this zip",
             at: SourceLocation(path: path),
             hint: "Bump last_updated in the issue's source (or pack with --bump) so that apps see a new version; --force replaces it without one.")])
     }
@@ -109,7 +109,7 @@ package enum ImportVersions {
     package static func older(_ stored: Stored, _ issue: IssueRecord, path: String) -> DiagnosticsError {
         DiagnosticsError([Diagnostic(
             .importOlder,
-            "the store has a newer version of \(storedName(stored, issue)) (last updated \(stored.lastUpdated)) than this zip (\(issue.lastUpdated))",
+            "the store has a newer version of \(storedName(stored, issue)) (last updated \(DumplingDate.rfc3339(stored.lastUpdated))) than this zip (\(DumplingDate.rfc3339(issue.lastUpdated)))",
             at: SourceLocation(path: path), hint: "Pass --force to replace it anyway.")])
     }
 }

@@ -21,7 +21,7 @@ extension PostgresStore {
             try transaction(connection) {
                 for article in changed {
                     let keywords = JSONWriter(pretty: false).encode(.array(article.keywords.map { .string($0) }))
-                    let dateMS = article.date.flatMap { try? Date($0, strategy: .iso8601) }.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+                    let dateMS = article.date.flatMap(ISODateTime.init(parsing:))?.millisecondsSinceEpoch
                     try connection.run("""
                         INSERT INTO independent_article
                             (global_id, title, dek, section, type, author, date, date_ms, keywords, body, url, featured, source, merged_at)

@@ -29,7 +29,7 @@ extension SQLiteStore {
             try write { db in
                 for article in changed {
                     let keywords = JSONWriter(pretty: false).encode(.array(article.keywords.map { .string($0) }))
-                    let dateMS = article.date.flatMap { try? Date($0, strategy: .iso8601) }.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+                    let dateMS = article.date.flatMap(ISODateTime.init(parsing:))?.millisecondsSinceEpoch
                     try db.execute(sql: """
                         INSERT INTO independentArticle
                             (globalID, title, dek, section, type, author, date, dateMS, keywords, body, url, featured, source, mergedAt)

@@ -58,7 +58,7 @@ struct KeyMapCommand: ParsableCommand {
                 for item in result.skipped { console.err.report(ArticlesSummary.error(item, source: sample)) }
                 for item in result.sanitized { console.note(ArticlesSummary.note(item, source: sample)) }
                 for article in result.articles {
-                    console.data("\(article.globalID)  \(article.date ?? "-")  \(article.title)"
+                    console.data("\(article.globalID)  \(article.date.map(DumplingDate.rfc3339) ?? "-")  \(article.title)"
                                  + (article.keywords.isEmpty ? "" : "  [\(article.keywords.joined(separator: ", "))]") + "\n")
                 }
                 console.status("\(result.articles.count) articles, \(result.skipped.count) skipped"

@@ -55,7 +55,7 @@ struct ArticlesCommand: ParsableCommand {
                 let listed = try store.open().independentArticles()
                 if output.json { return console.emit(IndependentDocument(articles: listed)) }
                 if listed.isEmpty { console.note("no independent articles in the store (galley import --articles, or sync an article feed)") }
-                for article in listed { console.data("\(article.globalID)  \(article.date ?? "-")  \(article.title)\n") }
+                for article in listed { console.data("\(article.globalID)  \(article.date.map(DumplingDate.rfc3339) ?? "-")  \(article.title)\n") }
             }
         }
         try console.run {
@@ -125,7 +125,7 @@ struct ArticleCommand: ParsableCommand {
                     console.data((value.stringValue ?? JSONWriter(pretty: false).encode(value)) + "\n")
                     return
                 }
-                console.data("\(detail.article.title)\n\(detail.article.globalID) · issue \(detail.article.issueGlobalID) · \(detail.article.type) · \(detail.article.date)\n")
+                console.data("\(detail.article.title)\n\(detail.article.globalID) · issue \(detail.article.issueGlobalID) · \(detail.article.type) · \(DumplingDate.rfc3339(detail.article.date))\n")
                 for asset in detail.assets { console.data("  \(asset.kind) \(asset.placement): \(asset.path)\n") }
             }
         }

@@ -36,7 +36,7 @@ struct IssuesCommand: ParsableCommand {
             if output.json { return console.emit(Document(issues: issues)) }
             if issues.isEmpty { try store.explainEmpty("issues", in: opened, console) }
             for issue in issues {
-                console.data("\(issue.publishDate)  \(issue.appleID)  \(issue.title) (\(issue.articles) articles)\n")
+                console.data("\(DumplingDate.isoDay(publishDate: issue.publishDate))  \(issue.appleID)  \(issue.title) (\(issue.articles) articles)\n")
             }
         }
     }
@@ -72,7 +72,7 @@ struct IssueCommand: ParsableCommand {
                         try store.eachIssueArticle(id, withBodies: false, begin: { summary in
                             issue = summary
                             if !output.json {
-                                console.data("\(summary.title)\n\(summary.appleID) · \(summary.globalID) · \(summary.displayDate) · updated \(summary.lastUpdated)\n\n")
+                                console.data("\(summary.title)\n\(summary.appleID) · \(summary.globalID) · \(summary.displayDate) · updated \(DumplingDate.rfc3339(summary.lastUpdated))\n\n")
                             }
                         }, send)
                     }
