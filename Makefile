@@ -8,7 +8,7 @@ GALLEY = .build/debug/galley
 PREFIX ?= /usr/local
 RELEASE_GALLEY = .build/release/galley
 
-.PHONY: setup build release demo test browser-check bench zip64-check fuzz docs clean man completions install uninstall openapi
+.PHONY: setup build release demo test browser-check slow-readers bench zip64-check fuzz docs clean man completions install uninstall openapi
 
 setup:
 	@bash scripts/setup.sh
@@ -69,6 +69,12 @@ browser-check: build
 	@if python3 scripts/browser_check.py build/browser-check/trusted --hostile --screenshots build/browser-check/trusted-shots >/dev/null; \
 	then echo "browser-check: the hostile vectors ran no script even with --trust-bodies: they prove nothing" >&2; exit 1; \
 	else echo "ok     with --trust-bodies the hostile vectors run (as they must for the check above to mean something)"; fi
+
+# 2,000 readers that take 1 KiB every 5 s from the release binary's serve: its peak memory
+# stays under 100 MB, the send timeout closes each of them, health probes stay fast (about a
+# minute; CI runs it). The release binary, as servers run it: the debug one needs ~20% more.
+slow-readers: release
+	python3 bench/slow_readers.py
 
 # Mutation campaigns against the release binary (a few minutes; failing inputs in fuzz-failures/).
 fuzz: release

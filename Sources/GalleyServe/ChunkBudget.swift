@@ -14,7 +14,10 @@ final class ChunkBudget: Sendable {
     let floor: Int
     private let held = NIOLockedValueBox(0)
 
-    init(limit: Int = 16 << 20, floor: Int = 16 << 10) {
+    /// 4 MiB gives eight downloads their full 512 KiB chunks (serve_bench's four fast ones
+    /// run at full speed); 2,000 stalled readers then hold 4 MiB + 2,000 x 8 KiB of chunks
+    /// instead of 16 MiB + 2,000 x 16 KiB (bench/slow_readers.py).
+    init(limit: Int = 4 << 20, floor: Int = 8 << 10) {
         self.limit = limit
         self.floor = floor
     }

@@ -41,6 +41,14 @@ package enum FreedMemory {
         _ = mallopt(M_ARENA_MAX, 1)
     }
 
+    /// At most two heaps, for the servers (`serve`, `preview`): thousands of connections whose
+    /// buffers come and go on both event loops left free memory stranded across the heaps
+    /// glibc made for them (`bench/slow_readers.py`, 2,000 slow readers: 118 MB at glibc's
+    /// default, 97 MB with two heaps). Two, not one: the event loops allocate at once.
+    package static func twoHeaps() {
+        _ = mallopt(M_ARENA_MAX, 2)
+    }
+
     /// Returns free pages to the system (a walk over the free lists, and a system call for each
     /// free stretch).
     package static func giveBack() {

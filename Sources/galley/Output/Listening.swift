@@ -12,6 +12,7 @@ func serveUntilStopped<Listening: Encodable & Sendable>(
     run: @escaping @Sendable (_ onListening: @escaping @Sendable (Int) -> Void) async throws -> Void
 ) throws {
     // One server per process, so this runs once, before any task.
+    FreedMemory.twoHeaps()
     _ = GalleyServer.runTasksOnEventLoops()
     let started = Box<Bool>()
     do {
