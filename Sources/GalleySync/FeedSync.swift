@@ -22,6 +22,9 @@ public struct SyncOptions: Sendable {
     public var backoffCap = 30.0
     /// Reads the feed as a foreign feed of articles through this map (docs/key-maps.md).
     public var keyMap: KeyMap?
+    /// The most pages of a paged foreign feed read in one sync: its first answer and the
+    /// pages its `Link: <...>; rel="next"` headers lead to (WordPress's REST API pages so).
+    public var maxPages = 50
     /// Accept only feeds signed with this key (`Galley-Signature`); nil: any feed.
     public var trustKey: FeedTrustKey?
     /// Removes issues the feed no longer lists (takedowns); without it they are only reported.
@@ -65,6 +68,10 @@ public struct SyncEvent: Sendable, Encodable {
         /// A feed of articles was merged into the store's independent articles (`status`: how
         /// many were added, updated, unchanged).
         case articlesDownloadComplete
+        /// A paged feed of articles has more pages than `--max-pages`: the first were read
+        /// (`status` says how many, and of how many when the feed said, `X-WP-TotalPages`;
+        /// `error` says it in words). A warning; the pages read are merged.
+        case feedPagesLeft
         /// An item of an article feed was not merged (`error` names the item, the pointer and
         /// the field); the others were.
         case articleSkipped
@@ -328,7 +335,9 @@ public struct FeedSyncer: Sendable {
         // A feed of articles (with a key map, or Galley's own `{"articles": [...]}`), or of packages.
         let parsed = JSONValue(parsing: String(buffer: answer.body))
         if let parsed, let map = options.keyMap ?? (parsed["articles"] != nil && parsed["packages"] == nil ? KeyMap.native : nil) {
-            return try syncArticles(parsed, map: map, etag: answer.etag, followed: followed, verified: verified, round, emit)
+            // A signed feed is one document, all of it under its signature: its links are not followed.
+            let pages = options.keyMap == nil || verified != nil ? [parsed] : try await allPages(parsed, answer, client, feedURL, emit)
+            return try syncArticles(pages, map: map, etag: answer.etag, followed: followed, verified: verified, round, emit)
         }
         guard let parsed, case .object = parsed else {
             throw GalleyError("\(feedURL.absoluteString) is not a package feed: its answer is not a JSON object", id: .feedInvalid,
@@ -498,13 +507,23 @@ public struct FeedSyncer: Sendable {
     /// A feed of articles: mapped (a bad item is skipped and reported, the others merged), then
     /// merged into the store's independent articles by global id. Galley's own article feed
     /// carries a revision, checked against rollback as a package feed's is.
-    private func syncArticles(_ document: JSONValue, map: KeyMap, etag: String?, followed: FollowedFeed?,
+    private func syncArticles(_ pages: [JSONValue], map: KeyMap, etag: String?, followed: FollowedFeed?,
                               verified: FeedTrustKey.Verified?, _ round: Round,
                               _ emit: @escaping @Sendable (SyncEvent) -> Void) throws -> SyncSummary {
         var revision: Int64?
-        if case .number(let text)? = document["revision"] { revision = Int64(text) }
+        if case .number(let text)? = pages.first?["revision"] { revision = Int64(text) }
         var summary = try accept(revision: revision, followed: followed, verified: verified, emit)
-        let mapped = try map.map(document, source: options.url)
+        var mapped = KeyMap.Result()
+        // An article that moved to the next page while the pages were read is kept once, as
+        // the first page that had it gave it.
+        var kept = Set<String>()
+        for (index, page) in pages.enumerated() {
+            let source = index == 0 ? options.url : "\(options.url) (page \(index + 1))"
+            let one = try map.map(page, source: source)
+            mapped.articles += one.articles.filter { kept.insert($0.globalID).inserted }
+            mapped.skipped += one.skipped
+            mapped.sanitized += one.sanitized
+        }
         for skipped in mapped.skipped {
             var event = SyncEvent(.articleSkipped)
             event.error = ArticlesSummary.error(skipped, source: options.url)
@@ -522,6 +541,60 @@ public struct FeedSyncer: Sendable {
         done.revision = revision
         emit(done)
         return summary
+    }
+
+    /// The feed's first page and every page its `Link: <...>; rel="next"` headers lead to, up
+    /// to `maxPages`, on the feed's own origin (a link elsewhere is not followed: the feed
+    /// does not choose which hosts a reader talks to), never the same page twice.
+    private func allPages(_ first: JSONValue, _ answer: FeedAnswer, _ client: HTTPClient, _ feedURL: URL,
+                          _ emit: @escaping @Sendable (SyncEvent) -> Void) async throws -> [JSONValue] {
+        var pages = [first]
+        var seen: Set<String> = [feedURL.absoluteString]
+        var next = answer.next
+        while let url = next {
+            guard Self.sameOrigin(url, feedURL), seen.insert(url.absoluteString).inserted else { break }
+            guard pages.count < options.maxPages else {
+                var left = SyncEvent(.feedPagesLeft)
+                left.status = "read \(pages.count) page\(pages.count == 1 ? "" : "s")" + (answer.totalPages.map { " of \($0)" } ?? "")
+                left.error = GalleyError("the feed has more pages than --max-pages: \(left.status ?? "") were read and merged",
+                                         id: .feedInvalid, path: options.url,
+                                         hint: "Raise --max-pages (up to 1000) to read further back; the newest pages come first.")
+                emit(left)
+                break
+            }
+            guard let page = try await retrying(emit, appleID: nil, { try await fetchFeed(client, url, etag: nil) }) else { break }
+            guard let parsed = JSONValue(parsing: String(buffer: page.body)) else {
+                throw GalleyError("page \(pages.count + 1) of the feed (\(url.absoluteString)) is not valid JSON", id: .feedInvalid,
+                                  hint: "The feed's Link: rel=\"next\" header leads there; the store is as it was.")
+            }
+            pages.append(parsed)
+            next = page.next
+        }
+        return pages
+    }
+
+    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased() && a.port == b.port
+    }
+
+    /// The target of `Link`'s `rel="next"` (RFC 8288), resolved against `base`; nil when there is none.
+    static func nextLink(_ header: String?, base: URL) -> URL? {
+        guard let header else { return nil }
+        var rest = Substring(header)
+        while let open = rest.firstIndex(of: "<") {
+            guard let close = rest[open...].firstIndex(of: ">") else { return nil }
+            let target = rest[rest.index(after: open)..<close]
+            // The link's parameters run to the next link (a `<` after a comma) or the end.
+            let after = rest[rest.index(after: close)...]
+            let end = after.range(of: ",\\s*<", options: .regularExpression)?.lowerBound ?? after.endIndex
+            let parameters = after[..<end].split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            for parameter in parameters where parameter.hasPrefix("rel=") {
+                let values = parameter.dropFirst(4).trimmingCharacters(in: CharacterSet(charactersIn: "\"")).split(separator: " ")
+                if values.contains("next") { return URL(string: String(target), relativeTo: base)?.absoluteURL }
+            }
+            rest = after[end...]
+        }
+        return nil
     }
 
     /// A signature past its expiry: the feed may be frozen (TUF's freeze attack), so say so.
@@ -612,6 +685,9 @@ public struct FeedSyncer: Sendable {
         var body: ByteBuffer
         var etag: String?
         var signature: String?
+        /// The next page of a paged feed (`Link: rel="next"`), and how many pages it says it has.
+        var next: URL?
+        var totalPages: Int?
     }
 
     /// The feed's bytes, ETag and signature header, or nil for a 304.
@@ -625,7 +701,9 @@ public struct FeedSyncer: Sendable {
         do {
             let body = try await response.body.collect(upTo: Self.feedLimit)
             return FeedAnswer(body: body, etag: response.headers.first(name: "ETag"),
-                              signature: response.headers.first(name: FeedSignature.headerName))
+                              signature: response.headers.first(name: FeedSignature.headerName),
+                              next: Self.nextLink(response.headers["Link"].joined(separator: ", "), base: url),
+                              totalPages: response.headers.first(name: "X-WP-TotalPages").flatMap { Int($0) })
         } catch is NIOTooManyBytesError {
             throw GalleyError("the feed at \(url.absoluteString) is over \(Self.feedLimit / 1_048_576) MB", id: .feedInvalid,
                               hint: "Check the address: a feed lists packages, it does not hold them.")

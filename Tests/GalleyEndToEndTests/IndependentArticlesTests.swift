@@ -171,6 +171,74 @@ import Testing
 
     /// serve's /independent-articles is a feed another store follows (merged, then a 304);
     /// a foreign feed is followed through a key map, with bad items skipped and reported.
+    /// WordPress pages its REST API: a sync follows `Link: <...>; rel="next"` (absolute or
+    /// relative) on the feed's own origin, up to --max-pages, and keeps an article that moved
+    /// between pages once. A link to another host is not followed.
+    @Test func syncFollowsThePagesOfAPagedFeed() throws {
+        let work = try Harness.temporaryDirectory()
+        let script = """
+            import http.server, json, sys, threading
+            def post(n, title):
+                return {"id": n, "title": {"rendered": title}, "date_gmt": "2026-01-%02dT10:00:00" % (n - 100)}
+            class Pages(http.server.BaseHTTPRequestHandler):
+                def do_GET(self):
+                    port = self.server.server_address[1]
+                    page = int(self.path.split("page=")[1]) if "page=" in self.path else 1
+                    items, links = {
+                        1: ([post(101, "One"), post(102, "Two")], ['<http://127.0.0.1:%d/posts?page=2>; rel="next"' % port]),
+                        2: ([post(102, "Two, moved"), post(103, "Three")],
+                            ['</posts?page=1>; rel="prev"', '</posts?page=3>; rel="next"']),
+                        3: ([post(104, "Four")], ['<http://localhost:%d/posts?page=4>; rel="next"' % port]),
+                        4: ([post(199, "Elsewhere")], []),
+                    }[page]
+                    body = json.dumps(items).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("X-WP-TotalPages", "3")
+                    self.send_header("Link", ", ".join(links))
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                def log_message(self, *args):
+                    pass
+            server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Pages)
+            print(server.server_address[1], flush=True)
+            threading.Timer(120, server.shutdown).start()
+            server.serve_forever()
+            """
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", script]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        defer { process.terminate() }
+        let port = try #require(Int(Harness.readLines(output.fileHandleForReading, 1).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let feed = "http://127.0.0.1:\(port)/posts"
+
+        let whole = work.appending(path: "whole")
+        let synced = try Harness.galley(["sync", feed, "--key-map", Self.wordpress, "--store", whole.path, "--json"])
+        #expect(synced.status == 0, "\(synced.stdout)\(synced.stderr)")
+        let articles = synced.json?["articles"] as? [String: Any]
+        #expect(articles?["added"] as? [String] == ["101", "102", "103", "104"], "\(synced.stdout)")
+        #expect(Set(try Self.independent(whole)) == ["101", "102", "103", "104"], "page 4 is on another host")
+        let listed = try Harness.galley(["articles", "--independent", "--store", whole.path])
+        #expect(listed.stdout.contains("  Two\n") && !listed.stdout.contains("moved"), "the first page's copy: \(listed.stdout)")
+
+        let bounded = work.appending(path: "bounded")
+        let first = try Harness.galley(["sync", feed, "--key-map", Self.wordpress, "--max-pages", "2", "--store", bounded.path,
+                                        "--events", "json"])
+        #expect(first.status == 0, "\(first.stdout)\(first.stderr)")
+        let left = SyncCommandTests.events(first.stdout).first { $0["event"] as? String == "feedPagesLeft" }
+        #expect(left?["status"] as? String == "read 2 pages of 3", "\(first.stdout)")
+        #expect(Set(try Self.independent(bounded)) == ["101", "102", "103"])
+        let told = try Harness.galley(["sync", feed, "--key-map", Self.wordpress, "--max-pages", "1", "--store", bounded.path])
+        #expect(told.stderr.contains("warning: the feed has more pages than --max-pages: read 1 page of 3"), "\(told.stderr)")
+        try SyncCommandTests.expectSchemas(SyncCommandTests.eventLines(first.stdout) + [("sync", synced.stdout)])
+        let zero = try Harness.galley(["sync", feed, "--key-map", Self.wordpress, "--max-pages", "0", "--store", bounded.path])
+        #expect(zero.status != 0 && zero.stderr.contains("--max-pages must be from 1 to 1000"), "\(zero.stderr)")
+    }
+
     @Test func syncFollowsArticleFeeds() throws {
         let work = try Harness.temporaryDirectory()
         let source = work.appending(path: "source")

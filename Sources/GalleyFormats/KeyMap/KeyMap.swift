@@ -226,6 +226,8 @@ public struct KeyMap: Sendable {
         public var articles: [IndependentArticle] = []
         public var skipped: [Skipped] = []
         public var sanitized: [Sanitized] = []
+
+        public init() {}
     }
 
     /// Maps every item of `document`. Throws only when there is no array of items at `items`.

@@ -82,6 +82,10 @@ struct SyncCommand: ParsableCommand {
             completion: .file(extensions: ["yaml", "yml"]))
     var keyMap: String?
 
+    @Option(help: ArgumentHelp("With --key-map: read at most this many pages of a paged feed, following its Link: rel=\"next\" headers (WordPress's REST API pages so).",
+                               valueName: "count"))
+    var maxPages = 50
+
     @Option(help: ArgumentHelp("Accept only a feed signed with this public key (from galley keys generate).", valueName: "file"),
             completion: .file(extensions: ["pub"]))
     var trustKey: String?
@@ -98,6 +102,7 @@ struct SyncCommand: ParsableCommand {
 
     func validate() throws {
         guard (0...20).contains(retries) else { throw ValidationError("--retries must be from 0 to 20") }
+        guard (1...1000).contains(maxPages) else { throw ValidationError("--max-pages must be from 1 to 1000") }
         try timeout.require(1...3600, "--timeout")
         if events != nil && output.json { throw ValidationError("give --events json or --json, not both: both write to standard output") }
         if let every {
@@ -121,6 +126,7 @@ struct SyncCommand: ParsableCommand {
             options.resetRevision = resetRevision
             options.trustKey = trusted
             options.keyMap = map
+            options.maxPages = maxPages
             options.connectTimeout = min(timeout.seconds, 10)
             options.idleTimeout = timeout.seconds
             // A store that does not exist yet is made once the feed has been fetched and
@@ -163,7 +169,7 @@ struct SyncCommand: ParsableCommand {
                     console.note("\(error.message); trying again in \(event.seconds ?? 0) s")
                 } else if event.event == .deltaFallback, let error = event.error {
                     console.note("\(event.appleID ?? ""): \(error.message); downloading it whole")
-                } else if event.event == .feedExpired || event.event == .feedWentBack, let error = event.error {
+                } else if [.feedExpired, .feedWentBack, .feedPagesLeft].contains(event.event), let error = event.error {
                     console.err.write("warning: \(error.message)\n    hint: \(error.hint ?? "")\n")
                 }
             }
