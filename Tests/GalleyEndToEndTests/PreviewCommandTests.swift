@@ -21,7 +21,7 @@ import Testing
         let article = try #require(try FileManager.default.contentsOfDirectory(atPath: source.appending(path: "articles/01-the-lighthouse-keepers").path)
             .first { $0.hasSuffix(".md") })
         let script = """
-            import http.client, re, sys, time, urllib.request
+            import http.client, json, re, sys, time, urllib.request
             port, article, issue = int(sys.argv[1]), sys.argv[2], sys.argv[3]
             base = f"http://127.0.0.1:{port}"
             page = urllib.request.urlopen(base + "/").read().decode()
@@ -46,10 +46,25 @@ import Testing
             event = next_event()
             print("event", event[0], link in event[1], "articles/004" not in event[1])
             print("page", "<h1>Keepers of the Light</h1>" in urllib.request.urlopen(base + "/" + link).read().decode())
+            good = open(issue).read()
             with open(issue, "a") as f:
                 f.write("\\nthis is: [not yaml\\n")
             event = next_event()
             print("broken", event[0], urllib.request.urlopen(base + "/" + link).status)
+            # The findings as validate prints them (file:line:col, id, hint) and as its JSON has them.
+            failure = json.loads(event[1][len("data: "):])
+            found = failure["findings"][0]
+            print("findings", re.search(r"issue\\.yaml:\\d+:\\d+: error source\\.", failure["text"]) is not None,
+                  "Diagnostic" not in failure["text"], found["location"]["path"].endswith("issue.yaml"), found["location"]["line"] is not None)
+            # A page opened now is told at once; the script draws the findings over the page.
+            late = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+            late.request("GET", "/_galley/events")
+            greeting = late.getresponse().read1().decode()
+            script = urllib.request.urlopen(base + "/_galley/reload.js").read().decode()
+            print("late", "event: failure" in greeting, "galley-preview-failure" in script and "textContent" in script)
+            open(issue, "w").write(good)
+            event = next_event()
+            print("fixed", event[0])
             for hostile in ["/..%2F..%2Fetc%2Fpasswd", "/articles/..%2F..%2Fissue.yaml", "/.hidden", "/assets/%00"]:
                 try:
                     urllib.request.urlopen(base + hostile)
@@ -67,6 +82,9 @@ import Testing
             event event: change True True
             page True
             broken event: failure 200
+            findings True True True True
+            late True True
+            fixed event: fixed
             done
 
             """, "\(result.stdout)\(result.stderr)")

@@ -21,7 +21,8 @@ public final class PreviewServer: @unchecked Sendable {
     /// The current site's files and their digests, so a rebuild hashes only the new one.
     private var digests: [String: String] = [:]
     private var generation = 0
-    private var lastError: String?
+    /// The last rebuild's failure, as the `failure` event gives it (nil: the site builds).
+    private var lastFailure: Failure?
     private let events = Broadcaster()
     private let changes: AsyncStream<Void>
     private let signalChange: AsyncStream<Void>.Continuation
@@ -66,7 +67,7 @@ public final class PreviewServer: @unchecked Sendable {
         lock.lock()
         site = next
         digests = after
-        lastError = nil
+        lastFailure = nil
         lock.unlock()
         if let previous { try? FileManager.default.removeItem(at: previous) }
         return (summary, changed)
@@ -104,19 +105,30 @@ public final class PreviewServer: @unchecked Sendable {
             for await _ in changes {
                 // Editors write in bursts (temporary file, rename, chmod): wait for the last.
                 try? await Task.sleep(for: .milliseconds(150))
+                let failedBefore = lock.withLock { lastFailure != nil }
                 do {
                     // Seconds of rendering: on NIO's thread pool, not on the event loops that
                     // answer the pages (Swift tasks run on them, see runTasksOnEventLoops).
                     let (_, changed) = try await NIOThreadPool.singleton.runIfActive { try self.rebuild() }
+                    if failedBefore {
+                        logger.notice("the site builds again")
+                        events.send("event: fixed\ndata: {}\n\n")
+                    }
                     if !changed.isEmpty {
                         logger.notice("rebuilt: \(changed.filter { $0 != "*" }.joined(separator: ", "))")
                         events.send("event: change\ndata: \(JSONDocument.compact(changed))\n\n")
                     }
                 } catch {
-                    let message = (error as? GalleyError)?.description ?? "\(error)"
-                    lock.withLock { lastError = message }
-                    logger.error("rebuild failed, still serving the last good site: \(message)")
-                    events.send("event: failure\ndata: \(JSONDocument.compact([message]))\n\n")
+                    let failure = Failure(error, base: source.path)
+                    // An editor's save is several file events: the same failure is told once.
+                    let repeated = lock.withLock {
+                        defer { lastFailure = failure }
+                        return lastFailure == failure
+                    }
+                    if !repeated {
+                        logger.error("rebuild failed, still serving the last good site:\n\(failure.text.trimmingCharacters(in: .newlines))")
+                        events.send(failure.event)
+                    }
                 }
             }
         } onGracefulShutdown: { [self] in
@@ -134,6 +146,31 @@ public final class PreviewServer: @unchecked Sendable {
         events.finishAll()
     }
 
+    /// A failed rebuild as the pages are told it: the findings as `galley validate` prints
+    /// them (`path:line:col: error id: message`, then the hint) and as its JSON gives them.
+    struct Failure: Equatable, Encodable {
+        var text: String
+        var findings: [Diagnostic]
+
+        init(_ error: any Error, base: String) {
+            let report = TextReport()
+            switch error {
+            case let refused as DiagnosticsError:
+                findings = refused.diagnostics
+                text = report.render(refused.diagnostics, base: base, limitPerCheck: 20)
+            case let failed as GalleyError:
+                findings = []
+                text = report.render(failed)
+            default:
+                findings = []
+                text = report.render(GalleyError("the site could not be built: \(error.localizedDescription)"))
+            }
+        }
+
+        /// The server-sent event: `failure`, with `{"text", "findings"}`.
+        var event: String { "event: failure\ndata: \(JSONDocument.compact(self))\n\n" }
+    }
+
     // MARK: Routes
 
     static let reloadScript = """
@@ -144,8 +181,25 @@ public final class PreviewServer: @unchecked Sendable {
             var changed = JSON.parse(event.data);
             if (changed.indexOf("*") >= 0 || changed.indexOf(here) >= 0) location.reload();
           });
+          // A failed rebuild: its findings over the page (as text, never as markup), until
+          // the site builds again.
+          var box = null;
           source.addEventListener("failure", function (event) {
-            console.warn("galley preview: the last edit did not build: " + JSON.parse(event.data)[0]);
+            var failure = JSON.parse(event.data);
+            if (!box) {
+              box = document.createElement("pre");
+              box.id = "galley-preview-failure";
+              box.setAttribute("role", "alert");
+              box.style.cssText = "position:fixed;left:0;right:0;bottom:0;max-height:60vh;overflow:auto;margin:0;" +
+                "padding:1rem 1.25rem;background:#3b0d0d;color:#fff;font:13px/1.45 ui-monospace,Menlo,monospace;" +
+                "white-space:pre-wrap;z-index:2147483647;box-shadow:0 -2px 12px rgba(0,0,0,.4)";
+              document.body.appendChild(box);
+            }
+            box.textContent = "galley preview: the last edit did not build; this is the last good site.\n\n" + failure.text;
+            console.warn("galley preview: the last edit did not build:\n" + failure.text);
+          });
+          source.addEventListener("fixed", function () {
+            if (box) { box.remove(); box = null; }
           });
         })();
 
@@ -175,11 +229,11 @@ public final class PreviewServer: @unchecked Sendable {
     func eventStream() -> Response {
         let (stream, id) = events.subscribe()
         let events = self.events
-        let failure = lock.withLock { lastError }
+        let failure = lock.withLock { lastFailure }
         let body = ResponseBody { writer in
             defer { events.unsubscribe(id) }
             var greeting = "retry: 1000\n\n"
-            if let failure { greeting += "event: failure\ndata: \(JSONDocument.compact([failure]))\n\n" }
+            if let failure { greeting += failure.event }
             try await writer.write(ByteBuffer(string: greeting))
             for await message in stream {
                 try await writer.write(ByteBuffer(string: message))
