@@ -23,6 +23,9 @@ import Testing
         Case(fixture: "date-order-warning", ids: ["source.date-order"], at: "02-b/article.md:3:7"),
         Case(fixture: "missing-issue-file-error", ids: ["source.issue-file-missing"]),
         Case(fixture: "bad-yaml-error", ids: ["source.yaml-invalid"], at: "issue.yaml:3:13"),
+        // The quote opened on line 1 runs to line 4's first quote, where libyaml stops: the
+        // finding points at the quote.
+        Case(fixture: "unclosed-quote-error", ids: ["source.yaml-invalid"], at: "issue.yaml:1:8"),
         Case(fixture: "missing-required-field-error", ids: ["source.field-missing"], at: "issue.yaml:1:1"),
         Case(fixture: "duplicate-yaml-key-error", ids: ["source.yaml-duplicate-key"], at: "issue.yaml:4:1"),
         // `2026` and `"2026"`: one key to Galley and to JSON, so one of them must go (else

@@ -31,6 +31,15 @@ struct YAMLFields {
         let hint = "Check the indentation and quoting near that line; a value containing `: ` or `#` must be quoted."
         switch error {
         case let .scanner(_, problem, mark, _), let .parser(_, problem, mark, _), let .composer(_, problem, mark, _):
+            // A quote left open runs on to the next quote, lines further down, where libyaml
+            // notices: point at where it opened instead.
+            if let open = Self.unclosedQuote(in: text, before: mark.line) {
+                return Diagnostic(
+                    .sourceYamlInvalid, "invalid YAML: the \(open.quote == "\"" ? "double" : "single") quote opened here is not closed on its line "
+                        + "(libyaml stopped at line \(mark.line + lineOffset): \(problem))",
+                    at: SourceLocation(path: file, line: open.line + lineOffset, column: open.column),
+                    hint: "Close the quote at the end of the value, or leave the quotes out (a value holding `: ` or `#` needs them); a quote inside the value is written \(open.quote == "\"" ? "\\\"" : "''").")
+            }
             return Diagnostic(
                 .sourceYamlInvalid, "invalid YAML: \(problem)", at: at(mark), hint: hint)
         case let .duplicatedKeysInMapping(duplicates, context):
@@ -56,6 +65,50 @@ struct YAMLFields {
         default:
             return Diagnostic(.sourceYamlInvalid, "invalid YAML: \(error)", at: SourceLocation(path: file), hint: hint)
         }
+    }
+
+    /// The first line before `line` (1-based, in `text`) whose value opens a quote that the
+    /// line does not close: its line, the quote's column (1-based) and the quote. A quoted
+    /// value may span lines in YAML, but in front matter and issue.yaml one that does is
+    /// almost always a forgotten closing quote, and is only looked for once parsing failed.
+    static func unclosedQuote(in text: String, before line: Int) -> (line: Int, column: Int, quote: Character)? {
+        for (index, content) in text.split(separator: "\n", omittingEmptySubsequences: false).prefix(max(0, line - 1)).enumerated() {
+            let chars = Array(content)
+            // The value: after `key: ` or a list item's `- `, past spaces.
+            var start = 0
+            while start < chars.count, chars[start] == " " { start += 1 }
+            guard start < chars.count, chars[start] != "#" else { continue }
+            if chars[start] == "-", start + 1 < chars.count, chars[start + 1] == " " {
+                start += 2
+            } else if let colon = (start..<max(start, chars.count - 1)).first(where: { chars[$0] == ":" && chars[$0 + 1] == " " }) {
+                start = colon + 2
+            } else {
+                continue
+            }
+            while start < chars.count, chars[start] == " " { start += 1 }
+            guard start < chars.count, chars[start] == "\"" || chars[start] == "'" else { continue }
+            let quote = chars[start]
+            var position = start + 1
+            var closed = false
+            while position < chars.count {
+                if quote == "\"", chars[position] == "\\" {
+                    position += 2
+                    continue
+                }
+                if chars[position] == quote {
+                    // In single quotes, '' is a quote inside the value.
+                    if quote == "'", position + 1 < chars.count, chars[position + 1] == "'" {
+                        position += 2
+                        continue
+                    }
+                    closed = true
+                    break
+                }
+                position += 1
+            }
+            if !closed { return (index + 1, start + 1, quote) }
+        }
+        return nil
     }
 
     package func at(_ mark: Mark?, _ keyPath: String? = nil) -> SourceLocation {
