@@ -36,6 +36,9 @@ import Testing
         Case(fixture: "unknown-placeholder-error", ids: ["body.placeholder-unknown"], at: "article.md:12:1"),
         Case(fixture: "malformed-placeholder-error", ids: ["body.placeholder-malformed"], at: "article.md:10:1"),
         Case(fixture: "missing-asset-error", ids: ["source.file-missing"], at: "article.md:4:5"),
+        // Every problem of an article at once: the missing file does not hide the misspelt key.
+        Case(fixture: "missing-asset-and-unknown-placeholder-error", ids: ["source.file-missing", "body.placeholder-unknown"],
+             at: "article.md:4:5"),
         Case(fixture: "asset-is-folder-error", ids: ["source.file-missing"], at: "article.md:4:5"),
         Case(fixture: "asset-is-issue-folder-error", ids: ["source.file-missing"], at: "article.md:4:5"),
         Case(fixture: "path-outside-error", ids: ["source.path-outside"], at: "article.md:4:5"),
@@ -192,7 +195,7 @@ import Testing
             """)
         let result = try Harness.galley(["pack", root.path, "-o", try Harness.temporaryDirectory().path, "--json"])
         #expect(result.status == 1)
-        #expect(Set(Harness.diagnosticIDs(result)) == ["source.type-mismatch", "source.file-missing"])
+        #expect(Set(Harness.diagnosticIDs(result)) == ["source.type-mismatch", "source.file-missing", "body.placeholder-unknown"])
     }
 
     /// Pictures and files a body names beside it (issue 11, point 2): an `<img>` becomes an

@@ -67,6 +67,9 @@ public struct ArticleSource: Sendable {
     public var dateLocation: SourceLocation?
     public var metadata: JSONValue?
     public var assets: [AssetSource] = []
+    /// The keys of listed assets whose files could not be found: placeholders naming them are
+    /// not reported as unknown (the missing file is).
+    public var unresolvedAssetKeys: [String] = []
 }
 
 /// One asset as listed in a source file.

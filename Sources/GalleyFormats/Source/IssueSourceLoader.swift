@@ -89,7 +89,7 @@ public struct IssueSourceLoader: Sendable {
         let publishDate = map.date("publish_date", required: true, log: &log)
         let lastUpdated = map.date("last_updated", log: &log)
         let metadata = map.jsonObject("metadata", log: &log)
-        let images = loadAssets(map, directory: "", owner: "", tree: tree, fields: fields, &log)
+        let (images, _) = loadAssets(map, directory: "", owner: "", tree: tree, fields: fields, &log)
         let folders = articleFolders(tree, order: map, fields: fields, &log)
 
         guard let title, let appleID, let publishDate else { return nil }
@@ -186,7 +186,9 @@ public struct IssueSourceLoader: Sendable {
         _ folder: ArticleFolder, of source: IssueSource, builder: BodyBuilder
     ) -> (article: ArticleSource?, body: PreparedBody?, files: [String: SourceFile], diagnostics: [Diagnostic]) {
         var log = DiagnosticLog()
-        guard let loaded = loadArticle(folder: folder.folder, slug: folder.slug, tree: source.tree, &log), !log.hasErrors
+        // An article whose fields have errors still has its body read, so that the body's own
+        // problems are told with them; the caller plans no article with an error.
+        guard let loaded = loadArticle(folder: folder.folder, slug: folder.slug, tree: source.tree, &log)
         else { return (nil, nil, [:], log.items) }
         let (body, files, problems) = prepareBody(loaded.body, of: loaded.article, in: source, builder: builder)
         return (loaded.article, body, files, log.items + problems)
@@ -362,7 +364,7 @@ public struct IssueSourceLoader: Sendable {
         article.date = map.date("date", log: &log)
         article.dateLocation = fields.at(map.value("date"), "date")
         article.metadata = map.jsonObject("metadata", log: &log)
-        article.assets = loadAssets(map, directory: directory, owner: slug, tree: tree, fields: fields, &log)
+        (article.assets, article.unresolvedAssetKeys) = loadAssets(map, directory: directory, owner: slug, tree: tree, fields: fields, &log)
         return (article, front)
     }
 
@@ -387,15 +389,16 @@ public struct IssueSourceLoader: Sendable {
     private func loadAssets(
         _ map: YAMLMapping, directory: String, owner: String, tree: SourceTree, fields: YAMLFields,
         _ log: inout DiagnosticLog
-    ) -> [AssetSource] {
+    ) -> (assets: [AssetSource], unresolvedKeys: [String]) {
         let listKey = owner.isEmpty ? "images" : "assets"
-        guard let listNode = map.value(listKey) else { return [] }
+        guard let listNode = map.value(listKey) else { return ([], []) }
         guard case .sequence(let items) = listNode else {
             log.add(Diagnostic(.sourceTypeMismatch, "`\(listKey)` must be a list", at: fields.at(listNode, listKey),
                            hint: "Write one `- file: name.jpg` entry per line."))
-            return []
+            return ([], [])
         }
         var assets: [AssetSource] = []
+        var unresolved: [String] = []
         var keys: [String: Int] = [:]
         for (index, item) in items.enumerated() {
             let path = "\(listKey)[\(index)]"
@@ -416,6 +419,8 @@ public struct IssueSourceLoader: Sendable {
             let resolved = tree.resolveFile(written, from: directory, at: location, what: "asset")
             guard case .file(let file) = resolved else {
                 if case .problem(let diagnostic) = resolved { log.add(diagnostic) }
+                var ignored = DiagnosticLog()  // the id's own problems are told once the file is there
+                unresolved.append(entry?.string("id", log: &ignored) ?? written.split(separator: "/").last.map(String.init) ?? written)
                 continue
             }
             var asset = AssetSource(key: written.split(separator: "/").last.map(String.init) ?? written,
@@ -453,7 +458,7 @@ public struct IssueSourceLoader: Sendable {
             keys[asset.key] = index
             assets.append(asset)
         }
-        return assets
+        return (assets, unresolved)
     }
 
     // MARK: Body references

@@ -510,14 +510,23 @@ public struct Packer {
             for item in loaded {
                 diagnostics += item.diagnostics
                 guard let article = item.article, let body = item.body else { continue }
-                // A body naming a missing file is reported; its article goes no further.
-                if item.diagnostics.contains(where: { $0.severity == .error }) { continue }
+                // An article with an error goes no further, but its placeholders are still
+                // checked against the assets it lists, so that every problem of it is told at
+                // once (a missing picture hid a misspelt placeholder until it was fixed).
+                if item.diagnostics.contains(where: { $0.severity == .error }) {
+                    diagnostics += Self.placeholderFindings(article, body, builder: builder)
+                    continue
+                }
                 planner.probed = item.probes
                 planner.thumbnails = item.thumbnails
                 let errorsBefore = planner.diagnostics.errorCount
                 let plan = planner.plan(article, body: item.bodyFiles)
-                // An asset that could not be planned would make its placeholders look unknown too.
-                guard planner.diagnostics.errorCount == errorsBefore else { continue }
+                // An asset that could not be planned would make its placeholders look unknown
+                // to the plan's keys: they are checked against the listed ones instead.
+                guard planner.diagnostics.errorCount == errorsBefore else {
+                    diagnostics += Self.placeholderFindings(article, body, builder: builder)
+                    continue
+                }
                 planned.append(PlannedBody(article: article, record: plan.record, body: body, assetIDs: plan.assetIDs,
                                            links: plan.links))
             }
@@ -576,8 +585,18 @@ public struct Packer {
         // Each <img> of the body becomes an asset here, once, so thumbnails and planning see it.
         let bodyFiles = BodyFiles.resolve(body?.references ?? [], files: files, into: &article)
         let probes = Self.probes(of: article.assets, and: files.values.sorted { $0.relativePath < $1.relativePath })
-        return LoadedArticle(article: article, diagnostics: found, probes: probes, body: body,
-                             bodyFiles: bodyFiles, thumbnails: Self.thumbnails(of: article.assets, maker: maker, probes: probes))
+        // No thumbnails for an article that goes no further.
+        let failed = found.contains { $0.severity == .error }
+        return LoadedArticle(article: article, diagnostics: found, probes: probes, body: body, bodyFiles: bodyFiles,
+                             thumbnails: failed ? [:] : Self.thumbnails(of: article.assets, maker: maker, probes: probes))
+    }
+
+    /// The placeholder findings of an article that goes no further: keys checked against
+    /// every asset the article lists, found or not.
+    static func placeholderFindings(_ article: ArticleSource, _ body: PreparedBody, builder: BodyBuilder) -> [Diagnostic] {
+        let keys = article.assets.map(\.key) + article.unresolvedAssetKeys
+        let ids = Dictionary(keys.map { ($0, $0) }, uniquingKeysWith: { first, _ in first })
+        return builder.build(body, ids: ids).diagnostics  // its findings are the placeholders' alone
     }
 
     struct LoadedArticle: Sendable {
