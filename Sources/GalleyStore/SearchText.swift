@@ -45,7 +45,7 @@ package enum SearchText {
                     var end = i + 1
                     while end < bytes.count && bytes[end] != UInt8(ascii: ">") { end += 1 }
                     i = end + 1
-                    builder.wordBreak()
+                    builder.tagBreak()
                 } else if byte == UInt8(ascii: "&") {
                     // At most 12 scalars of 4 bytes each, as the decoder looks no further.
                     let window = String(decoding: bytes[(i + 1)..<min(i + 49, bytes.count)], as: UTF8.self)
@@ -101,6 +101,8 @@ package enum SearchText {
         private var bytes: [UInt8] = []
         private var last: Unicode.Scalar?
         private var pendingSpace = false
+        /// Whether the pending space stands for a tag, not for whitespace the text had.
+        private var spaceFromTag = false
         private var pendingApostrophe: (afterWord: Bool, waiting: Bool) = (false, false)
 
         package init(foldsWhitespace: Bool) { self.foldsWhitespace = foldsWhitespace }
@@ -110,7 +112,7 @@ package enum SearchText {
             if foldsWhitespace && scalar.isWhiteSpace { return wordBreak() }
             resolveApostrophe(before: scalar)
             if pendingSpace {
-                put(" ")
+                if !(spaceFromTag && SearchText.closesUp(scalar)) { put(" ") }
                 pendingSpace = false
             }
             if scalar == "'" || scalar == "\u{2019}" || scalar == "\u{02BC}" {
@@ -128,17 +130,31 @@ package enum SearchText {
             guard let first = run.first, let final = run.last else { return }
             resolveApostrophe(before: Unicode.Scalar(first))
             if pendingSpace {
-                put(" ")
+                if !(spaceFromTag && SearchText.closesUp(Unicode.Scalar(first))) { put(" ") }
                 pendingSpace = false
             }
             bytes.append(contentsOf: run)
             last = Unicode.Scalar(final)
         }
 
-        /// A tag or whitespace between words.
+        /// Whitespace between words.
         package mutating func wordBreak() {
             resolveApostrophe(before: nil)
             pendingSpace = !bytes.isEmpty
+            spaceFromTag = false
+        }
+
+        /// A tag: a word break, except next to punctuation that closes up to a word (`long</a>.`
+        /// reads "long.", `(<em>sic</em>)` "(sic)", where every tag as a space gave "long ." and
+        /// "( sic )" in snippets). That punctuation is a separator to the tokenizer, so the
+        /// words indexed are the same either way; the apostrophe, which is part of words, is
+        /// not among it.
+        package mutating func tagBreak() {
+            resolveApostrophe(before: nil)
+            guard !bytes.isEmpty, !pendingSpace else { return }
+            if let last, SearchText.opensUp(last) { return }
+            pendingSpace = true
+            spaceFromTag = true
         }
 
         package mutating func finish() -> String {
@@ -162,6 +178,10 @@ package enum SearchText {
             pendingApostrophe = (false, false)
         }
     }
+
+    /// Punctuation written against the word before it, and against the word after it.
+    static func closesUp(_ scalar: Unicode.Scalar) -> Bool { ".,;:!?)]}\u{BB}\u{201D}".unicodeScalars.contains(scalar) }
+    static func opensUp(_ scalar: Unicode.Scalar) -> Bool { "([{\u{AB}\u{201C}".unicodeScalars.contains(scalar) }
 
     /// Printable ASCII that `Builder.append` adds as it is and `body` reads as text: not
     /// whitespace or a control, not an apostrophe, not the start of a tag or a reference.
