@@ -333,7 +333,10 @@ public struct FeedSyncer: Sendable {
             verified = try trustKey.verify(header: signature, body: answer.body.readableBytesView, address: options.url)
         }
         // A feed of articles (with a key map, or Galley's own `{"articles": [...]}`), or of packages.
-        let parsed = JSONValue(parsing: String(buffer: answer.body))
+        // With a key map, an RSS or Atom feed is read as XMLFeed's JSON document.
+        let parsed = options.keyMap != nil && XMLFeed.looksLikeXML(answer.body.readableBytesView)
+            ? try XMLFeed.document(Array(answer.body.readableBytesView), address: feedURL.absoluteString)
+            : JSONValue(parsing: String(buffer: answer.body))
         if let parsed, let map = options.keyMap ?? (parsed["articles"] != nil && parsed["packages"] == nil ? KeyMap.native : nil) {
             // A signed feed is one document, all of it under its signature: its links are not followed.
             let pages = options.keyMap == nil || verified != nil ? [parsed] : try await allPages(parsed, answer, client, feedURL, emit)
@@ -563,7 +566,9 @@ public struct FeedSyncer: Sendable {
                 break
             }
             guard let page = try await retrying(emit, appleID: nil, { try await fetchFeed(client, url, etag: nil) }) else { break }
-            guard let parsed = JSONValue(parsing: String(buffer: page.body)) else {
+            let xml = XMLFeed.looksLikeXML(page.body.readableBytesView)
+            guard let parsed = xml ? try XMLFeed.document(Array(page.body.readableBytesView), address: url.absoluteString)
+                : JSONValue(parsing: String(buffer: page.body)) else {
                 throw GalleyError("page \(pages.count + 1) of the feed (\(url.absoluteString)) is not valid JSON", id: .feedInvalid,
                                   hint: "The feed's Link: rel=\"next\" header leads there; the store is as it was.")
             }
@@ -693,7 +698,9 @@ public struct FeedSyncer: Sendable {
     /// The feed's bytes, ETag and signature header, or nil for a 304.
     private func fetchFeed(_ client: HTTPClient, _ url: URL, etag: String?) async throws -> FeedAnswer? {
         var request = HTTPClientRequest(url: url.absoluteString)
-        request.headers.add(name: "Accept", value: "application/json")
+        // A key map reads RSS and Atom as well (XMLFeed).
+        request.headers.add(name: "Accept", value: options.keyMap == nil ? "application/json"
+            : "application/json, application/rss+xml;q=0.9, application/atom+xml;q=0.9, application/xml;q=0.8")
         if let etag { request.headers.add(name: "If-None-Match", value: etag) }
         let response = try await send(client, request, url.absoluteString)
         if response.status == .notModified { return nil }

@@ -239,6 +239,54 @@ import Testing
         #expect(zero.status != 0 && zero.stderr.contains("--max-pages must be from 1 to 1000"), "\(zero.stderr)")
     }
 
+    /// RSS and Atom through the shipped map: checked, imported from a file, and synced from a
+    /// static host (Python's http.server), as JSON feeds are.
+    @Test func rssAndAtomFeedsAreReadThroughTheKeyMap() throws {
+        let map = Harness.root.appending(path: "Examples/key-maps/rss-atom.yaml").path
+        let rss = Harness.root.appending(path: "Examples/key-maps/rss.sample.xml").path
+        let checked = try Harness.galley(["key-map", "check", map, rss, "--json"])
+        #expect(checked.status == 0, "\(checked.stdout)\(checked.stderr)")
+        let articles = try #require(checked.json?["articles"] as? [[String: Any]])
+        #expect(articles.map { $0["title"] as? String ?? "" } == ["The quay\u{2019}s new caf\u{E9} opens", "Winter ferry timetable", "A note without a date"])
+        #expect(articles.first?["date"] as? String == "2026-01-14T09:30:00.000Z" && articles.last?["date"] is NSNull)
+
+        let work = try Harness.temporaryDirectory()
+        let store = work.appending(path: "reader")
+        let imported = try Harness.galley(["import", "--articles", rss, "--key-map", map, "--store", store.path, "--json"])
+        #expect(imported.status == 0, "\(imported.stdout)\(imported.stderr)")
+        #expect(imported.json?["added"] as? [String] == ["news-1042", "https://news.example.com/2026/01/ferry-timetable/",
+                                                                                          "https://news.example.com/notes/undated"])
+        // Galley's own format is JSON: an XML file without a map says what to give.
+        let unmapped = try Harness.galley(["import", "--articles", rss, "--store", store.path])
+        #expect(unmapped.status == 2 && unmapped.stderr.contains("RSS or Atom") && unmapped.stderr.contains("--key-map"), "\(unmapped.stderr)")
+
+        let site = work.appending(path: "site")
+        try FileManager.default.createDirectory(at: site, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: Harness.root.appending(path: "Examples/key-maps/atom.sample.xml"), to: site.appending(path: "feed.atom"))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", """
+            import functools, http.server, sys, threading
+            handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
+            handler.func.log_message = lambda *args: None
+            server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+            print(server.server_address[1], flush=True)
+            threading.Timer(120, server.shutdown).start()
+            server.serve_forever()
+            """, site.path]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        defer { process.terminate() }
+        let port = try #require(Int(Harness.readLines(output.fileHandleForReading, 1).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let synced = try Harness.galley(["sync", "http://127.0.0.1:\(port)/feed.atom", "--key-map", map, "--store", store.path, "--json"])
+        #expect(synced.status == 0, "\(synced.stdout)\(synced.stderr)")
+        #expect((synced.json?["articles"] as? [String: Any])?["added"] as? [String]
+                == ["tag:blog.example.org,2026:spring-tides", "tag:blog.example.org,2026:regatta"], "\(synced.stdout)")
+        #expect(try Self.independent(store).count == 5)
+        try SyncCommandTests.expectSchemas([("sync", synced.stdout)])
+    }
+
     @Test func syncFollowsArticleFeeds() throws {
         let work = try Harness.temporaryDirectory()
         let source = work.appending(path: "source")

@@ -2,8 +2,9 @@ internal import CLibXML2
 import GalleyCore
 
 /// What libxml2's HTML parser finds in an article body: malformed markup with its line and
-/// column, and the things a reader app's web view would run or fetch. With HTMLSanitizer.swift and SVGInspector.swift,
-/// the only files in Galley that touch CLibXML2 (docs/architecture.md, rule 8).
+/// column, and the things a reader app's web view would run or fetch. With HTMLSanitizer.swift,
+/// SVGInspector.swift and XMLFeed.swift, the only files in Galley that touch CLibXML2
+/// (docs/architecture.md, rule 8).
 public struct HTMLInspection: Sendable {
     public struct Problem: Sendable, Hashable {
         public var line: Int

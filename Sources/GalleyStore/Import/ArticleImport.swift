@@ -43,8 +43,10 @@ public struct ArticlesFile: Sendable {
     public var mapped: KeyMap.Result
 
     public init(path: String, map: KeyMap? = nil) throws {
-        let document = try InputFile.json(path, what: "the articles file",
-                                          hint: "Give a JSON file: {\"articles\": [...]}, or a foreign feed with --key-map.")
+        let hint = "Give a JSON file: {\"articles\": [...]}, or a foreign feed (JSON, RSS or Atom) with --key-map."
+        // A foreign feed may be RSS or Atom; Galley's own is JSON.
+        let document = try map == nil ? InputFile.json(path, what: "the articles file", hint: hint)
+            : XMLFeed.file(path, what: "the articles file", hint: hint)
         self.path = path
         mapped = try (map ?? KeyMap.native).map(document, source: path)
     }

@@ -51,7 +51,7 @@ struct KeyMapCommand: ParsableCommand {
                     if output.json { return console.emit(Document(articles: [], skipped: [], sanitized: [])) }
                     return console.status("\(map): a valid key map")
                 }
-                let document = try InputFile.json(sample, what: "the sample", hint: "Give a saved answer of the feed, e.g. curl -o sample.json URL.")
+                let document = try XMLFeed.file(sample, what: "the sample", hint: "Give a saved answer of the feed (JSON, RSS or Atom), e.g. curl -o sample.json URL.")
                 let result = try keyMap.map(document, source: sample)
                 skipped = !result.skipped.isEmpty
                 if output.json { return console.emit(Document(articles: result.articles, skipped: result.skipped, sanitized: result.sanitized)) }
