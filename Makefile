@@ -52,8 +52,9 @@ test: setup
 HOSTILE = Tests/Fixtures/zips/hostile-preview-error.zip
 
 # The preview site and serve's article pages in headless Chromium: every image, sound and video
-# loads and no page logs an error; the hostile issue runs no script unless --trust-bodies (which
-# must run them, or the vectors prove nothing). Screenshots land in build/browser-check/.
+# loads and no page logs an error; galley preview's page shows a failed rebuild's findings and
+# drops them once mended; the hostile issue runs no script unless --trust-bodies (which must run
+# them, or the vectors prove nothing). Screenshots land in build/browser-check/.
 browser-check: build
 	@bash scripts/setup.sh --browser
 	@mkdir -p build/browser-check
@@ -63,6 +64,7 @@ browser-check: build
 	$(GALLEY) pack $(EXAMPLE) --output build/browser-check/ --force -q
 	$(GALLEY) import build/browser-check/com.example.harbour.2026-01.zip --store build/browser-check/store -q
 	python3 scripts/browser_check.py --serve build/browser-check/store --galley $(GALLEY) --screenshots build/browser-check
+	python3 scripts/browser_check.py --preview $(EXAMPLE) --galley $(GALLEY) --screenshots build/browser-check
 	$(GALLEY) render $(HOSTILE) --output build/browser-check/hostile --force 2>/dev/null
 	python3 scripts/browser_check.py build/browser-check/hostile --hostile --screenshots build/browser-check/hostile-shots
 	$(GALLEY) render $(HOSTILE) --output build/browser-check/trusted --force --trust-bodies

@@ -10,8 +10,13 @@ With --serve STORE, the pages are the article pages `galley serve` renders from 
 (/articles/{id}/page, pictures and media from its downloads): it starts the binary given by
 --galley on a free loopback port, checks every article's page, and stops it.
 
+With --preview SOURCE, the page is `galley preview`'s index of a copy of that source folder:
+it must load, then an edit that breaks the copy's issue.yaml must put the findings box over the
+open page (with the file, line and check id), and mending it must take the box away.
+
 Usage: scripts/browser_check.py SITE_DIR [--screenshots DIR] [--chromium PATH]
        scripts/browser_check.py --serve STORE --galley PATH [--screenshots DIR]
+       scripts/browser_check.py --preview SOURCE --galley PATH [--screenshots DIR]
 Exit status: 0 all loaded, 1 something failed to load, 2 could not run.
 """
 import argparse
@@ -183,9 +188,12 @@ def check_page(page, url, screenshot, hostile=False):
         if method == "Network.loadingFailed" and not params.get("canceled"):
             problems.append(f"request failed: {params.get('errorText')} ({params.get('requestId')})")
         elif method == "Runtime.exceptionThrown":
-            problems.append("exception: " + params.get("exceptionDetails", {}).get("text", ""))
+            details = params.get("exceptionDetails", {})
+            problems.append("exception: " + details.get("text", "") + " " + str(details.get("exception", {}).get("description", "")) + " at " + str(details.get("url", "")) + ":" + str(details.get("lineNumber", "")))
         elif method == "Runtime.consoleAPICalled" and params.get("type") == "error":
             problems.append("console error: " + " ".join(str(a.get("value", "")) for a in params.get("args", [])))
+        elif method == "Log.entryAdded" and params.get("entry", {}).get("url", "").endswith("/favicon.ico"):
+            continue  # the browser's own request, not the page's
         elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
             problems.append("log error: " + params["entry"].get("text", "") + " " + params["entry"].get("url", ""))
     if screenshot:
@@ -216,11 +224,69 @@ def start_server(galley, store):
     return server, [f"{base}/articles/{a['global_id']}/page" for a in articles]
 
 
+def start_preview(galley, source):
+    """`galley preview` of a copy of `source` on a free loopback port: the server, the copy, its index URL."""
+    copy = os.path.join(tempfile.mkdtemp(prefix="galley-preview-check-"), "issue")
+    shutil.copytree(source, copy)
+    server = subprocess.Popen([galley, "preview", copy, "--port", "0", "--json", "-q"],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    text = ""
+    deadline = time.time() + TIMEOUT
+    while "}" not in text and time.time() < deadline:
+        line = server.stdout.readline()
+        if not line:
+            break
+        text += line
+    try:
+        return server, copy, json.loads(text)["url"]
+    except (ValueError, KeyError):
+        print(f"browser_check: galley preview did not start: {text!r}", file=sys.stderr)
+        server.kill()
+        return None, copy, None
+
+
+FAILURE_BOX = "(document.getElementById('galley-preview-failure') || {}).textContent || ''"
+
+
+def check_failure_box(page, copy, shots):
+    """Breaks the copy's issue.yaml under the open page, then mends it: the box must come and go."""
+    problems = []
+    issue = os.path.join(copy, "issue.yaml")
+    good = open(issue).read()
+
+    def box_text(until, seconds=15):
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            text = page.call("Runtime.evaluate", expression=FAILURE_BOX, returnByValue=True)["result"].get("value", "")
+            if until(text):
+                return text
+            time.sleep(0.2)
+        return None
+
+    with open(issue, "a") as f:
+        f.write("\nthis is: [not yaml\n")
+    shown = box_text(lambda text: text != "")
+    if shown is None:
+        problems.append("a broken issue.yaml put no findings box over the page")
+    elif not re.search(r"issue\.yaml:\d+:\d+: error source\.yaml-invalid", shown):
+        problems.append("the findings box does not name the file, line and check: " + shown[:200])
+    else:
+        shot = page.call("Page.captureScreenshot", format="png")
+        with open(os.path.join(shots, "preview-failure.png"), "wb") as f:
+            f.write(base64.b64decode(shot["data"]))
+    with open(issue, "w") as f:
+        f.write(good)
+    if shown is not None and box_text(lambda text: text == "") is None:
+        problems.append("the findings box stayed after issue.yaml was mended")
+    return problems
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("site", nargs="?")
     parser.add_argument("--serve", metavar="STORE", help="check the article pages galley serve renders from STORE")
-    parser.add_argument("--galley", default=".build/debug/galley", help="the galley binary for --serve")
+    parser.add_argument("--preview", metavar="SOURCE", help="check galley preview of a copy of SOURCE, a failed rebuild included")
+    parser.add_argument("--galley", default=".build/debug/galley", help="the galley binary for --serve and --preview")
     parser.add_argument("--screenshots", help="where to save index.png and article.png (default: beside the site)")
     parser.add_argument("--chromium")
     parser.add_argument("--hostile", action="store_true",
@@ -228,7 +294,13 @@ def main():
                              "not on media that does not load")
     args = parser.parse_args()
     server = None
-    if args.serve:
+    preview_copy = None
+    if args.preview:
+        server, preview_copy, base = start_preview(args.galley, args.preview)
+        if server is None:
+            return 2
+        urls, site = [base], None
+    elif args.serve:
         server, urls = start_server(args.galley, args.serve)
         if server is None:
             return 2
@@ -275,19 +347,29 @@ def main():
         for i, path in enumerate(pages):
             shot = os.path.join(shots, "index.png") if i == 0 else os.path.join(shots, "article.png") if i == 1 else None
             if server is not None:
-                shot = os.path.join(shots, "served-article.png") if i == 0 else None
+                shot = os.path.join(shots, "preview.png" if preview_copy else "served-article.png") if i == 0 else None
             problems = check_page(page, urls[i], shot, hostile=args.hostile)
             status = "ok" if not problems else "FAILED"
             print(f"{status:6} {os.path.relpath(path, site) if site else path}")
             for problem in problems:
                 print(f"       {problem}")
             failed += bool(problems)
-        print(f"{len(pages) - failed} passed, {failed} failed")
+        checked = len(pages)
+        if preview_copy is not None and not failed:
+            problems = check_failure_box(page, preview_copy, shots)
+            print(f"{'ok' if not problems else 'FAILED':6} a failed rebuild's findings over the page, gone once mended")
+            for problem in problems:
+                print(f"       {problem}")
+            failed += bool(problems)
+            checked += 1
+        print(f"{checked - failed} passed, {failed} failed")
         return 1 if failed else 0
     finally:
         if server is not None:
             server.terminate()
             server.wait(timeout=10)
+        if preview_copy is not None:
+            shutil.rmtree(os.path.dirname(preview_copy), ignore_errors=True)
         chromium.terminate()
         try:
             chromium.wait(timeout=10)

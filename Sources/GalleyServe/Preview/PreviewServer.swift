@@ -195,8 +195,8 @@ public final class PreviewServer: @unchecked Sendable {
                 "white-space:pre-wrap;z-index:2147483647;box-shadow:0 -2px 12px rgba(0,0,0,.4)";
               document.body.appendChild(box);
             }
-            box.textContent = "galley preview: the last edit did not build; this is the last good site.\n\n" + failure.text;
-            console.warn("galley preview: the last edit did not build:\n" + failure.text);
+            box.textContent = "galley preview: the last edit did not build; this is the last good site.\\n\\n" + failure.text;
+            console.warn("galley preview: the last edit did not build:\\n" + failure.text);
           });
           source.addEventListener("fixed", function () {
             if (box) { box.remove(); box = null; }
