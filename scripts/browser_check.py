@@ -203,9 +203,10 @@ def check_page(page, url, screenshot, hostile=False):
     return problems
 
 
-def start_server(galley, store):
-    """Starts `galley serve` on a free loopback port; returns it and its article page URLs."""
-    server = subprocess.Popen([galley, "serve", "--store", store, "--port", "0", "--json", "-q"],
+def listening(arguments):
+    """Starts `galley ARGUMENTS --port 0 --json -q`; returns it and the URL its first document names
+    (None, None when it did not start)."""
+    server = subprocess.Popen(arguments + ["--port", "0", "--json", "-q"],
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     text = ""
     deadline = time.time() + TIMEOUT
@@ -215,10 +216,17 @@ def start_server(galley, store):
             break
         text += line
     try:
-        base = json.loads(text)["url"]
+        return server, json.loads(text)["url"]
     except (ValueError, KeyError):
-        print(f"browser_check: galley serve did not start: {text!r}", file=sys.stderr)
+        print(f"browser_check: galley {arguments[1]} did not start: {text!r}", file=sys.stderr)
         server.kill()
+        return None, None
+
+
+def start_server(galley, store):
+    """Starts `galley serve` on a free loopback port; returns it and its article page URLs."""
+    server, base = listening([galley, "serve", "--store", store])
+    if server is None:
         return None, []
     articles = json.load(urllib.request.urlopen(base + "/articles?limit=100", timeout=TIMEOUT))["items"]
     return server, [f"{base}/articles/{a['global_id']}/page" for a in articles]
@@ -228,21 +236,8 @@ def start_preview(galley, source):
     """`galley preview` of a copy of `source` on a free loopback port: the server, the copy, its index URL."""
     copy = os.path.join(tempfile.mkdtemp(prefix="galley-preview-check-"), "issue")
     shutil.copytree(source, copy)
-    server = subprocess.Popen([galley, "preview", copy, "--port", "0", "--json", "-q"],
-                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    text = ""
-    deadline = time.time() + TIMEOUT
-    while "}" not in text and time.time() < deadline:
-        line = server.stdout.readline()
-        if not line:
-            break
-        text += line
-    try:
-        return server, copy, json.loads(text)["url"]
-    except (ValueError, KeyError):
-        print(f"browser_check: galley preview did not start: {text!r}", file=sys.stderr)
-        server.kill()
-        return None, copy, None
+    server, base = listening([galley, "preview", copy])
+    return server, copy, base
 
 
 FAILURE_BOX = "(document.getElementById('galley-preview-failure') || {}).textContent || ''"
@@ -298,6 +293,7 @@ def main():
     if args.preview:
         server, preview_copy, base = start_preview(args.galley, args.preview)
         if server is None:
+            shutil.rmtree(os.path.dirname(preview_copy), ignore_errors=True)
             return 2
         urls, site = [base], None
     elif args.serve:
