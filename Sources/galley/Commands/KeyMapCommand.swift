@@ -26,12 +26,13 @@ struct KeyMapCommand: ParsableCommand {
                 Examples:
                   galley key-map check Examples/key-maps/wordpress-posts.yaml
                   galley key-map check Examples/key-maps/wordpress-posts.yaml Examples/key-maps/wordpress-posts.sample.json
+                  galley key-map check Examples/key-maps/rss-atom.yaml Examples/key-maps/rss.sample.xml
                 """)
 
         @Argument(help: "The key map (YAML).", completion: .file(extensions: ["yaml", "yml"]))
         var map: String
 
-        @Argument(help: "A sample of the feed (JSON).", completion: .file(extensions: ["json"]))
+        @Argument(help: "A sample of the feed (JSON, or RSS or Atom XML).", completion: .file(extensions: ["json", "xml", "rss", "atom"]))
         var sample: String?
 
         @OptionGroup var output: OutputOptions

@@ -78,7 +78,7 @@ struct SyncCommand: ParsableCommand {
     @Flag(help: "Forget the revision this store followed, so a feed that went back (feed.rollback) is followed from its revision now.")
     var resetRevision = false
 
-    @Option(help: ArgumentHelp("Read the feed as a foreign feed of articles through this key map (docs/key-maps.md).", valueName: "file"),
+    @Option(help: ArgumentHelp("Read the feed as a foreign feed of articles (JSON, RSS or Atom) through this key map (docs/key-maps.md).", valueName: "file"),
             completion: .file(extensions: ["yaml", "yml"]))
     var keyMap: String?
 

@@ -53,7 +53,7 @@ struct ImportCommand: ParsableCommand {
             completion: .file(extensions: ["json"]))
     var articles: String?
 
-    @Option(help: ArgumentHelp("Read --articles as a foreign feed through this key map (docs/key-maps.md).", valueName: "file"),
+    @Option(help: ArgumentHelp("Read --articles as a foreign feed (JSON, RSS or Atom) through this key map (docs/key-maps.md).", valueName: "file"),
             completion: .file(extensions: ["yaml", "yml"]))
     var keyMap: String?
 
