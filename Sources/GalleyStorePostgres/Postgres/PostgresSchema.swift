@@ -1,4 +1,5 @@
 import Foundation
+import GalleyStore
 import Logging
 import PostgresNIO
 
@@ -10,11 +11,14 @@ import PostgresNIO
 /// listings sort by is `COLLATE "C"` (byte order, as SQLite compares), so both backends list in
 /// the same order whatever the database's locale.
 enum PostgresSchema {
-    struct Migration {
+    struct Migration: Sendable {
         var version: Int
         var name: String
         /// One statement each (the extended protocol takes one at a time).
         var statements: [String]
+        /// Work SQL cannot do (Galley's own text functions), run after the statements in the
+        /// same transaction.
+        var rewrite: (@Sendable (PostgresConnection, PostgresCalls) throws -> Void)? = nil
     }
 
     /// Advisory lock keys (one 64-bit space per database): migrations, and the writer lock that
@@ -152,7 +156,32 @@ enum PostgresSchema {
         Migration(version: 3, name: "followed feeds' keys", statements: [
             "ALTER TABLE sync_feed ADD COLUMN key_id text",
         ]),
+        // `SearchText` version 2 (no space where a tag meets punctuation): every article's
+        // search text made again, for its snippets. The words are the same, so `search` (the
+        // tsvector) stands.
+        Migration(version: 4, name: "search text v2", statements: [], rewrite: rewriteSearchBodies),
     ]
+
+    /// Makes every article's `search_body` again from its body, a thousand rows at a time in
+    /// id order.
+    static func rewriteSearchBodies(_ connection: PostgresConnection, _ logger: PostgresCalls) throws {
+        var after: Int64 = 0
+        while true {
+            let rows = try connection.rows("SELECT id::bigint AS id, body FROM article WHERE id > \(after) ORDER BY id LIMIT 1000", logger)
+            guard !rows.isEmpty else { return }
+            var ids: [Int64] = []
+            var texts: [String] = []
+            for row in rows {
+                ids.append(try row.int("id"))
+                texts.append(SearchText.body(try row.string("body")))
+            }
+            try connection.run("""
+                UPDATE article a SET search_body = t.text FROM unnest(\(ids)::bigint[], \(texts)::text[]) AS t(id, text)
+                WHERE a.id = t.id
+                """, logger)
+            after = ids.last ?? after
+        }
+    }
 
     /// Whether every migration has run (a read, nothing written).
     static func isCurrent(_ connection: PostgresConnection, _ logger: PostgresCalls) throws -> Bool {
@@ -175,6 +204,7 @@ enum PostgresSchema {
             try connection.run("BEGIN", logger)
             do {
                 for statement in migration.statements { try connection.run(PostgresQuery(unsafeSQL: statement), logger) }
+                try migration.rewrite?(connection, logger)
                 try connection.run("INSERT INTO galley_migration (version, name) VALUES (\(migration.version), \(migration.name))", logger)
                 try connection.run("COMMIT", logger)
             } catch {
